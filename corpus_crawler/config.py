@@ -1,0 +1,150 @@
+"""Frozen, validated extractor settings.
+
+Every error names the parameter and the fix, so a user tuning a language's
+YAML file learns what to change without reading the code.
+"""
+
+from __future__ import annotations
+
+import difflib
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
+
+
+class ConfigError(ValueError):
+    """A setting is wrong; the message says which one and how to fix it."""
+
+
+class Preset(enum.Enum):
+    #: The algorithm exactly as seed 000 describes it (the default).
+    SEED = "seed"
+    #: Output identical to the PyPI jusText 3.0.2 package, quirks included.
+    REFERENCE = "reference"
+    #: No stoplist; stop-word thresholds act as 0 (jusText's `-s None`).
+    LANGUAGE_INDEPENDENT = "language-independent"
+
+    def __str__(self) -> str:
+        return self.value
+
+    @classmethod
+    def parse(cls, value: str | Preset) -> Preset:
+        if isinstance(value, Preset):
+            return value
+        try:
+            return cls(value)
+        except ValueError:
+            names = [p.value for p in cls]
+            raise ConfigError(
+                f"unknown preset {value!r}: use one of {', '.join(names)}"
+                + _suggest(value, names)
+            ) from None
+
+
+def _suggest(value: str, choices: list[str]) -> str:
+    close = difflib.get_close_matches(str(value), choices, n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+@dataclass(frozen=True, slots=True)
+class JustextParams:
+    """The seed's parameters with its default values (seed 000)."""
+
+    length_low: int = 70
+    length_high: int = 200
+    stopwords_low: float = 0.30
+    stopwords_high: float = 0.32
+    max_link_density: float = 0.2
+    max_heading_distance: int = 200
+    no_headings: bool = False
+    no_headlines: bool = False
+
+    def __post_init__(self) -> None:
+        for name in ("length_low", "length_high", "max_heading_distance"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ConfigError(f"{name} must be a whole number of characters, got {value!r}")
+            if value < 0:
+                raise ConfigError(f"{name} must be >= 0, got {value}")
+        for name in ("stopwords_low", "stopwords_high", "max_link_density"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise ConfigError(f"{name} must be a number between 0 and 1, got {value!r}")
+            if not 0.0 <= float(value) <= 1.0:
+                raise ConfigError(f"{name} must be between 0 and 1, got {value}")
+        for name in ("no_headings", "no_headlines"):
+            if not isinstance(getattr(self, name), bool):
+                raise ConfigError(f"{name} must be true or false, got {getattr(self, name)!r}")
+        if self.length_low > self.length_high:
+            raise ConfigError(
+                f"length_low ({self.length_low}) must not exceed length_high ({self.length_high}):"
+                " raise length_high or lower length_low"
+            )
+        if self.stopwords_low > self.stopwords_high:
+            raise ConfigError(
+                f"stopwords_low ({self.stopwords_low}) must not exceed stopwords_high"
+                f" ({self.stopwords_high}): raise stopwords_high or lower stopwords_low"
+            )
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any], source: str = "parameters") -> JustextParams:
+        """Build from a YAML mapping; an unknown key is an error naming the closest known one."""
+        known = [f.name for f in fields(cls)]
+        for key in data:
+            if key not in known:
+                raise ConfigError(f"unknown key {key!r} in {source}" + _suggest(key, known))
+        try:
+            return cls(**dict(data))
+        except ConfigError as exc:
+            raise ConfigError(f"{source}: {exc}") from None
+
+    def merged(self, overrides: Mapping[str, Any], source: str = "parameters") -> JustextParams:
+        known = [f.name for f in fields(self)]
+        for key in overrides:
+            if key not in known:
+                raise ConfigError(f"unknown key {key!r} in {source}" + _suggest(key, known))
+        try:
+            return replace(self, **dict(overrides))
+        except ConfigError as exc:
+            raise ConfigError(f"{source}: {exc}") from None
+
+
+EXTRACTORS = ("justext", "declutter", "kimatu", "combined")
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractConfig:
+    """Everything `extract()` needs besides the page itself.
+
+    language: an ISO 639 code or jusText language name ("en", "English"),
+    "auto" to choose per document, or None for no stoplist.
+    params: jusText thresholds; None means the defaults merged with the chosen
+    language's overrides from configs/languages/<code>.yaml.
+    """
+
+    extractor: str = "justext"
+    preset: Preset = Preset.SEED
+    language: str | None = "auto"
+    params: JustextParams | None = None
+    stoplist_path: str | None = None
+    #: Languages a document may have; others get DropReason.WRONG_LANGUAGE.
+    accept_languages: frozenset[str] | None = None
+    #: Options of the declutter / kimatu / combined extractors (see configs/extractors/).
+    extractor_options: Mapping[str, Any] = field(default_factory=dict)
+    #: Pages larger than this many bytes are cut before parsing (the rest is counted, not parsed).
+    max_bytes: int = 20 * 1024 * 1024
+
+    def __post_init__(self) -> None:
+        if self.extractor not in EXTRACTORS:
+            raise ConfigError(
+                f"unknown extractor {self.extractor!r}: use one of {', '.join(EXTRACTORS)}"
+                + _suggest(self.extractor, list(EXTRACTORS))
+            )
+        if not isinstance(self.preset, Preset):
+            object.__setattr__(self, "preset", Preset.parse(self.preset))
+        if self.max_bytes <= 0:
+            raise ConfigError(f"max_bytes must be positive, got {self.max_bytes}")
+
+
+DEFAULT_CONFIG = ExtractConfig()

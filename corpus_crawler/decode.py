@@ -1,0 +1,208 @@
+"""Bytes plus an optional HTTP charset become text.
+
+Order (issue 2, item 1): byte-order mark, then the HTTP charset, then a meta
+charset, then a detector when the declaration is missing, unknown (`iso-1252`,
+`0`) or contradicted by the bytes. In real crawls many pages declare ISO-8859-1
+or windows-125x but are UTF-8; valid UTF-8 with non-ASCII bytes is almost never
+an accident, so it overrides a legacy single- or multi-byte declaration.
+
+Undecodable bytes become U+FFFD; NUL and other C0 control characters (except
+tab, LF, CR) are removed, because libxml2 rejects them. Nothing here raises.
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+from dataclasses import dataclass
+
+_BOMS: tuple[tuple[bytes, str], ...] = (
+    (codecs.BOM_UTF32_LE, "utf-32-le"),
+    (codecs.BOM_UTF32_BE, "utf-32-be"),
+    (codecs.BOM_UTF8, "utf-8"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
+
+# `<meta charset=x>` and `<meta http-equiv=content-type content="...; charset=x">`.
+_META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([^'"/>\s;,]+)""", re.IGNORECASE)
+# jusText 3.0.2's own pattern, for the `reference` preset.
+_REFERENCE_META_CHARSET = re.compile(rb"""<meta[^>]+charset=["']?([^'"/>\s]+)""", re.IGNORECASE)
+_CONTROL_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_HIGH_BYTE = re.compile(rb"[\x80-\xff]")
+
+# Labels as browsers interpret them (WHATWG Encoding Standard): a declared
+# latin-1 or ascii page is decoded as windows-1252, gb2312 as gb18030, etc.
+_WHATWG_ALIASES = {
+    "latin1": "cp1252",
+    "latin-1": "cp1252",
+    "iso-8859-1": "cp1252",
+    "iso8859-1": "cp1252",
+    "iso_8859-1": "cp1252",
+    "l1": "cp1252",
+    "us-ascii": "cp1252",
+    "ascii": "cp1252",
+    "ansi_x3.4-1968": "cp1252",
+    "iso-8859-9": "cp1254",
+    "iso-8859-11": "cp874",
+    "tis-620": "cp874",
+    "gb2312": "gb18030",
+    "gbk": "gb18030",
+    "x-gbk": "gb18030",
+    "ks_c_5601-1987": "cp949",
+    "euc-kr": "cp949",
+    "x-sjis": "shift_jis",
+    "shift-jis": "shift_jis",
+    "sjis": "shift_jis",
+    "windows-31j": "cp932",
+    "x-mac-roman": "mac_roman",
+    "unicode": "utf-16",
+    "utf8": "utf-8",
+}
+
+_DETECT_SAMPLE = 256 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Decoded:
+    text: str
+    #: Python codec name actually used.
+    encoding: str
+    #: The charset the page declared (HTTP header first, else meta), as written.
+    declared: str | None
+    #: Where `encoding` came from: bom, http, meta, utf-8, detected, fallback, text.
+    source: str
+
+
+def normalize_charset(label: str | None) -> str | None:
+    """A declared label -> a Python codec name, or None if unknown (`iso-1252`, `0`)."""
+    if not label:
+        return None
+    label = label.strip().strip("\"'").lower()
+    if not label:
+        return None
+    label = _WHATWG_ALIASES.get(label, label)
+    try:
+        name = codecs.lookup(label).name
+    except (LookupError, ValueError):
+        return None
+    # Codecs that are not text encodings (rot13, base64, ...) are not charsets.
+    if name in {"rot-13", "base64", "hex", "bz2", "zlib", "quopri", "uu"} or name.endswith("_codec"):
+        return None
+    return name
+
+
+def meta_charset(data: bytes) -> str | None:
+    match = _META_CHARSET.search(data, 0, 16384) or _META_CHARSET.search(data)
+    return match.group(1).decode("ascii", "replace") if match else None
+
+
+def _bom(data: bytes) -> tuple[str, int] | None:
+    for bom, name in _BOMS:
+        if data.startswith(bom):
+            return name, len(bom)
+    return None
+
+
+def _utf8_or_none(data: bytes) -> str | None:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def _is_unicode_family(name: str) -> bool:
+    return name.startswith(("utf-16", "utf-32", "utf_16", "utf_32"))
+
+
+def _detect(data: bytes) -> str | None:
+    try:
+        from charset_normalizer import from_bytes
+    except ImportError:  # pragma: no cover - declared dependency
+        return None
+    try:
+        best = from_bytes(data[:_DETECT_SAMPLE]).best()
+    except Exception:  # the detector must never take a page down with it
+        return None
+    return normalize_charset(best.encoding) if best is not None else None
+
+
+def clean_text(text: str) -> str:
+    """Remove NUL and other control characters that libxml2 refuses."""
+    if _CONTROL_CHARS.search(text) is None:
+        return text
+    return _CONTROL_CHARS.sub("", text)
+
+
+def decode_html(data: bytes, http_charset: str | None = None) -> Decoded:
+    """Decode a page the way issue 2 item 1 describes; never raises."""
+    bom = _bom(data)
+    declared = http_charset or None
+    if bom is not None:
+        name, size = bom
+        return Decoded(clean_text(data[size:].decode(name, "replace")), name, declared, "bom")
+
+    source = "http"
+    codec = normalize_charset(http_charset)
+    if codec is None:
+        meta = meta_charset(data)
+        if meta is not None:
+            declared = declared or meta
+            codec = normalize_charset(meta)
+            source = "meta"
+
+    has_high = _HIGH_BYTE.search(data) is not None
+    if not has_high and (codec is None or not _is_unicode_family(codec)):
+        # Pure ASCII: every ASCII-compatible declaration gives the same text.
+        return Decoded(clean_text(data.decode("ascii")), codec or "ascii", declared, source)
+
+    if codec is not None and _is_unicode_family(codec):
+        return Decoded(clean_text(data.decode(codec, "replace")), codec, declared, source)
+
+    as_utf8 = _utf8_or_none(data)
+    if as_utf8 is not None:
+        # Valid UTF-8 with non-ASCII bytes: trust the bytes over a legacy label.
+        used_source = source if codec == "utf-8" else "utf-8"
+        return Decoded(clean_text(as_utf8), "utf-8", declared, used_source)
+
+    if codec is not None and codec != "utf-8":
+        try:
+            return Decoded(clean_text(data.decode(codec)), codec, declared, source)
+        except UnicodeDecodeError:
+            pass  # contradicted by the bytes: ask the detector
+
+    detected = _detect(data)
+    if detected is not None:
+        try:
+            return Decoded(clean_text(data.decode(detected)), detected, declared, "detected")
+        except UnicodeDecodeError:
+            pass
+    # A damaged page: keep the declaration if there was one, else UTF-8, and replace.
+    fallback = codec or detected or "utf-8"
+    return Decoded(clean_text(data.decode(fallback, "replace")), fallback, declared, "fallback")
+
+
+def decode_like_justext(data: bytes, http_charset: str | None = None) -> Decoded:
+    """jusText 3.0.2's `decode_html`, for the `reference` preset.
+
+    An explicit charset wins; else its meta pattern over the whole page; else
+    strict UTF-8; else UTF-8 with replacement. Control characters are left
+    to libxml2, which turns them into U+FFFD as it does for jusText.
+    """
+    if http_charset:
+        codec = normalize_charset(http_charset) or "utf-8"
+        return Decoded(data.decode(codec, "replace"), codec, http_charset, "http")
+    match = _REFERENCE_META_CHARSET.search(data)
+    if match:
+        declared = match.group(1).decode("ascii", "replace")
+        try:
+            codec = codecs.lookup(declared).name
+            text = data.decode(declared, "replace")
+        except (LookupError, ValueError):
+            pass
+        else:
+            return Decoded(text, codec, declared, "meta")
+    as_utf8 = _utf8_or_none(data)
+    if as_utf8 is not None:
+        return Decoded(as_utf8, "utf-8", None, "utf-8")
+    return Decoded(data.decode("utf-8", "replace"), "utf-8", None, "fallback")

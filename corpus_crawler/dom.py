@@ -1,0 +1,171 @@
+"""Text -> lxml tree, and the preprocessing phase of seed 000.
+
+Trees are plain `lxml.etree` elements (no `lxml.html` element classes: their
+Python lookup slows every node access). Removal uses lxml's C-level
+`strip_elements` / `strip_tags`, which leave `.text`/`.tail` exactly as
+`drop_tree` / `drop_tag` would.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+
+from lxml import etree
+
+_local = threading.local()
+
+_XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*\?>", re.IGNORECASE)
+_FULL_HTML = re.compile(r"^\s*<(?:html|!doctype)", re.IGNORECASE)
+_FULL_HTML_BYTES = re.compile(rb"^\s*<(?:html|!doctype)", re.IGNORECASE)
+_WHITESPACE = re.compile(r"\s+")
+
+#: Seed 000, "Pre-processing": removed with their contents.
+SEED_REMOVED_TAGS = ("head", "meta", "title", "script", "style")
+
+# jusText 3.0.2 runs lxml's Cleaner(scripts, comments, style, embedded, forms,
+# kill_tags=head); these are the tags that configuration kills or unwraps.
+_REFERENCE_KILLED = ("head", "script", "style", "applet", "button", "input", "select", "textarea", "base")
+_REFERENCE_UNWRAPPED = ("iframe", "embed", "layer", "object", "param", "form")
+_KILL_MARK = "corpus-crawler-kill"
+
+# lxml.html.defs.block_tags: decides whether a fragment's body becomes div or span.
+_LXML_BLOCK_TAGS = frozenset(
+    "address blockquote center dir div dl fieldset form h1 h2 h3 h4 h5 h6 hr isindex menu"
+    " noframes noscript ol p pre table ul dd dt frameset li tbody td tfoot th thead tr".split()
+)
+
+
+def _parser() -> etree.HTMLParser:
+    # One parser per thread: lxml parsers must not be used concurrently. The
+    # default limits stay on (no huge_tree): libxml2 then caps nesting depth and
+    # text-node size, which bounds the work a hostile page can cause, and it is
+    # the parser jusText 3.0.2 uses.
+    parser = getattr(_local, "parser", None)
+    if parser is None:
+        parser = etree.HTMLParser()
+        _local.parser = parser
+    return parser
+
+
+def parse(text: str) -> etree._Element | None:
+    """Parse decoded text; None when there is no document at all."""
+    # The text is already decoded, so an XML declaration's encoding is moot,
+    # and lxml refuses str input that carries one.
+    if text.lstrip()[:5].lower() == "<?xml":
+        text = _XML_DECLARATION.sub("", text, count=1)
+    try:
+        return etree.fromstring(text, _parser())
+    except (etree.ParserError, etree.XMLSyntaxError, ValueError):
+        return None
+
+
+def title_of(root: etree._Element) -> str | None:
+    title = root.find(".//title")
+    if title is None:
+        return None
+    text = "".join(title.itertext())
+    text = _WHITESPACE.sub(" ", text).strip()
+    return text or None
+
+
+def preprocess_seed(root: etree._Element) -> etree._Element:
+    """Drop HEAD, META, TITLE, SCRIPT, STYLE, comments and XML declarations with their contents."""
+    etree.strip_elements(
+        root, *SEED_REMOVED_TAGS, etree.Comment, etree.ProcessingInstruction, with_tail=False
+    )
+    return root
+
+
+def parse_like_reference(text: str, raw: bytes) -> etree._Element | None:
+    """Parse as jusText 3.0.2 does: `lxml.html.fromstring` on the decoded text.
+
+    That function returns a fragment's single element or a renamed body when
+    the text does not start with <html> or a doctype; the xpaths of the
+    reference output depend on it, so it is reproduced here.
+    """
+    parser = _parser()
+    is_full = _FULL_HTML.match(text) is not None
+    try:
+        doc = etree.fromstring(text, parser)
+    except ValueError:
+        # str input with an XML encoding declaration: jusText re-parses the bytes.
+        is_full = _FULL_HTML_BYTES.match(raw) is not None
+        try:
+            doc = etree.fromstring(raw, parser)
+        except (etree.ParserError, etree.XMLSyntaxError, ValueError):
+            return None
+    except (etree.ParserError, etree.XMLSyntaxError):
+        return None
+    if doc is None or is_full:
+        return doc
+    bodies = doc.findall("body")
+    body = bodies[0] if bodies else None
+    if body is not None:
+        for other in bodies[1:]:
+            if other.text:
+                if len(body):
+                    body[-1].tail = (body[-1].tail or "") + other.text
+                else:
+                    body.text = (body.text or "") + other.text
+            body.extend(other)
+            _drop_tree(other)
+    heads = doc.findall("head")
+    if heads:
+        for other in heads[1:]:
+            heads[0].extend(other)
+            _drop_tree(other)
+        return doc
+    if body is None:
+        return doc
+    if (
+        len(body) == 1
+        and (not body.text or not body.text.strip())
+        and (not body[-1].tail or not body[-1].tail.strip())
+    ):
+        return body[0]
+    if any(el.tag in _LXML_BLOCK_TAGS for el in body.iter(etree.Element)):
+        body.tag = "div"
+    else:
+        body.tag = "span"
+    return body
+
+
+def _drop_tree(el: etree._Element) -> None:
+    parent = el.getparent()
+    if parent is None:
+        return
+    if el.tail:
+        previous = el.getprevious()
+        if previous is None:
+            parent.text = (parent.text or "") + el.tail
+        else:
+            previous.tail = (previous.tail or "") + el.tail
+    parent.remove(el)
+
+
+def preprocess_reference(root: etree._Element) -> etree._Element:
+    """jusText 3.0.2's Cleaner configuration, as lxml_html_clean applies it."""
+    for el in root.iter("image"):
+        el.tag = "img"
+    for el in root.iter("param"):
+        ancestor = el.getparent()
+        while ancestor is not None and ancestor.tag not in ("applet", "object"):
+            ancestor = ancestor.getparent()
+        if ancestor is None:
+            el.tag = _KILL_MARK
+    for el in root.iter("link"):
+        if "stylesheet" in (el.get("rel") or "").lower():
+            el.tag = _KILL_MARK
+    # The Cleaner cannot remove the element it was given; it rewrites it.
+    if root.tag in _REFERENCE_UNWRAPPED:
+        root.tag = "div"
+        root.attrib.clear()
+    elif root.tag in _REFERENCE_KILLED:
+        tag = root.tag
+        root.clear()
+        if tag != "html":
+            root.tag = "div"
+    etree.strip_elements(root, *_REFERENCE_KILLED, _KILL_MARK, etree.Comment, with_tail=False)
+    etree.strip_tags(root, *_REFERENCE_UNWRAPPED)
+    return root

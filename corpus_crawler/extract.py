@@ -1,0 +1,242 @@
+"""The one entry point: page bytes in, classified paragraphs out.
+
+decode -> parse -> preprocess -> segment -> (language) -> classify -> Document.
+The same function serves live crawls, WARC reprocessing, the CLI and the
+evaluation, so everything a page can do wrong ends here as a `drop_reason`,
+never as an exception.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Sequence
+
+from . import classify as _classify
+from . import dom
+from .config import DEFAULT_CONFIG, ExtractConfig, JustextParams, Preset
+from .decode import Decoded, clean_text, decode_html, decode_like_justext
+from .model import Document, DropReason, Paragraph, ParagraphClass
+from .segment import HEADING_TAGS, Segment, segment
+
+log = logging.getLogger(__name__)
+
+_HEADING_PATH = re.compile(r"\bh\d\b")
+_LANGUAGE_INDEPENDENT = JustextParams(stopwords_low=0.0, stopwords_high=0.0)
+
+
+def extract(
+    html: bytes | str,
+    url: str | None = None,
+    config: ExtractConfig = DEFAULT_CONFIG,
+    *,
+    http_charset: str | None = None,
+) -> Document:
+    """Decode, preprocess, segment and classify one page. Never raises on bad input."""
+    raw_size = len(html)
+    try:
+        return _extract(html, url, config, http_charset, raw_size)
+    except Exception as exc:  # a bad page is a counted drop, never a crash
+        log.warning("extractor failed on %s: %r", url or "<page>", exc, exc_info=True)
+        return Document(
+            paragraphs=(),
+            url=url,
+            raw_size=raw_size,
+            extractor=config.extractor,
+            preset=config.preset.value,
+            drop_reason=DropReason.EXTRACTOR_ERROR,
+            drop_detail=f"{type(exc).__name__}: {exc}"[:500],
+        )
+
+
+def _decode(html: bytes | str, http_charset: str | None, config: ExtractConfig) -> tuple[Decoded, bytes]:
+    if isinstance(html, str):
+        # Lone surrogates cannot reach libxml2.
+        text = clean_text(html.encode("utf-8", "replace").decode("utf-8"))
+        return Decoded(text, "utf-8", http_charset, "text"), text.encode("utf-8")
+    data = html[: config.max_bytes]
+    if config.preset is Preset.REFERENCE:
+        return decode_like_justext(data, http_charset), data
+    return decode_html(data, http_charset), data
+
+
+def _extract(
+    html: bytes | str, url: str | None, config: ExtractConfig, http_charset: str | None, raw_size: int
+) -> Document:
+    decoded, data = _decode(html, http_charset, config)
+    reference = config.preset is Preset.REFERENCE
+    base = Document(
+        paragraphs=(),
+        url=url,
+        declared_encoding=decoded.declared,
+        encoding=decoded.encoding,
+        raw_size=raw_size,
+        extractor=config.extractor,
+        preset=config.preset.value,
+    )
+    root = dom.parse_like_reference(decoded.text, data) if reference else dom.parse(decoded.text)
+    if root is None:
+        return _replace(base, drop_reason=DropReason.EMPTY, drop_detail="no HTML document")
+    title = dom.title_of(root)
+    root = dom.preprocess_reference(root) if reference else dom.preprocess_seed(root)
+
+    if config.extractor != "justext":
+        from .extractors import run_extractor
+
+        paragraphs, cleaned_html = run_extractor(config.extractor, root, config)
+        language, confidence = _choose_language([p.text for p in paragraphs], config)
+        return _finish(
+            _replace(base, title=title, language=language, language_confidence=confidence,
+                     html=cleaned_html),
+            tuple(paragraphs),
+            config,
+        )
+
+    segments = segment(root, reference=reference)
+    if not segments:
+        return _replace(base, title=title, drop_reason=DropReason.EMPTY, drop_detail="no text")
+    language, confidence = _choose_language([s.text for s in segments], config)
+    doc = _replace(base, title=title, language=language, language_confidence=confidence)
+    if config.accept_languages is not None and language not in config.accept_languages:
+        return _replace(
+            doc, drop_reason=DropReason.WRONG_LANGUAGE, drop_detail=f"language {language!r}"
+        )
+    stoplist, params = _stoplist_and_params(language, config)
+    paragraphs = classify_segments(segments, stoplist, params, reference=reference)
+    return _finish(doc, paragraphs, config)
+
+
+def _finish(doc: Document, paragraphs: tuple[Paragraph, ...], config: ExtractConfig) -> Document:
+    if config.accept_languages is not None and doc.language not in config.accept_languages:
+        return _replace(
+            doc, drop_reason=DropReason.WRONG_LANGUAGE, drop_detail=f"language {doc.language!r}"
+        )
+    doc = _replace(doc, paragraphs=paragraphs)
+    if not any(p.final_class is ParagraphClass.GOOD for p in paragraphs):
+        return _replace(doc, drop_reason=DropReason.NO_GOOD_PARAGRAPH)
+    return doc
+
+
+def _replace(doc: Document, **changes: object) -> Document:
+    from dataclasses import replace
+
+    return replace(doc, **changes)  # type: ignore[arg-type]
+
+
+def _choose_language(texts: Sequence[str], config: ExtractConfig) -> tuple[str | None, float | None]:
+    language = config.language
+    if language is None:
+        return None, None
+    if language != "auto":
+        from .stoplists import resolve_language
+
+        return resolve_language(language), 1.0
+    from .langid import identify
+
+    guess = identify(texts)
+    return guess.code, guess.confidence
+
+
+def _stoplist_and_params(
+    language: str | None, config: ExtractConfig
+) -> tuple[frozenset[str], JustextParams]:
+    if config.preset is Preset.LANGUAGE_INDEPENDENT:
+        return frozenset(), config.params or _LANGUAGE_INDEPENDENT
+    if config.stoplist_path is not None:
+        from .stoplists import load_stoplist_file
+
+        return load_stoplist_file(config.stoplist_path), config.params or JustextParams()
+    if language is None:
+        # No language (none asked for, or none recognised): jusText's `-s None`.
+        return frozenset(), config.params or _LANGUAGE_INDEPENDENT
+    from .stoplists import load_language
+
+    lang = load_language(language)
+    params = config.params
+    if params is None:
+        params = JustextParams().merged(lang.parameters, f"configs/languages/{language}.yaml")
+    return lang.stoplist, params
+
+
+def classify_segments(
+    segments: Sequence[Segment],
+    stoplist: frozenset[str],
+    params: JustextParams,
+    *,
+    reference: bool = False,
+) -> tuple[Paragraph, ...]:
+    """Features once per block, the four classification phases, frozen Paragraphs."""
+    texts = [s.text for s in segments]
+    lengths = [len(t) for t in texts]
+    words = [t.lower().split() for t in texts]
+    word_counts = [len(w) for w in words]
+    if stoplist:
+        contains = stoplist.__contains__
+        stop_counts = [sum(map(contains, w)) for w in words]
+    else:
+        stop_counts = [0] * len(texts)
+    link_chars = [s.link_chars for s in segments]
+    path_flags = _path_flags([s.dom_path for s in segments], reference)
+    copyright_code = "&copy" if reference else _classify.COPYRIGHT_CODE
+    copyright_char = _classify.COPYRIGHT_CHAR
+    no_headings = params.no_headings
+    features = [
+        _classify.Features(
+            length,
+            links,
+            links / length if length else 0.0,
+            stops / count if count else 0.0,
+            copyright_char in text or copyright_code in text,
+            heading and not no_headings,
+            headline,
+            in_select,
+            seg.images > 0 and not text,
+        )
+        for seg, text, length, links, stops, count, (heading, headline, in_select) in zip(
+            segments, texts, lengths, link_chars, stop_counts, word_counts, path_flags
+        )
+    ]
+    cf_classes, final_classes = _classify.classify(features, params, reference=reference)
+    return tuple(
+        [
+            Paragraph(
+                seg.text,
+                cf,
+                final,
+                f.length,
+                count,
+                f.link_chars,
+                f.link_density,
+                stops,
+                f.stopword_density,
+                seg.dom_path,
+                seg.xpath,
+                f.heading,
+                f.headline,
+                f.in_select,
+                f.image,
+                "h" if f.heading else "p",
+            )
+            for seg, f, count, stops, cf, final in zip(
+                segments, features, word_counts, stop_counts, cf_classes, final_classes
+            )
+        ]
+    )
+
+
+def _path_flags(dom_paths: Sequence[str], reference: bool) -> list[tuple[bool, bool, bool]]:
+    """(heading, headline, in_select) per dom path, computed once per distinct path."""
+    cache: dict[str, tuple[bool, bool, bool]] = {}
+    flags = []
+    for path in dom_paths:
+        found = cache.get(path)
+        if found is None:
+            if reference:
+                # jusText 3.0.2: a regex and a substring test on the dotted path.
+                found = (_HEADING_PATH.search(path) is not None, False, "select" in path)
+            else:
+                tags = path.split(".")
+                found = (not HEADING_TAGS.isdisjoint(tags), "h1" in tags, "select" in tags)
+            cache[path] = found
+        flags.append(found)
+    return flags

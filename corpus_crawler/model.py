@@ -1,0 +1,114 @@
+"""Values every extractor produces: paragraph classes, paragraphs and documents.
+
+A `Paragraph` is built once, after classification, with every feature the
+classifier used (jusText's own Paragraph recomputes its text on each access;
+see ../shared/STYLE.md rule 2).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+
+class ParagraphClass(enum.Enum):
+    """jusText's four classes (seed 000, "Context-free classification")."""
+
+    GOOD = "good"
+    NEAR_GOOD = "neargood"
+    SHORT = "short"
+    BAD = "bad"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class DropReason(enum.Enum):
+    """Why a document yields no corpus text. The pipeline maps each to a typed DropItem."""
+
+    NOT_HTML = "not-html"
+    DECODE_ERROR = "decode-error"
+    EMPTY = "empty"
+    TOO_LARGE = "too-large"
+    WRONG_LANGUAGE = "wrong-language"
+    NO_GOOD_PARAGRAPH = "no-good-paragraph"
+    TOO_SHORT = "too-short"
+    TIMEOUT = "timeout"
+    EXTRACTOR_ERROR = "extractor-error"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True, slots=True)
+class Paragraph:
+    """One text block of a page with the features that classified it.
+
+    `cf_class` is the context-free class, `final_class` the class after the
+    heading passes and the context-sensitive revision. Extractors other than
+    jusText fill `scores` with the numbers that decided the class and may leave
+    the stop-word features at 0.
+    """
+
+    text: str
+    cf_class: ParagraphClass
+    final_class: ParagraphClass
+    length: int = 0
+    word_count: int = 0
+    link_chars: int = 0
+    link_density: float = 0.0
+    stopword_count: int = 0
+    stopword_density: float = 0.0
+    dom_path: str = ""
+    xpath: str = ""
+    heading: bool = False
+    headline: bool = False
+    in_select: bool = False
+    image: bool = False
+    #: Kimatu-style element kind: "p" (paragraph), "h" (heading) or "l" (list item).
+    kind: str = "p"
+    scores: Mapping[str, float] = field(default_factory=dict)
+
+    @property
+    def is_good(self) -> bool:
+        return self.final_class is ParagraphClass.GOOD
+
+    @property
+    def is_boilerplate(self) -> bool:
+        return self.final_class is not ParagraphClass.GOOD
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    """The result of `extract()`: page metadata plus every paragraph, good or not."""
+
+    paragraphs: tuple[Paragraph, ...]
+    url: str | None = None
+    title: str | None = None
+    language: str | None = None
+    language_confidence: float | None = None
+    declared_encoding: str | None = None
+    encoding: str = "utf-8"
+    raw_size: int = 0
+    extractor: str = "justext"
+    preset: str = "seed"
+    drop_reason: DropReason | None = None
+    drop_detail: str = ""
+    #: Cleaned HTML, for extractors that produce it (declutter's purify phase).
+    html: str | None = None
+
+    @property
+    def good_paragraphs(self) -> tuple[Paragraph, ...]:
+        return tuple(p for p in self.paragraphs if p.final_class is ParagraphClass.GOOD)
+
+    @property
+    def text(self) -> str:
+        """The clean text: good paragraphs, one per line."""
+        return "\n".join(p.text for p in self.paragraphs if p.final_class is ParagraphClass.GOOD)
+
+    @property
+    def kept(self) -> bool:
+        return self.drop_reason is None and any(
+            p.final_class is ParagraphClass.GOOD for p in self.paragraphs
+        )

@@ -1,0 +1,203 @@
+"""Segmentation: a preprocessed tree -> text blocks (seed 000, "Introduction").
+
+Blocks split on the seed's block-level tags and on runs of two or more BR.
+One pass with lxml's C iterator `iterwalk`; paths are computed only for the
+blocks that have text, once per element (cached), instead of for every tag as
+jusText's SAX handler does.
+
+The `reference` variant keeps jusText 3.0.2's segmentation quirks so that its
+output can be reproduced exactly: no image blocks, whitespace-only text nodes are skipped
+(which glues `<b>a</b> <i>b</i>` into "ab"), and link characters are counted
+per text node before stripping.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+from lxml import etree
+
+try:  # the compiled walker (corpus_crawler/_segment_fast.pyx), built by pip install
+    from . import _segment_fast as _fast
+except ImportError:  # pragma: no cover - no compiler where it was installed
+    _fast = None
+
+#: Seed 000's block-level tags (plus BODY, so text outside it never merges in).
+SEED_BLOCK_TAGS = frozenset(
+    "body blockquote caption center col colgroup dd div dl dt fieldset form"
+    " h1 h2 h3 h4 h5 h6 legend li optgroup option p pre table td textarea tfoot"
+    " th thead tr ul".split()
+)
+#: jusText 3.0.2's PARAGRAPH_TAGS (the same list; BODY included there too).
+REFERENCE_BLOCK_TAGS = SEED_BLOCK_TAGS
+
+HEADING_TAGS = frozenset(("h1", "h2", "h3", "h4", "h5", "h6"))
+
+_NEWLINE_RUN = re.compile(r"\s*[\n\r]\s*")
+_SPACE_RUN = re.compile(r"[^\S\n\r]+")
+_ANY_RUN = re.compile(r"\s+")
+
+
+class Segment(NamedTuple):
+    """A block before classification."""
+
+    text: str
+    link_chars: int
+    dom_path: str
+    xpath: str
+    images: int
+
+
+def normalize_whitespace(text: str) -> str:
+    """A whitespace run becomes LF if it holds a line break, else one space (as jusText)."""
+    if "\n" in text or "\r" in text:
+        text = _NEWLINE_RUN.sub("\n", text)
+    return _SPACE_RUN.sub(" ", text)
+
+
+def block_text(text: str) -> str:
+    """`normalize_whitespace(text).strip()`, with str methods instead of regexes (hot path)."""
+    if "\n" not in text and "\r" not in text:
+        return " ".join(text.split())
+    # A run holding CR or LF becomes one LF: split lines, fold each, drop blank ones.
+    lines = (" ".join(line.split()) for line in text.replace("\r", "\n").split("\n"))
+    return "\n".join([line for line in lines if line])
+
+
+def normalized_length(text: str) -> int:
+    """len(normalize_whitespace(text)) for a text that is not blank."""
+    return len(" ".join(text.split())) + text[0].isspace() + text[-1].isspace()
+
+
+class _Paths:
+    """dom path and xpath of elements, computed on demand and cached per element."""
+
+    __slots__ = ("_cache", "_root")
+
+    def __init__(self, root: etree._Element) -> None:
+        self._root = root
+        self._cache: dict[etree._Element, tuple[str, str]] = {}
+
+    def of(self, el: etree._Element | None) -> tuple[str, str]:
+        if el is None:
+            return "", "/"
+        cache = self._cache
+        found = cache.get(el)
+        if found is not None:
+            return found
+        # Iterative: hostile pages nest deeply.
+        chain = []
+        node: etree._Element | None = el
+        while node is not None and node not in cache:
+            chain.append(node)
+            node = None if node is self._root else node.getparent()
+        dom, xpath = ("", "") if node is None else cache[node]
+        for node in reversed(chain):
+            tag = node.tag
+            if node is self._root:
+                order = 1
+            else:
+                order = 1
+                for _ in node.itersiblings(tag, preceding=True):
+                    order += 1
+            dom = f"{dom}.{tag}" if dom else tag
+            xpath = f"{xpath}/{tag}[{order}]"
+            cache[node] = (dom, xpath)
+        return cache[el]
+
+
+def _walk_python(
+    root: etree._Element, reference: bool
+) -> list[tuple[list[str], int, etree._Element | None, int]]:
+    """Raw blocks: (text nodes, link characters, anchor element, images)."""
+    block_tags = REFERENCE_BLOCK_TAGS if reference else SEED_BLOCK_TAGS
+    # jusText 3.0.2 has no image blocks; the seed classifies them BAD.
+    image_tag = "" if reference else "img"
+    raw: list[tuple[list[str], int, etree._Element | None, int]] = []
+    append_raw = raw.append
+    link_length = normalized_length
+
+    nodes: list[str] = []
+    link_chars = 0
+    images = 0
+    anchor: etree._Element | None = None
+    in_link = False
+    after_br = False
+
+    for event, el in etree.iterwalk(root, events=("start", "end", "pi")):
+        if event == "start":
+            tag = el.tag
+            if tag in block_tags or (after_br and tag == "br"):
+                if nodes or images:
+                    append_raw((nodes, link_chars, anchor, images))
+                    nodes = []
+                    link_chars = 0
+                    images = 0
+                anchor = el
+            elif tag == "br":
+                after_br = True
+                nodes.append(" ")
+            else:
+                after_br = False
+                if tag == "a":
+                    in_link = True
+                elif tag == image_tag:
+                    images += 1
+            content = el.text
+        elif event == "end":
+            tag = el.tag
+            if tag in block_tags:
+                if nodes or images:
+                    append_raw((nodes, link_chars, anchor, images))
+                    nodes = []
+                    link_chars = 0
+                    images = 0
+                anchor = None if el is root else el.getparent()
+            elif tag == "a":
+                in_link = False
+            if el is root:
+                continue
+            content = el.tail
+        else:
+            # A processing instruction's tail is text (jusText keeps PIs).
+            content = el.tail
+        if content and not content.isspace():
+            nodes.append(content)
+            if in_link:
+                link_chars += link_length(content)
+            after_br = False
+    if nodes or images:
+        append_raw((nodes, link_chars, anchor, images))
+
+    return raw
+
+
+def segment(
+    root: etree._Element, *, reference: bool = False, compiled: bool | None = None
+) -> list[Segment]:
+    """Split the tree into text blocks in document order.
+
+    `compiled` picks the walker (default: the compiled one when it was built);
+    both give the same blocks.
+    """
+    if compiled is None:
+        compiled = _fast is not None
+    if compiled and _fast is not None:
+        raw = _fast.walk(root, reference)
+    else:
+        raw = _walk_python(root, reference)
+    kept = []
+    for nodes, link_chars, anchor, images in raw:
+        text = block_text("".join(nodes))
+        if text or images:
+            kept.append((text, link_chars, anchor, images))
+    if compiled and _fast is not None:
+        path_list = _fast.paths(root, [anchor for _, _, anchor, _ in kept])
+    else:
+        paths = _Paths(root)
+        path_list = [paths.of(anchor) for _, _, anchor, _ in kept]
+    return [
+        Segment(text, link_chars, dom_path, xpath, images)
+        for (text, link_chars, _, images), (dom_path, xpath) in zip(kept, path_list)
+    ]
