@@ -11,7 +11,6 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from .config import JustextParams
-
 from .model import ParagraphClass
 
 GOOD = ParagraphClass.GOOD
@@ -51,9 +50,7 @@ def classify_context_free(
     classes: list[ParagraphClass] = []
     append = classes.append
     for f in features:
-        if f.image:
-            append(BAD)
-        elif f.link_density > max_link_density or f.copyright:
+        if f.image or f.link_density > max_link_density or f.copyright:
             append(BAD)
         elif headlines_good and f.headline:
             append(GOOD)

@@ -37,8 +37,7 @@ class Preset(enum.Enum):
         except ValueError:
             names = [p.value for p in cls]
             raise ConfigError(
-                f"unknown preset {value!r}: use one of {', '.join(names)}"
-                + _suggest(value, names)
+                f"unknown preset {value!r}: use one of {', '.join(names)}" + _suggest(value, names)
             ) from None
 
 

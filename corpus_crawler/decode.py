@@ -62,6 +62,39 @@ _WHATWG_ALIASES = {
 
 _DETECT_SAMPLE = 256 * 1024
 
+# Bytes that are the same punctuation or symbol in windows-1250/1252/1257 and
+# latin-1 (quotes, dashes, nbsp, (c), ...). An undeclared page whose only
+# non-ASCII bytes are these decodes the same under any of them, so the slow
+# detector (1-25 ms a page here) is skipped: typical of English pages.
+_SHARED_PUNCTUATION = re.compile(
+    rb"[^\x00-\x7f\x80\x82\x84-\x87\x89\x8b\x91-\x97\x99\x9b\xa0\xa6-\xa9\xab-\xae\xb0\xb1\xb4-\xb8\xbb]"
+)
+# Candidates for the detector: the encodings found on the web (WHATWG), so a
+# page of Latin text is not read as, say, big5hkscs.
+_WEB_ENCODINGS = [
+    "cp1252",
+    "cp1250",
+    "cp1251",
+    "cp1253",
+    "cp1254",
+    "cp1255",
+    "cp1256",
+    "cp1257",
+    "cp1258",
+    "cp874",
+    "iso8859_2",
+    "iso8859_15",
+    "koi8_r",
+    "koi8_u",
+    "mac_roman",
+    "shift_jis",
+    "euc_jp",
+    "iso2022_jp",
+    "gb18030",
+    "big5",
+    "cp949",
+]
+
 
 @dataclass(frozen=True, slots=True)
 class Decoded:
@@ -87,7 +120,9 @@ def normalize_charset(label: str | None) -> str | None:
     except (LookupError, ValueError):
         return None
     # Codecs that are not text encodings (rot13, base64, ...) are not charsets.
-    if name in {"rot-13", "base64", "hex", "bz2", "zlib", "quopri", "uu"} or name.endswith("_codec"):
+    if name in {"rot-13", "base64", "hex", "bz2", "zlib", "quopri", "uu"} or name.endswith(
+        "_codec"
+    ):
         return None
     return name
 
@@ -120,8 +155,10 @@ def _detect(data: bytes) -> str | None:
         from charset_normalizer import from_bytes
     except ImportError:  # pragma: no cover - declared dependency
         return None
+    if _SHARED_PUNCTUATION.search(data) is None:
+        return "cp1252"
     try:
-        best = from_bytes(data[:_DETECT_SAMPLE]).best()
+        best = from_bytes(data[:_DETECT_SAMPLE], cp_isolation=_WEB_ENCODINGS).best()
     except Exception:  # the detector must never take a page down with it
         return None
     return normalize_charset(best.encoding) if best is not None else None

@@ -25,14 +25,58 @@ SEED_REMOVED_TAGS = ("head", "meta", "title", "script", "style")
 
 # jusText 3.0.2 runs lxml's Cleaner(scripts, comments, style, embedded, forms,
 # kill_tags=head); these are the tags that configuration kills or unwraps.
-_REFERENCE_KILLED = ("head", "script", "style", "applet", "button", "input", "select", "textarea", "base")
+_REFERENCE_KILLED = (
+    "head",
+    "script",
+    "style",
+    "applet",
+    "button",
+    "input",
+    "select",
+    "textarea",
+    "base",
+)
 _REFERENCE_UNWRAPPED = ("iframe", "embed", "layer", "object", "param", "form")
 _KILL_MARK = "corpus-crawler-kill"
 
 # lxml.html.defs.block_tags: decides whether a fragment's body becomes div or span.
 _LXML_BLOCK_TAGS = frozenset(
-    "address blockquote center dir div dl fieldset form h1 h2 h3 h4 h5 h6 hr isindex menu"
-    " noframes noscript ol p pre table ul dd dt frameset li tbody td tfoot th thead tr".split()
+    [
+        "address",
+        "blockquote",
+        "center",
+        "dir",
+        "div",
+        "dl",
+        "fieldset",
+        "form",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "hr",
+        "isindex",
+        "menu",
+        "noframes",
+        "noscript",
+        "ol",
+        "p",
+        "pre",
+        "table",
+        "ul",
+        "dd",
+        "dt",
+        "frameset",
+        "li",
+        "tbody",
+        "td",
+        "tfoot",
+        "th",
+        "thead",
+        "tr",
+    ]
 )
 
 

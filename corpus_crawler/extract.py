@@ -49,7 +49,9 @@ def extract(
         )
 
 
-def _decode(html: bytes | str, http_charset: str | None, config: ExtractConfig) -> tuple[Decoded, bytes]:
+def _decode(
+    html: bytes | str, http_charset: str | None, config: ExtractConfig
+) -> tuple[Decoded, bytes]:
     if isinstance(html, str):
         # Lone surrogates cannot reach libxml2.
         text = clean_text(html.encode("utf-8", "replace").decode("utf-8"))
@@ -61,7 +63,11 @@ def _decode(html: bytes | str, http_charset: str | None, config: ExtractConfig) 
 
 
 def _extract(
-    html: bytes | str, url: str | None, config: ExtractConfig, http_charset: str | None, raw_size: int
+    html: bytes | str,
+    url: str | None,
+    config: ExtractConfig,
+    http_charset: str | None,
+    raw_size: int,
 ) -> Document:
     decoded, data = _decode(html, http_charset, config)
     reference = config.preset is Preset.REFERENCE
@@ -86,8 +92,13 @@ def _extract(
         paragraphs, cleaned_html = run_extractor(config.extractor, root, config)
         language, confidence = _choose_language([p.text for p in paragraphs], config)
         return _finish(
-            _replace(base, title=title, language=language, language_confidence=confidence,
-                     html=cleaned_html),
+            _replace(
+                base,
+                title=title,
+                language=language,
+                language_confidence=confidence,
+                html=cleaned_html,
+            ),
             tuple(paragraphs),
             config,
         )
@@ -112,8 +123,15 @@ def _finish(doc: Document, paragraphs: tuple[Paragraph, ...], config: ExtractCon
             doc, drop_reason=DropReason.WRONG_LANGUAGE, drop_detail=f"language {doc.language!r}"
         )
     doc = _replace(doc, paragraphs=paragraphs)
-    if not any(p.final_class is ParagraphClass.GOOD for p in paragraphs):
+    good = [p for p in paragraphs if p.final_class is ParagraphClass.GOOD]
+    if not good:
         return _replace(doc, drop_reason=DropReason.NO_GOOD_PARAGRAPH)
+    if all(p.heading for p in good):
+        # The seed keeps every H1; a page whose only good blocks are headings
+        # has no running text for a corpus.
+        return _replace(
+            doc, drop_reason=DropReason.NO_GOOD_PARAGRAPH, drop_detail="only headings are good"
+        )
     return doc
 
 
@@ -123,7 +141,9 @@ def _replace(doc: Document, **changes: object) -> Document:
     return replace(doc, **changes)  # type: ignore[arg-type]
 
 
-def _choose_language(texts: Sequence[str], config: ExtractConfig) -> tuple[str | None, float | None]:
+def _choose_language(
+    texts: Sequence[str], config: ExtractConfig
+) -> tuple[str | None, float | None]:
     language = config.language
     if language is None:
         return None, None
@@ -193,7 +213,7 @@ def classify_segments(
             seg.images > 0 and not text,
         )
         for seg, text, length, links, stops, count, (heading, headline, in_select) in zip(
-            segments, texts, lengths, link_chars, stop_counts, word_counts, path_flags
+            segments, texts, lengths, link_chars, stop_counts, word_counts, path_flags, strict=False
         )
     ]
     cf_classes, final_classes = _classify.classify(features, params, reference=reference)
@@ -218,7 +238,13 @@ def classify_segments(
                 "h" if f.heading else "p",
             )
             for seg, f, count, stops, cf, final in zip(
-                segments, features, word_counts, stop_counts, cf_classes, final_classes
+                segments,
+                features,
+                word_counts,
+                stop_counts,
+                cf_classes,
+                final_classes,
+                strict=False,
             )
         ]
     )

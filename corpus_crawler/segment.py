@@ -14,10 +14,12 @@ per text node before stripping.
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
+from types import ModuleType
+from typing import Any, NamedTuple
 
 from lxml import etree
 
+_fast: ModuleType | None
 try:  # the compiled walker (corpus_crawler/_segment_fast.pyx), built by pip install
     from . import _segment_fast as _fast
 except ImportError:  # pragma: no cover - no compiler where it was installed
@@ -25,9 +27,40 @@ except ImportError:  # pragma: no cover - no compiler where it was installed
 
 #: Seed 000's block-level tags (plus BODY, so text outside it never merges in).
 SEED_BLOCK_TAGS = frozenset(
-    "body blockquote caption center col colgroup dd div dl dt fieldset form"
-    " h1 h2 h3 h4 h5 h6 legend li optgroup option p pre table td textarea tfoot"
-    " th thead tr ul".split()
+    [
+        "body",
+        "blockquote",
+        "caption",
+        "center",
+        "col",
+        "colgroup",
+        "dd",
+        "div",
+        "dl",
+        "dt",
+        "fieldset",
+        "form",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "legend",
+        "li",
+        "optgroup",
+        "option",
+        "p",
+        "pre",
+        "table",
+        "td",
+        "textarea",
+        "tfoot",
+        "th",
+        "thead",
+        "tr",
+        "ul",
+    ]
 )
 #: jusText 3.0.2's PARAGRAPH_TAGS (the same list; BODY included there too).
 REFERENCE_BLOCK_TAGS = SEED_BLOCK_TAGS
@@ -183,10 +216,11 @@ def segment(
     """
     if compiled is None:
         compiled = _fast is not None
+    raw: list[tuple[list[str], int, Any, int]]
     if compiled and _fast is not None:
-        raw = _fast.walk(root, reference)
+        raw = list(_fast.walk(root, reference))
     else:
-        raw = _walk_python(root, reference)
+        raw = list(_walk_python(root, reference))
     kept = []
     for nodes, link_chars, anchor, images in raw:
         text = block_text("".join(nodes))
@@ -199,5 +233,5 @@ def segment(
         path_list = [paths.of(anchor) for _, _, anchor, _ in kept]
     return [
         Segment(text, link_chars, dom_path, xpath, images)
-        for (text, link_chars, _, images), (dom_path, xpath) in zip(kept, path_list)
+        for (text, link_chars, _, images), (dom_path, xpath) in zip(kept, path_list, strict=False)
     ]

@@ -1,0 +1,310 @@
+"""Extraction speed on the gold pages, against baselines measured in the same run.
+
+All pages are read into memory first; then, in this one process, each candidate
+runs over the same pages for several rounds and its best round is kept:
+
+* ``lxml.html.fromstring`` alone: the parse every extractor pays (the baseline);
+* jusText 3.0.2 with the English stoplist and default settings;
+* ``corpus_crawler.extract()`` with each preset (language "en" and "auto") and
+  each other extractor (skipped with a note when it is not implemented yet).
+
+It also checks that the reference preset's paragraphs (text and final class) are
+identical to jusText's on every page. See benchmarks/README.md.
+
+    python benchmarks/extract_speed.py [--gold DIR] [--rounds 3] [--json OUT] [--profile OUT]
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import gc
+import json
+import logging
+import platform
+import pstats
+import sys
+import tarfile
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import lxml
+import lxml.html
+
+from corpus_crawler import DropReason, ExtractConfig, Preset, extract
+from corpus_crawler.evaluate import GoldPage, find_gold_sets, load_gold_set
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_TARBALL = ROOT / "tests" / "data" / "gold.tar.xz"
+
+PageFn = Callable[[bytes, "str | None"], object]
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    set_name: str
+    id: str
+    url: str | None
+    html: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    name: str
+    run: PageFn
+    note: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Timing:
+    name: str
+    pages: int
+    megabytes: float
+    best_seconds: float
+    rounds: tuple[float, ...]
+    pages_per_second: float
+    mb_per_second: float
+    ms_per_page: float
+    #: candidate pages/s divided by jusText's: above 1 is faster than jusText
+    vs_justext_speed: float | None
+    #: candidate time divided by the bare parse time: 1 would cost no more than parsing
+    vs_parse_time: float | None
+    note: str = ""
+
+
+def load_pages(gold: Path | None, sets: Sequence[str]) -> list[Page]:
+    def from_dir(root: Path) -> list[Page]:
+        pages = []
+        for set_dir in find_gold_sets(root):
+            if sets and set_dir.name not in sets:
+                continue
+            pages += [_page(set_dir.name, p) for p in load_gold_set(set_dir).pages]
+        return pages
+
+    if gold is not None:
+        return from_dir(gold)
+    with tempfile.TemporaryDirectory(prefix="gold-") as tmp:
+        with tarfile.open(DEFAULT_TARBALL) as archive:
+            archive.extractall(tmp, filter="data")
+        return from_dir(Path(tmp) / "gold")
+
+
+def _page(set_name: str, page: GoldPage) -> Page:
+    return Page(set_name=set_name, id=page.id, url=page.url, html=page.html)
+
+
+def _extract_fn(config: ExtractConfig) -> PageFn:
+    def run(html: bytes, url: str | None) -> object:
+        return extract(html, url, config)
+
+    return run
+
+
+def build_candidates(pages: Sequence[Page]) -> tuple[list[Candidate], list[str]]:
+    """Baselines first, then every extract() config that works.
+
+    Each config first runs once over all pages (untimed): one that fails on every
+    page (not implemented yet) is skipped, one that fails on some is kept with a note.
+    """
+    import justext
+
+    stoplist = justext.get_stoplist("English")
+    candidates = [
+        Candidate("lxml.html.fromstring", lambda html, url: lxml.html.fromstring(html)),
+        Candidate("justext 3.0.2 (English)", lambda html, url: justext.justext(html, stoplist)),
+    ]
+    configs: list[tuple[str, ExtractConfig]] = [
+        (f"extract {preset.value} lang={language}", ExtractConfig(preset=preset, language=language))
+        for preset in Preset
+        for language in ("en", "auto")
+    ]
+    configs += [
+        (f"extract {extractor} lang=auto", ExtractConfig(extractor=extractor))
+        for extractor in ("declutter", "kimatu", "combined")
+    ]
+    notes = []
+    for name, config in configs:
+        failures = [
+            document.drop_detail
+            for document in (extract(p.html, p.url, config) for p in pages)
+            if document.drop_reason is DropReason.EXTRACTOR_ERROR
+        ]
+        if len(failures) == len(pages):
+            notes.append(f"{name}: skipped, fails on every page ({failures[0]})")
+            continue
+        note = f"failed on {len(failures)} of {len(pages)} pages" if failures else ""
+        if note:
+            notes.append(f"{name}: {note} ({failures[0]}); its speed is not meaningful")
+        candidates.append(Candidate(name, _extract_fn(config), note))
+    return candidates, notes
+
+
+def time_once(run: PageFn, pages: Sequence[Page]) -> float:
+    gc.collect()
+    start = time.perf_counter()
+    for page in pages:
+        run(page.html, page.url)
+    return time.perf_counter() - start
+
+
+def measure(candidates: Sequence[Candidate], pages: Sequence[Page], rounds: int) -> list[Timing]:
+    """Round-robin over the candidates, `rounds` times; keep each one's best round."""
+    seconds: dict[str, list[float]] = {c.name: [] for c in candidates}
+    for round_number in range(1, rounds + 1):
+        for candidate in candidates:
+            elapsed = time_once(candidate.run, pages)
+            seconds[candidate.name].append(elapsed)
+            print(
+                f"  round {round_number}/{rounds} {candidate.name}: {elapsed:.2f} s",
+                file=sys.stderr,
+                flush=True,
+            )
+    megabytes = sum(len(p.html) for p in pages) / 1e6
+    best = {name: min(values) for name, values in seconds.items()}
+    parse = best.get("lxml.html.fromstring")
+    justext_best = best.get("justext 3.0.2 (English)")
+    timings = []
+    for candidate in candidates:
+        b = best[candidate.name]
+        timings.append(
+            Timing(
+                name=candidate.name,
+                pages=len(pages),
+                megabytes=megabytes,
+                best_seconds=b,
+                rounds=tuple(seconds[candidate.name]),
+                pages_per_second=len(pages) / b,
+                mb_per_second=megabytes / b,
+                ms_per_page=1000 * b / len(pages),
+                vs_justext_speed=justext_best / b if justext_best else None,
+                vs_parse_time=b / parse if parse else None,
+                note=candidate.note,
+            )
+        )
+    return timings
+
+
+def reference_parity(pages: Sequence[Page]) -> tuple[int, list[str]]:
+    """Pages where the reference preset's (text, final class) list differs from jusText's."""
+    import justext
+
+    stoplist = justext.get_stoplist("English")
+    config = ExtractConfig(preset=Preset.REFERENCE, language="en")
+    differing = []
+    for page in pages:
+        expected = [(p.text, p.class_type) for p in justext.justext(page.html, stoplist)]
+        document = extract(page.html, page.url, config)
+        got = [(p.text, p.final_class.value) for p in document.paragraphs]
+        if got != expected:
+            differing.append(f"{page.set_name}/{page.id}")
+    return len(differing), differing
+
+
+def profile(pages: Sequence[Page], out: Path) -> None:
+    run = _extract_fn(ExtractConfig())
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for page in pages:
+        run(page.html, page.url)
+    profiler.disable()
+    profiler.dump_stats(str(out))
+    print(f"\ncProfile of extract() with ExtractConfig() saved to {out}; top 25 by cumulative:")
+    pstats.Stats(profiler).sort_stats("cumulative").print_stats(25)
+
+
+def format_timings(timings: Sequence[Timing]) -> str:
+    header = ["candidate", "pages/s", "MB/s", "ms/page", "x jusText speed", "x parse time"]
+    rows = [
+        [
+            t.name + (" (!)" if t.note else ""),
+            f"{t.pages_per_second:.1f}",
+            f"{t.mb_per_second:.2f}",
+            f"{t.ms_per_page:.2f}",
+            "-" if t.vs_justext_speed is None else f"{t.vs_justext_speed:.2f}",
+            "-" if t.vs_parse_time is None else f"{t.vs_parse_time:.1f}",
+        ]
+        for t in timings
+    ]
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    lines = [
+        "  ".join(
+            [r[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(r[1:], widths[1:], strict=True)]
+        )
+        for r in [header, *rows]
+    ]
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--gold", type=Path, help="a gold set or folder of sets (default: tests/data/gold.tar.xz)"
+    )
+    parser.add_argument("--sets", nargs="*", default=[], help="only these set names")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds per candidate (best is kept)")
+    parser.add_argument("--json", type=Path, metavar="OUT", help="save the results as JSON")
+    parser.add_argument(
+        "--profile", type=Path, metavar="OUT", help="also dump cProfile stats of extract() here"
+    )
+    parser.add_argument("--no-parity", action="store_true", help="skip the jusText parity check")
+    args = parser.parse_args(argv)
+    if args.rounds < 1:
+        parser.error("--rounds must be at least 1")
+
+    # extract() logs each failing page with a traceback; that would be timed too
+    logging.getLogger("corpus_crawler").setLevel(logging.ERROR)
+    pages = load_pages(args.gold, args.sets)
+    if not pages:
+        parser.error("no pages found")
+    megabytes = sum(len(p.html) for p in pages) / 1e6
+    import justext  # noqa: F401  (imported before timing so its import cost is not measured)
+
+    print(
+        f"{len(pages)} pages, {megabytes:.1f} MB of HTML; python {platform.python_version()},"
+        f" lxml {'.'.join(map(str, lxml.etree.LXML_VERSION))}, best of {args.rounds} rounds"
+    )
+    candidates, skipped = build_candidates(pages)
+    for note in skipped:
+        print(f"note: {note}")
+    timings = measure(candidates, pages, args.rounds)
+    print()
+    print(format_timings(timings))
+
+    parity: dict[str, Any] | None = None
+    if not args.no_parity:
+        try:
+            count, differing = reference_parity(pages)
+        except Exception as exc:
+            print(f"\nparity check skipped: reference preset failed ({type(exc).__name__}: {exc})")
+        else:
+            parity = {"pages": len(pages), "differing": count, "differing_pages": differing}
+            print(f"\nreference preset vs jusText 3.0.2: {count} of {len(pages)} pages differ")
+            for name in differing[:10]:
+                print(f"  {name}")
+
+    if args.profile:
+        try:
+            profile(pages, args.profile)
+        except Exception as exc:
+            print(f"\nprofile skipped: extract() failed ({type(exc).__name__}: {exc})")
+
+    if args.json:
+        payload = {
+            "pages": len(pages),
+            "megabytes": megabytes,
+            "rounds": args.rounds,
+            "python": platform.python_version(),
+            "timings": [asdict(t) for t in timings],
+            "skipped": skipped,
+            "reference_parity": parity,
+        }
+        args.json.write_text(json.dumps(payload, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,6 @@
+from lxml import etree
+
+def walk(
+    root_element: etree._Element, reference: bool
+) -> list[tuple[list[str], int, int, int]]: ...
+def paths(root_element: etree._Element, anchors: list[int]) -> list[tuple[str, str]]: ...

@@ -1,0 +1,41 @@
+"""Shared fixtures. Keep this small and generic: anything one test file needs stays there."""
+
+from __future__ import annotations
+
+import tarfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+DATA_DIR = Path(__file__).parent / "data"
+GOLD_TARBALL = DATA_DIR / "gold.tar.xz"
+
+#: (page id, html bytes as served, gold text, manifest record)
+GoldPageTuple = tuple[str, bytes, str, dict[str, Any]]
+
+
+@pytest.fixture(scope="session")
+def gold_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """tests/data/gold.tar.xz unpacked once per session: a folder of gold sets.
+
+    Laid out as <set>/{html,gold}/ + <set>/manifest.jsonl for the sets
+    cleaneval-dev (also gold-marked/), cleanportaleval and readability.
+    """
+    target = tmp_path_factory.mktemp("gold-data")
+    with tarfile.open(GOLD_TARBALL) as archive:
+        archive.extractall(target, filter="data")
+    return target / "gold"
+
+
+@pytest.fixture(scope="session")
+def gold_pages(gold_dir: Path) -> Callable[[str], Iterator[GoldPageTuple]]:
+    """`gold_pages("cleaneval-dev")` yields (id, html bytes, gold text, record), manifest order."""
+    from corpus_crawler.evaluate import iter_gold_pages
+
+    def pages(set_name: str) -> Iterator[GoldPageTuple]:
+        for page in iter_gold_pages(gold_dir / set_name):
+            yield page.id, page.html, page.gold, dict(page.record)
+
+    return pages

@@ -1,0 +1,93 @@
+<doc id="1" title="Article &lt;1&gt; &amp; &quot;more&quot;" length="100-500" chars="110" crawl_date="2024-05-06 07:08" last_modified="2015-10-21 07:28" lang="cs" lang_conf="0.99" ip="192.0.2.7" url="https://example.cz/start" final_url="https://example.cz/final" file_type="html" enc_meta="windows-1250" enc_chared="utf-8" extractor="justext">
+<p class="bad" cfclass="bad" heading="0">
+<s>
+Home
+|
+News
+|
+Contact
+</s>
+</p>
+<p class="good" cfclass="short" heading="1">
+<s>
+Prague
+&amp;
+&lt;
+<g/>
+Brno
+<g/>
+&gt;
+<g/>
+:
+&quot;
+<g/>
+quotes
+<g/>
+&quot;
+</s>
+</p>
+<p class="good" cfclass="good" heading="0">
+<s>
+Dr.
+Novák
+said
+it's
+fine
+<g/>
+.
+</s>
+<s>
+See
+https://example.cz/a?b=1&amp;c=2
+<g/>
+.
+</s>
+</p>
+<p class="neargood" cfclass="neargood" heading="0">
+<s>
+Share
+on
+Facebook
+</s>
+</p>
+<p class="good" cfclass="bad" heading="0">
+<s>
+東
+<g/>
+京
+<g/>
+で
+<g/>
+す
+<g/>
+。
+</s>
+<s>
+<g/>
+大
+<g/>
+阪
+で
+<g/>
+す
+<g/>
+。
+</s>
+<s>
+Second
+line
+<g/>
+!
+</s>
+</p>
+</doc>
+<doc id="3" title="" length="0-100" chars="10" crawl_date="2024-05-06 07:08" last_modified="" lang="" lang_conf="" ip="" url="http://b.example/" final_url="http://b.example/" file_type="html" enc_meta="" enc_chared="" extractor="justext">
+<p class="good" cfclass="good" heading="0">
+<s>
+Just
+text
+<g/>
+.
+</s>
+</p>
+</doc>
