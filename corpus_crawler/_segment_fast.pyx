@@ -187,16 +187,36 @@ def walk(root_element, bint reference):
     return raw
 
 
+cdef dict _child_orders(xmlNode* parent):
+    """Every element child's 1-based position among its same-name siblings."""
+    cdef dict counts = {}
+    cdef dict orders = {}
+    cdef xmlNode* child = parent.children
+    cdef str name
+    while child != NULL:
+        if child.type == XML_ELEMENT_NODE:
+            name = _name(child)
+            order = counts.get(name, 0) + 1
+            counts[name] = order
+            orders[<size_t>child] = order
+        child = child.next
+    return orders
+
+
 def paths(root_element, list anchors):
-    """(dom path, xpath) for each anchor address; 0 is the document itself."""
+    """(dom path, xpath) for each anchor address; 0 is the document itself.
+
+    A parent's children are numbered in one pass (cached), so 100k sibling
+    blocks cost linear time.
+    """
     cdef xmlNode* root = (<cetree._Element>root_element)._c_node
     cdef xmlNode* node
-    cdef xmlNode* sibling
     cdef dict cache = {0: ("", "/")}
+    cdef dict orders_by_parent = {}
+    cdef dict orders
     cdef list chain
     cdef list result = []
     cdef size_t address
-    cdef long order
     cdef str dom, xpath, name
     for address in anchors:
         found = cache.get(address)
@@ -218,15 +238,14 @@ def paths(root_element, list anchors):
         for item in reversed(chain):
             node = <xmlNode*><size_t>item
             name = _name(node)
-            order = 1
-            if node != root:
-                sibling = node.prev
-                while sibling != NULL:
-                    if sibling.type == XML_ELEMENT_NODE and strcmp(
-                        <const char*>sibling.name, <const char*>node.name
-                    ) == 0:
-                        order += 1
-                    sibling = sibling.prev
+            if node == root or node.parent == NULL:
+                order = 1
+            else:
+                orders = orders_by_parent.get(<size_t>node.parent)
+                if orders is None:
+                    orders = _child_orders(node.parent)
+                    orders_by_parent[<size_t>node.parent] = orders
+                order = orders[item]
             dom = dom + "." + name if dom else name
             xpath = f"{xpath}/{name}[{order}]"
             cache[item] = (dom, xpath)

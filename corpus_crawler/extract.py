@@ -108,7 +108,7 @@ def _extract(
         return _replace(base, title=title, drop_reason=DropReason.EMPTY, drop_detail="no text")
     language, confidence = _choose_language([s.text for s in segments], config)
     doc = _replace(base, title=title, language=language, language_confidence=confidence)
-    if config.accept_languages is not None and language not in config.accept_languages:
+    if not _accepted(doc, config):
         return _replace(
             doc, drop_reason=DropReason.WRONG_LANGUAGE, drop_detail=f"language {language!r}"
         )
@@ -118,7 +118,7 @@ def _extract(
 
 
 def _finish(doc: Document, paragraphs: tuple[Paragraph, ...], config: ExtractConfig) -> Document:
-    if config.accept_languages is not None and doc.language not in config.accept_languages:
+    if not _accepted(doc, config):
         return _replace(
             doc, drop_reason=DropReason.WRONG_LANGUAGE, drop_detail=f"language {doc.language!r}"
         )
@@ -133,6 +133,15 @@ def _finish(doc: Document, paragraphs: tuple[Paragraph, ...], config: ExtractCon
             doc, drop_reason=DropReason.NO_GOOD_PARAGRAPH, drop_detail="only headings are good"
         )
     return doc
+
+
+def _accepted(doc: Document, config: ExtractConfig) -> bool:
+    if config.accept_languages is None:
+        return True
+    from .langid import LanguageGuess, is_accepted
+
+    guess = LanguageGuess(doc.language, doc.language_confidence or 0.0, "recorded")
+    return is_accepted(guess, config.accept_languages)
 
 
 def _replace(doc: Document, **changes: object) -> Document:
@@ -166,10 +175,12 @@ def _stoplist_and_params(
         from .stoplists import load_stoplist_file
 
         return load_stoplist_file(config.stoplist_path), config.params or JustextParams()
-    if language is None:
-        # No language (none asked for, or none recognised): jusText's `-s None`.
+    from .stoplists import available_languages, load_language
+
+    if language is None or language not in available_languages():
+        # No language (none asked for, none recognised, or one without a
+        # stoplist such as Japanese): jusText's `-s None`.
         return frozenset(), config.params or _LANGUAGE_INDEPENDENT
-    from .stoplists import load_language
 
     lang = load_language(language)
     params = config.params

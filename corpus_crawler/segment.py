@@ -104,13 +104,32 @@ def normalized_length(text: str) -> int:
 
 
 class _Paths:
-    """dom path and xpath of elements, computed on demand and cached per element."""
+    """dom path and xpath of elements, computed on demand and cached per element.
 
-    __slots__ = ("_cache", "_root")
+    A parent's children are numbered once, in one pass, so a page with 100k
+    sibling blocks costs linear time, not quadratic.
+    """
+
+    __slots__ = ("_cache", "_orders", "_root")
 
     def __init__(self, root: etree._Element) -> None:
         self._root = root
         self._cache: dict[etree._Element, tuple[str, str]] = {}
+        self._orders: dict[etree._Element, dict[etree._Element, int]] = {}
+
+    def _order(self, node: etree._Element) -> int:
+        parent = node.getparent()
+        if parent is None:
+            return 1
+        orders = self._orders.get(parent)
+        if orders is None:
+            counts: dict[str, int] = {}
+            orders = {}
+            for child in parent.iterchildren(etree.Element):
+                tag = child.tag
+                counts[tag] = orders[child] = counts.get(tag, 0) + 1
+            self._orders[parent] = orders
+        return orders[node]
 
     def of(self, el: etree._Element | None) -> tuple[str, str]:
         if el is None:
@@ -128,12 +147,7 @@ class _Paths:
         dom, xpath = ("", "") if node is None else cache[node]
         for node in reversed(chain):
             tag = node.tag
-            if node is self._root:
-                order = 1
-            else:
-                order = 1
-                for _ in node.itersiblings(tag, preceding=True):
-                    order += 1
+            order = 1 if node is self._root else self._order(node)
             dom = f"{dom}.{tag}" if dom else tag
             xpath = f"{xpath}/{tag}[{order}]"
             cache[node] = (dom, xpath)
