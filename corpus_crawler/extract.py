@@ -184,7 +184,10 @@ def _stoplist_and_params(
 
     lang = load_language(language)
     params = config.params
-    if params is None:
+    if params is None and config.preset is Preset.REFERENCE:
+        # jusText 3.0.2 has one set of thresholds for every language.
+        params = JustextParams()
+    elif params is None:
         params = JustextParams().merged(lang.parameters, f"configs/languages/{language}.yaml")
     return lang.stoplist, params
 
