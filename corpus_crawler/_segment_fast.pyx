@@ -172,13 +172,17 @@ def walk(root_element, bint reference):
                 last = last.next
                 content = content + _text(last)
             cur = last.next
-            if content and not content.isspace():
-                nodes.append(content)
-                if in_link:
-                    # len(normalize_whitespace(content)): each edge run stays one character
-                    link_chars += (len(" ".join(content.split())) + content[0].isspace()
-                                   + content[len(content) - 1].isspace())
-                after_br = False
+            if content:
+                if not content.isspace():
+                    nodes.append(content)
+                    if in_link:
+                        # len(normalize_whitespace(content)): each edge run stays one character
+                        link_chars += (len(" ".join(content.split())) + content[0].isspace()
+                                       + content[len(content) - 1].isspace())
+                    after_br = False
+                elif not reference:
+                    # the seed keeps the space between inline elements (jusText drops it)
+                    nodes.append(" ")
             continue
         # comments, processing instructions: their text is not block text
         cur = cur.next

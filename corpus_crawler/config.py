@@ -144,6 +144,11 @@ class ExtractConfig:
             object.__setattr__(self, "preset", Preset.parse(self.preset))
         if self.max_bytes <= 0:
             raise ConfigError(f"max_bytes must be positive, got {self.max_bytes}")
+        if self.extractor_options and self.extractor in ("declutter", "kimatu"):
+            # Check once here rather than failing on every page later.
+            from .extractors import extractor_options
+
+            extractor_options(self.extractor, self.extractor_options)
 
 
 DEFAULT_CONFIG = ExtractConfig()

@@ -31,20 +31,18 @@ def _kimatu_defaults() -> Any:
     return load_kimatu_options()
 
 
-def _options(defaults: Any, overrides: Mapping[str, Any], source: str) -> Any:
-    if not overrides:
-        return defaults
-    from dataclasses import fields, replace
+def extractor_options(name: str, overrides: Mapping[str, Any]) -> Any:
+    """The options object of extractor `name`: its YAML defaults with `overrides`.
 
-    known = {f.name for f in fields(defaults)}
-    unknown = sorted(set(overrides) - known)
-    if unknown:
-        import difflib
-
-        close = difflib.get_close_matches(unknown[0], sorted(known), n=1)
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
-        raise ConfigError(f"unknown {source} option {unknown[0]!r}{hint}")
-    return replace(defaults, **dict(overrides))
+    Raises ConfigError naming the bad key, so ExtractConfig can check once.
+    """
+    if name == "declutter":
+        defaults = _declutter_defaults()
+    elif name == "kimatu":
+        defaults = _kimatu_defaults()
+    else:
+        raise ConfigError(f"extractor {name!r} takes no options")
+    return defaults.merged(overrides, f"{name} options") if overrides else defaults
 
 
 def run_extractor(
@@ -54,13 +52,13 @@ def run_extractor(
     if name == "declutter":
         from .declutter import declutter
 
-        options = _options(_declutter_defaults(), config.extractor_options, "declutter")
+        options = extractor_options("declutter", config.extractor_options)
         result = declutter(root, options)
         return tuple(result.paragraphs), result.html
     if name == "kimatu":
         from .kimatu import kimatu
 
-        options = _options(_kimatu_defaults(), config.extractor_options, "kimatu")
+        options = extractor_options("kimatu", config.extractor_options)
         kimatu_result = kimatu(root, options)
         return tuple(kimatu_result.paragraphs), None
     raise ConfigError(f"extractor {name!r} is not available here")

@@ -7,8 +7,8 @@ jusText's SAX handler does.
 
 The `reference` variant keeps jusText 3.0.2's segmentation quirks so that its
 output can be reproduced exactly: no image blocks, whitespace-only text nodes are skipped
-(which glues `<b>a</b> <i>b</i>` into "ab"), and link characters are counted
-per text node before stripping.
+(which glues `<b>a</b> <i>b</i>` into "ab"; the seed variant keeps the space), and
+link characters are counted per text node before stripping.
 """
 
 from __future__ import annotations
@@ -161,6 +161,9 @@ def _walk_python(
     block_tags = REFERENCE_BLOCK_TAGS if reference else SEED_BLOCK_TAGS
     # jusText 3.0.2 has no image blocks; the seed classifies them BAD.
     image_tag = "" if reference else "img"
+    # jusText 3.0.2 skips whitespace-only text nodes, gluing `<b>a</b> <i>b</i>`
+    # into "ab"; the seed keeps them as the space a browser shows.
+    keep_blank = not reference
     raw: list[tuple[list[str], int, etree._Element | None, int]] = []
     append_raw = raw.append
     link_length = normalized_length
@@ -209,11 +212,14 @@ def _walk_python(
         else:
             # A processing instruction's tail is text (jusText keeps PIs).
             content = el.tail
-        if content and not content.isspace():
-            nodes.append(content)
-            if in_link:
-                link_chars += link_length(content)
-            after_br = False
+        if content:
+            if not content.isspace():
+                nodes.append(content)
+                if in_link:
+                    link_chars += link_length(content)
+                after_br = False
+            elif keep_blank:
+                nodes.append(" ")
     if nodes or images:
         append_raw((nodes, link_chars, anchor, images))
 
