@@ -93,8 +93,11 @@ cdef inline str _name(xmlNode* node):
     return PyUnicode_DecodeUTF8(name, strlen(name), "replace")
 
 
-def walk(root_element, bint reference):
-    """Raw blocks: (text nodes, link characters, anchor node address, images)."""
+def walk(root_element, bint reference, long max_blocks=100_000):
+    """Raw blocks: (text nodes, link characters, anchor node address, images).
+
+    Stops after max_blocks + 1 blocks, like the Python walker.
+    """
     cdef xmlNode* root = (<cetree._Element>root_element)._c_node
     cdef xmlNode* parent = root
     cdef xmlNode* cur
@@ -133,9 +136,16 @@ def walk(root_element, bint reference):
                     nodes = []
                     link_chars = 0
                     images = 0
+                    if len(raw) > max_blocks:
+                        return raw
                 anchor = 0 if parent == root else <size_t>parent.parent
-            elif kind == LINK:
-                in_link = False
+            else:
+                if kind == LINK:
+                    in_link = False
+                if not reference and anchor == <size_t>parent and not nodes and kind != BR:
+                    # a block begun at </option> sits in its SELECT; text after
+                    # </select> is not select content (jusText keeps the path)
+                    anchor = 0 if parent == root else <size_t>parent.parent
             if parent == root:
                 break
             cur = parent.next
@@ -149,6 +159,8 @@ def walk(root_element, bint reference):
                     nodes = []
                     link_chars = 0
                     images = 0
+                    if len(raw) > max_blocks:
+                        return raw
                 anchor = <size_t>cur
             elif kind == BR:
                 after_br = True
@@ -176,13 +188,15 @@ def walk(root_element, bint reference):
                 if not content.isspace():
                     nodes.append(content)
                     if in_link:
-                        # len(normalize_whitespace(content)): each edge run stays one character
-                        link_chars += (len(" ".join(content.split())) + content[0].isspace()
-                                       + content[len(content) - 1].isspace())
+                        link_chars += len(" ".join(content.split()))
+                        if reference:
+                            # jusText counts the link's edge spaces too (density can pass 1)
+                            link_chars += (content[0].isspace()
+                                           + content[len(content) - 1].isspace())
                     after_br = False
                 elif not reference:
-                    # the seed keeps the space between inline elements (jusText drops it)
-                    nodes.append(" ")
+                    # the seed keeps blank text between inline elements (jusText drops it)
+                    nodes.append(content)
             continue
         # comments, processing instructions: their text is not block text
         cur = cur.next

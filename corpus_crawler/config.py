@@ -133,6 +133,8 @@ class ExtractConfig:
     extractor_options: Mapping[str, Any] = field(default_factory=dict)
     #: Pages larger than this many bytes are cut before parsing (the rest is counted, not parsed).
     max_bytes: int = 20 * 1024 * 1024
+    #: Pages with more text blocks than this are dropped as too large (~1.3 KB each).
+    max_blocks: int = 100_000
 
     def __post_init__(self) -> None:
         if self.extractor not in EXTRACTORS:
@@ -144,6 +146,13 @@ class ExtractConfig:
             object.__setattr__(self, "preset", Preset.parse(self.preset))
         if self.max_bytes <= 0:
             raise ConfigError(f"max_bytes must be positive, got {self.max_bytes}")
+        if self.max_blocks <= 0:
+            raise ConfigError(f"max_blocks must be positive, got {self.max_blocks}")
+        if self.language is not None and self.language != "auto":
+            # A misspelt language fails here, once, not on every page.
+            from .stoplists import resolve_language
+
+            object.__setattr__(self, "language", resolve_language(self.language))
         if self.extractor_options and self.extractor in ("declutter", "kimatu"):
             # Check once here rather than failing on every page later.
             from .extractors import extractor_options

@@ -62,6 +62,19 @@ _WHATWG_ALIASES = {
 
 _DETECT_SAMPLE = 256 * 1024
 
+_NOT_CHARSETS = frozenset(
+    (
+        "rot-13", "base64", "hex", "bz2", "zlib", "quopri", "uu", "undefined", "idna",
+        "punycode", "unicode-escape", "raw-unicode-escape", "unicode-internal", "utf-7",
+        "palmos",
+    )
+)  # fmt: skip
+# Single-byte Latin code pages a detector confuses with each other on short
+# pages; the one whose non-ASCII words are stop words of some language wins.
+_LATIN_CODE_PAGES = ("cp1252", "cp1250", "iso8859-2", "cp1257", "cp1254")
+_C1_CONTROL = re.compile("[\x80-\x9f]")
+_NON_ASCII_WORD = re.compile(r"\w*[^\x00-\x7f\W]\w*")
+
 # Bytes that are the same punctuation or symbol in windows-1250/1252/1257 and
 # latin-1 (quotes, dashes, nbsp, (c), ...). An undeclared page whose only
 # non-ASCII bytes are these decodes the same under any of them, so the slow
@@ -119,10 +132,9 @@ def normalize_charset(label: str | None) -> str | None:
         name = codecs.lookup(label).name
     except (LookupError, ValueError):
         return None
-    # Codecs that are not text encodings (rot13, base64, ...) are not charsets.
-    if name in {"rot-13", "base64", "hex", "bz2", "zlib", "quopri", "uu"} or name.endswith(
-        "_codec"
-    ):
+    # Python codecs that are no web charset (rot13, base64, undefined, idna,
+    # unicode_escape ...): real pages do send `charset=undefined`.
+    if name.replace("_", "-") in _NOT_CHARSETS or name.endswith("_codec"):
         return None
     return name
 
@@ -140,10 +152,27 @@ def _bom(data: bytes) -> tuple[str, int] | None:
 
 
 def _utf8_or_none(data: bytes) -> str | None:
+    """The page as UTF-8 when its bytes are UTF-8, allowing for damage.
+
+    A character cut at the end (a size cap, a truncated download) and a few
+    stray bytes in an otherwise UTF-8 page (under 1 in 50 of its non-ASCII
+    characters) still count as UTF-8; a legacy-encoded page fails on nearly
+    every non-ASCII byte.
+    """
     try:
         return data.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
+    except UnicodeDecodeError as exc:
+        if exc.reason == "unexpected end of data" and exc.start >= len(data) - 3:
+            return data[: exc.start].decode("utf-8", "replace")
+    text = data.decode("utf-8", "replace")
+    damaged = text.count("\ufffd") - data.count(b"\xef\xbf\xbd")
+    non_ascii = sum(1 for _ in _NON_ASCII_CHAR.finditer(text))
+    if damaged * 50 <= non_ascii:
+        return text
+    return None
+
+
+_NON_ASCII_CHAR = re.compile("[^\x00-\x7f\ufffd]")
 
 
 def _is_unicode_family(name: str) -> bool:
@@ -187,6 +216,9 @@ def decode_html(data: bytes, http_charset: str | None = None) -> Decoded:
             declared = declared or meta
             codec = normalize_charset(meta)
             source = "meta"
+            if codec is not None and _is_unicode_family(codec):
+                # A meta tag readable as ASCII cannot be UTF-16/32 (WHATWG: use UTF-8).
+                codec = "utf-8"
 
     has_high = _HIGH_BYTE.search(data) is not None
     if not has_high and (codec is None or not _is_unicode_family(codec)):
@@ -205,18 +237,51 @@ def decode_html(data: bytes, http_charset: str | None = None) -> Decoded:
     if codec is not None and codec != "utf-8":
         try:
             return Decoded(clean_text(data.decode(codec)), codec, declared, source)
-        except UnicodeDecodeError:
+        except UnicodeError:
             pass  # contradicted by the bytes: ask the detector
 
     detected = _detect(data)
+    if detected in _LATIN_CODE_PAGES or detected in ("iso8859-1", "latin-1", "iso8859-15"):
+        detected = _best_latin_code_page(data, detected)
     if detected is not None:
         try:
             return Decoded(clean_text(data.decode(detected)), detected, declared, "detected")
-        except UnicodeDecodeError:
+        except UnicodeError:
             pass
     # A damaged page: keep the declaration if there was one, else UTF-8, and replace.
     fallback = codec or detected or "utf-8"
-    return Decoded(clean_text(data.decode(fallback, "replace")), fallback, declared, "fallback")
+    try:
+        text = data.decode(fallback, "replace")
+    except UnicodeError:
+        fallback, text = "utf-8", data.decode("utf-8", "replace")
+    return Decoded(clean_text(text), fallback, declared, "fallback")
+
+
+def _best_latin_code_page(data: bytes, detected: str) -> str:
+    """Among the Latin code pages, the one whose non-ASCII words are stop words.
+
+    charset-normalizer reads short French pages as cp1257 ("chāteau") and
+    English ones as cp1250; decoding each candidate and counting its
+    accented words that some language's stoplist holds (très, že, für...)
+    settles it; C1 control characters count against a code page. With no
+    evidence either way the detector's answer stands.
+    """
+    from .stoplists import stopword_index
+
+    index = stopword_index()
+
+    def score(codec: str) -> int:
+        text = data.decode(codec, "replace")
+        hits = sum(1 for m in _NON_ASCII_WORD.finditer(text) if m.group().lower() in index)
+        # C1 control characters mean the code page has no letter for those bytes
+        return hits - len(_C1_CONTROL.findall(text))
+
+    best, best_score = detected, score(detected)
+    for candidate in _LATIN_CODE_PAGES:
+        candidate_score = score(candidate)
+        if candidate_score > best_score:
+            best, best_score = candidate, candidate_score
+    return best
 
 
 def decode_like_justext(data: bytes, http_charset: str | None = None) -> Decoded:

@@ -11,13 +11,14 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 
 from . import classify as _classify
 from . import dom
 from .config import DEFAULT_CONFIG, ExtractConfig, JustextParams, Preset
 from .decode import Decoded, clean_text, decode_html, decode_like_justext
 from .model import Document, DropReason, Paragraph, ParagraphClass
-from .segment import HEADING_TAGS, Segment, segment
+from .segment import HEADING_TAGS, Segment, TooManyBlocks, segment
 
 log = logging.getLogger(__name__)
 
@@ -103,7 +104,10 @@ def _extract(
             config,
         )
 
-    segments = segment(root, reference=reference)
+    try:
+        segments = segment(root, reference=reference, max_blocks=config.max_blocks)
+    except TooManyBlocks as exc:
+        return _replace(base, title=title, drop_reason=DropReason.TOO_LARGE, drop_detail=str(exc))
     if not segments:
         return _replace(base, title=title, drop_reason=DropReason.EMPTY, drop_detail="no text")
     language, confidence = _choose_language([s.text for s in segments], config)
@@ -145,8 +149,6 @@ def _accepted(doc: Document, config: ExtractConfig) -> bool:
 
 
 def _replace(doc: Document, **changes: object) -> Document:
-    from dataclasses import replace
-
     return replace(doc, **changes)  # type: ignore[arg-type]
 
 
@@ -170,7 +172,7 @@ def _stoplist_and_params(
     language: str | None, config: ExtractConfig
 ) -> tuple[frozenset[str], JustextParams]:
     if config.preset is Preset.LANGUAGE_INDEPENDENT:
-        return frozenset(), config.params or _LANGUAGE_INDEPENDENT
+        return frozenset(), _without_stopwords(config.params)
     if config.stoplist_path is not None:
         from .stoplists import load_stoplist_file
 
@@ -180,7 +182,7 @@ def _stoplist_and_params(
     if language is None or language not in available_languages():
         # No language (none asked for, none recognised, or one without a
         # stoplist such as Japanese): jusText's `-s None`.
-        return frozenset(), config.params or _LANGUAGE_INDEPENDENT
+        return frozenset(), _without_stopwords(config.params)
 
     lang = load_language(language)
     params = config.params
@@ -190,6 +192,13 @@ def _stoplist_and_params(
     elif params is None:
         params = JustextParams().merged(lang.parameters, f"configs/languages/{language}.yaml")
     return lang.stoplist, params
+
+
+def _without_stopwords(params: JustextParams | None) -> JustextParams:
+    """jusText's `-s None`: stop-word thresholds 0 whatever else was given."""
+    if params is None:
+        return _LANGUAGE_INDEPENDENT
+    return replace(params, stopwords_low=0.0, stopwords_high=0.0)
 
 
 def classify_segments(

@@ -61,4 +61,11 @@ def run_extractor(
         options = extractor_options("kimatu", config.extractor_options)
         kimatu_result = kimatu(root, options)
         return tuple(kimatu_result.paragraphs), None
+    if name == "combined":
+        from .combined import combined, shipped_combined_options
+
+        combined_options = shipped_combined_options()
+        if config.extractor_options:
+            combined_options = combined_options.merged(config.extractor_options, "combined options")
+        return combined(root, config, combined_options), None
     raise ConfigError(f"extractor {name!r} is not available here")

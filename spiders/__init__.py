@@ -1,0 +1,1 @@
+"""Scrapy spiders: `corpus` (spiders/corpus.py) and its scope rules (spiders/scope.py)."""

@@ -1,0 +1,118 @@
+"""A crawl profile as Scrapy settings.
+
+Every component reads its own `CORPUS_<COMPONENT>_*` settings (STYLE.md rule 9);
+this module is the one place that knows which profile key feeds which setting.
+The spider applies the result at "spider" priority, so `-s KEY=VALUE` on the
+command line ("cmdline" priority) still wins over the profile.
+
+No Scrapy import: the mapping is plain data.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+from corpus_crawler.profile import Profile
+
+__all__ = ["NO_LIMIT", "profile_settings", "profile_summary"]
+
+#: The value of a CORPUS_SCOPE_MAX_* setting that means "no limit".
+NO_LIMIT = -1
+
+
+def _limit(value: int | None) -> int:
+    return NO_LIMIT if value is None else value
+
+
+def profile_summary(profile: Profile) -> dict[str, Any]:
+    """The profile as a JSON-serialisable mapping (for warcinfo records and summaries)."""
+    data = dataclasses.asdict(profile)
+    data.pop("source", None)
+
+    def plain(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {str(k): plain(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [plain(v) for v in value]
+        return value
+
+    return dict(plain(data))
+
+
+def profile_settings(profile: Profile) -> dict[str, Any]:
+    """The Scrapy settings (standard and `CORPUS_*`) that make a crawl follow `profile`."""
+    seeds, scope, polite = profile.seeds, profile.scope, profile.politeness
+    limits, extraction, output = profile.limits, profile.extraction, profile.output
+    seed_files = [
+        str(Path(name) if Path(name).is_absolute() else profile.base_dir / name)
+        for name in seeds.files
+    ]
+    settings: dict[str, Any] = {
+        "CORPUS_PROFILE_NAME": profile.name,
+        "CORPUS_PROFILE_PATH": profile.source,
+        "CORPUS_PROFILE_DATA": profile_summary(profile),
+        # seeds and scope: the spider
+        "CORPUS_SEEDS_URLS": list(seeds.urls),
+        "CORPUS_SEEDS_FILES": seed_files,
+        "CORPUS_SEEDS_SITEMAPS": list(seeds.sitemaps),
+        "CORPUS_SEEDS_SITEMAPS_FROM_ROBOTS": seeds.sitemaps_from_robots,
+        "CORPUS_SCOPE_ALLOWED_DOMAINS": list(scope.allowed_domains),
+        "CORPUS_SCOPE_ALLOWED_TLDS": list(scope.allowed_tlds),
+        "CORPUS_SCOPE_DENY_PATTERNS": list(scope.deny_patterns),
+        "CORPUS_SCOPE_MAX_DEPTH": _limit(scope.max_depth),
+        "CORPUS_SCOPE_MAX_PAGES_PER_DOMAIN": _limit(scope.max_pages_per_domain),
+        "CORPUS_SCOPE_MAX_PAGES": _limit(scope.max_pages),
+        "CORPUS_SCOPE_FOLLOW_LINKS": scope.follow_links,
+        # politeness: Scrapy's own settings
+        "ROBOTSTXT_OBEY": polite.obey_robots_txt,
+        "USER_AGENT": polite.user_agent,
+        "CONCURRENT_REQUESTS": polite.concurrent_requests,
+        "CONCURRENT_REQUESTS_PER_DOMAIN": polite.concurrent_requests_per_domain,
+        "DOWNLOAD_DELAY": polite.download_delay,
+        "DOWNLOAD_DELAY_JITTER": 0.5 if polite.randomize_delay else 0.0,
+        "AUTOTHROTTLE_ENABLED": polite.autothrottle,
+        "AUTOTHROTTLE_START_DELAY": max(polite.download_delay, 1.0),
+        "AUTOTHROTTLE_TARGET_CONCURRENCY": polite.autothrottle_target_concurrency,
+        "AUTOTHROTTLE_MAX_DELAY": polite.autothrottle_max_delay,
+        # network: AddressGuardMiddleware
+        "CORPUS_NETWORK_ALLOW_PRIVATE": profile.network.allow_private_addresses,
+        "CORPUS_NETWORK_ALLOWED_NETWORKS": list(profile.network.allowed_networks),
+        # limits
+        "CLOSESPIDER_TIMEOUT": limits.max_run_time or 0,
+        "DOWNLOAD_MAXSIZE": limits.max_page_bytes,
+        "DOWNLOAD_WARNSIZE": min(limits.warn_page_bytes, limits.max_page_bytes),
+        "DOWNLOAD_TIMEOUT": limits.download_timeout,
+        "RETRY_TIMES": limits.retry_times,
+        # extraction: ExtractPipeline
+        "CORPUS_EXTRACT_TEXT": extraction.enabled,
+        "CORPUS_EXTRACT_EXTRACTOR": extraction.extractor,
+        "CORPUS_EXTRACT_PRESET": extraction.preset,
+        "CORPUS_EXTRACT_LANGUAGE": extraction.language,
+        "CORPUS_EXTRACT_ACCEPT_LANGUAGES": list(extraction.accept_languages),
+        "CORPUS_EXTRACT_PARAMETERS": dict(extraction.parameters),
+        "CORPUS_EXTRACT_OPTIONS": dict(extraction.extractor_options),
+        "CORPUS_EXTRACT_MAX_BYTES": extraction.max_bytes,
+        "CORPUS_EXTRACT_MIN_WORDS": extraction.min_words,
+        "CORPUS_EXTRACT_WORKERS": extraction.workers,
+        "CORPUS_EXTRACT_MAX_IN_FLIGHT": extraction.max_in_flight,
+        "CORPUS_EXTRACT_PAGE_TIMEOUT": extraction.page_timeout,
+        # outputs: the writer thread and the pipelines feeding it
+        "CORPUS_OUTPUT_DIR": output.directory,
+        "CORPUS_OUTPUT_KEEP_ALL_PARAGRAPHS": output.keep_all_paragraphs,
+        "CORPUS_WARC_ENABLED": output.warc.enabled,
+        "CORPUS_WARC_PREFIX": output.warc.prefix,
+        "CORPUS_WARC_MAX_FILE_BYTES": output.warc.max_file_bytes,
+        "CORPUS_WARC_CONVERSION": output.warc.conversion_records,
+        "CORPUS_WARC_METADATA": output.warc.metadata_records,
+        "CORPUS_PREVERTICAL_ENABLED": output.prevertical.enabled,
+        "CORPUS_PREVERTICAL_MAX_FILE_BYTES": output.prevertical.max_file_bytes,
+        "CORPUS_VERTICAL_ENABLED": output.vertical.enabled,
+        "CORPUS_VERTICAL_SENTENCES": output.vertical.sentences,
+        "CORPUS_VERTICAL_MAX_FILE_BYTES": output.vertical.max_file_bytes,
+        "CORPUS_PROGRESS_ENABLED": output.progress_interval > 0,
+        "CORPUS_PROGRESS_INTERVAL": output.progress_interval,
+    }
+    settings.update(profile.settings)
+    return settings

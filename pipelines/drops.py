@@ -1,0 +1,101 @@
+"""Typed drop reasons: one `DropItem` subclass per `corpus_crawler.model.DropReason`.
+
+Scrapy counts dropped items per exception class (``item_dropped_reasons_count/<Class>``);
+`ExtractPipeline` also counts them under ``corpus/dropped/<reason>``. Drops are
+ordinary events of a crawl, so they are logged at DEBUG, not WARNING.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import ClassVar
+
+from scrapy.exceptions import DropItem
+
+from corpus_crawler.model import DropReason
+
+__all__ = [
+    "DROPS",
+    "CorpusDrop",
+    "DecodeError",
+    "Empty",
+    "ExtractorError",
+    "NoGoodParagraph",
+    "NotHtml",
+    "Timeout",
+    "TooLarge",
+    "TooShort",
+    "WrongLanguage",
+    "drop_for",
+]
+
+
+class CorpusDrop(DropItem):
+    """A page that yields no corpus text, for the reason its class names."""
+
+    reason: ClassVar[DropReason]
+
+    def __init__(self, message: str = "") -> None:
+        super().__init__(message or str(self.reason), log_level="DEBUG")
+
+
+class NotHtml(CorpusDrop):
+    reason = DropReason.NOT_HTML
+
+
+class DecodeError(CorpusDrop):
+    reason = DropReason.DECODE_ERROR
+
+
+class Empty(CorpusDrop):
+    reason = DropReason.EMPTY
+
+
+class TooLarge(CorpusDrop):
+    reason = DropReason.TOO_LARGE
+
+
+class WrongLanguage(CorpusDrop):
+    reason = DropReason.WRONG_LANGUAGE
+
+
+class NoGoodParagraph(CorpusDrop):
+    reason = DropReason.NO_GOOD_PARAGRAPH
+
+
+class TooShort(CorpusDrop):
+    reason = DropReason.TOO_SHORT
+
+
+class Timeout(CorpusDrop):
+    reason = DropReason.TIMEOUT
+
+
+class ExtractorError(CorpusDrop):
+    reason = DropReason.EXTRACTOR_ERROR
+
+
+DROPS: Mapping[DropReason, type[CorpusDrop]] = {
+    cls.reason: cls
+    for cls in (
+        NotHtml,
+        DecodeError,
+        Empty,
+        TooLarge,
+        WrongLanguage,
+        NoGoodParagraph,
+        TooShort,
+        Timeout,
+        ExtractorError,
+    )
+}
+
+
+def drop_for(reason: DropReason, detail: str = "", url: str = "") -> CorpusDrop:
+    """The typed exception for `reason`; its message names the page and the detail."""
+    message = str(reason)
+    if detail:
+        message += f" ({detail})"
+    if url:
+        message += f": {url}"
+    return DROPS[reason](message)

@@ -1,0 +1,304 @@
+"""What runs in the extraction processes: a page in, its `Document` and its links out.
+
+A worker does all the CPU-heavy work of a page, so the reactor thread of the
+crawl only downloads and schedules: `extract()` for the text and one lxml pass
+for the outgoing links (Scrapy's own link extractor is about 43% of the
+reactor's CPU time in a bare crawl; here it runs in parallel instead).
+
+No Scrapy import: the workers start fast (spawn / forkserver) and this module
+is testable on its own. Each page runs under a time cap (SIGALRM, in the
+worker's main thread); a page over the cap becomes a `DropReason.TIMEOUT`
+document, never a lost page.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import signal
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from types import FrameType
+from urllib.parse import urljoin, urlsplit
+
+from lxml import etree
+from w3lib.url import safe_url_string
+
+from corpus_crawler.config import ExtractConfig
+from corpus_crawler.decode import decode_html
+from corpus_crawler.extract import extract
+from corpus_crawler.model import Document, DropReason
+
+__all__ = [
+    "PageResult",
+    "PageTask",
+    "WorkerConfig",
+    "extract_links",
+    "init_worker",
+    "process_page",
+    "run_task",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerConfig:
+    """Set once per worker process (the pool's initializer), not sent with every page."""
+
+    #: None: links only (the profile turned text extraction off).
+    extract: ExtractConfig | None
+    #: Seconds one page may take; 0 means no cap.
+    page_timeout: float = 30.0
+    #: Keep `Document.html` (cleaned HTML of some extractors); off, it is not pickled back.
+    keep_html: bool = False
+    #: Send back every paragraph. Off, only the good ones travel back: unpickling
+    #: hundreds of boilerplate paragraphs per page costs the crawl process ~1 ms a page.
+    all_paragraphs: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class PageTask:
+    url: str
+    body: bytes
+    http_charset: str | None = None
+    #: Extract the outgoing links too.
+    links: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class PageResult:
+    #: None when text extraction is off.
+    document: Document | None
+    #: Absolute http(s) URLs without fragments, in page order, each once.
+    links: tuple[str, ...] = ()
+    #: The page asked robots not to follow its links (`<meta name=robots content=nofollow>`).
+    nofollow: bool = False
+    timed_out: bool = False
+    #: Worker CPU seconds spent on the page.
+    cpu_seconds: float = 0.0
+    #: Paragraphs `extract()` found (also when only the good ones were sent back).
+    paragraph_count: int = 0
+
+
+class _PageTimeout(BaseException):
+    # BaseException: extract() turns every Exception into a counted drop, and the
+    # time cap must get through that to stop the page.
+    pass
+
+
+_config: WorkerConfig | None = None
+
+
+def init_worker(config: WorkerConfig) -> None:
+    """Pool initializer: keep the config and load what the first page would load."""
+    global _config
+    _config = config
+    if config.extract is not None:
+        # Stop lists and language data load on first use; do it before the first page.
+        extract(b"<html><body><p>warm-up</p></body></html>", "http://localhost/", config.extract)
+
+
+def run_task(task: PageTask) -> PageResult:
+    """The function the pool runs."""
+    config = _config if _config is not None else WorkerConfig(extract=ExtractConfig())
+    return process_page(task, config)
+
+
+def process_page(task: PageTask, config: WorkerConfig) -> PageResult:
+    started = time.process_time()
+    document: Document | None = None
+    links: tuple[str, ...] = ()
+    nofollow = False
+    paragraph_count = 0
+    try:
+        with _time_cap(config.page_timeout):
+            if config.extract is not None:
+                document = extract(
+                    task.body, task.url, config.extract, http_charset=task.http_charset
+                )
+                paragraph_count = len(document.paragraphs)
+                document = _trimmed(document, config)
+            if task.links:
+                encoding = document.encoding if document is not None else None
+                links, nofollow = extract_links(task.body, task.url, task.http_charset, encoding)
+    except _PageTimeout:
+        return PageResult(
+            document=Document(
+                paragraphs=(),
+                url=task.url,
+                raw_size=len(task.body),
+                extractor=config.extract.extractor if config.extract else "",
+                preset=config.extract.preset.value if config.extract else "",
+                drop_reason=DropReason.TIMEOUT,
+                drop_detail=f"over {config.page_timeout:g} s",
+            ),
+            timed_out=True,
+            cpu_seconds=time.process_time() - started,
+        )
+    return PageResult(
+        document, links, nofollow, False, time.process_time() - started, paragraph_count
+    )
+
+
+def _trimmed(document: Document, config: WorkerConfig) -> Document:
+    changes: dict[str, object] = {}
+    if document.html is not None and not config.keep_html:
+        changes["html"] = None
+    if not config.all_paragraphs:
+        good = document.good_paragraphs
+        if len(good) != len(document.paragraphs):
+            changes["paragraphs"] = good
+    return dataclasses.replace(document, **changes) if changes else document  # type: ignore[arg-type]
+
+
+# -- time cap ---------------------------------------------------------------------------
+
+_armed = False
+
+
+def _on_alarm(signum: int, frame: FrameType | None) -> None:
+    if _armed:
+        raise _PageTimeout
+
+
+@contextmanager
+def _time_cap(seconds: float) -> Iterator[None]:
+    global _armed
+    usable = (
+        seconds > 0
+        and hasattr(signal, "setitimer")
+        and threading.current_thread() is threading.main_thread()
+    )
+    if not usable:
+        yield
+        return
+    previous = signal.signal(signal.SIGALRM, _on_alarm)
+    _armed = True
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        _armed = False
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+# -- links ------------------------------------------------------------------------------
+
+#: Anything but RFC 3986's unreserved and reserved characters and "%".
+_NEEDS_QUOTING = re.compile(r"[^A-Za-z0-9\-._~:/?\[\]@!$&'()*+,;=%]")
+_SKIPPED_SCHEMES = ("javascript:", "mailto:", "tel:", "data:", "ftp:", "file:", "about:")
+
+
+def _parser() -> etree.HTMLParser:
+    parser: etree.HTMLParser | None = getattr(_local, "parser", None)
+    if parser is None:
+        parser = etree.HTMLParser(remove_comments=True, no_network=True)
+        _local.parser = parser
+    return parser
+
+
+_local = threading.local()
+
+
+def extract_links(
+    body: bytes,
+    url: str,
+    http_charset: str | None = None,
+    encoding: str | None = None,
+) -> tuple[tuple[str, ...], bool]:
+    """The followable links of a page and whether its robots meta says `nofollow`.
+
+    `encoding` is the codec the page was decoded with (`Document.encoding`);
+    without it the page is decoded like `extract()` does. Links with
+    ``rel=nofollow``, non-http(s) links and fragments are left out; a robots
+    ``nofollow``/``none`` meta tag empties the list. A meta refresh target is a
+    link like the others (the crawl does not use Scrapy's MetaRefreshMiddleware).
+    """
+    if encoding is None:
+        decoded = decode_html(body, http_charset)
+        text, encoding = decoded.text, decoded.encoding
+    else:
+        text = body.decode(encoding, "replace")
+    if text.lstrip()[:5].lower() == "<?xml":
+        # lxml refuses str input with an encoding declaration
+        text = text.split("?>", 1)[-1]
+    try:
+        root = etree.fromstring(text, _parser())
+    except (etree.ParserError, etree.XMLSyntaxError, ValueError):
+        return (), False
+    if root is None:
+        return (), False
+    base = url
+    hrefs: list[str] = []
+    for element in root.iter("a", "area", "base", "meta"):
+        tag = element.tag
+        if tag == "meta":
+            name = (element.get("name") or "").strip().lower()
+            if name == "robots":
+                content = (element.get("content") or "").lower().replace(",", " ").split()
+                if "nofollow" in content or "none" in content:
+                    return (), True
+            elif (element.get("http-equiv") or "").strip().lower() == "refresh":
+                target = _refresh_target(element.get("content") or "")
+                if target:
+                    hrefs.append(target)
+            continue
+        href = element.get("href")
+        if not href:
+            continue
+        if tag == "base":
+            if base is url:
+                base = urljoin(url, href.strip())
+            continue
+        rel = element.get("rel")
+        if rel and "nofollow" in rel.lower().split():
+            continue
+        hrefs.append(href)
+    return _absolute_links(hrefs, base, encoding), False
+
+
+_REFRESH_URL = re.compile(r"""^\s*[\d.]*\s*[;,]?\s*(?:url\s*=\s*)?["']?([^"'\s]+)""", re.I)
+
+
+def _refresh_target(content: str) -> str | None:
+    """The URL of a ``<meta http-equiv=refresh content="5; url=...">``, if any."""
+    if "url" not in content.lower():
+        return None
+    match = _REFRESH_URL.match(content)
+    return match.group(1) if match else None
+
+
+def _absolute_links(hrefs: list[str], base: str, encoding: str) -> tuple[str, ...]:
+    # urljoin and safe_url_string dominate this function's time on link-heavy pages,
+    # so the common shapes (absolute URLs, root-relative paths, plain ASCII) skip them.
+    parts = urlsplit(base)
+    origin = f"{parts.scheme}://{parts.netloc}"
+    seen_hrefs: set[str] = set()
+    seen: set[str] = set()
+    links: list[str] = []
+    for href in hrefs:
+        if href in seen_hrefs:
+            continue
+        seen_hrefs.add(href)
+        href = href.strip()
+        if not href or href[0] == "#" or href[:11].lower().startswith(_SKIPPED_SCHEMES):
+            continue
+        if href[:8].lower().startswith(("http://", "https://")):
+            absolute = href
+        elif href[0] == "/" and not href.startswith("//") and "/." not in href:
+            absolute = origin + href
+        else:
+            absolute = urljoin(base, href)
+            if not absolute[:8].lower().startswith(("http://", "https://")):
+                continue
+        absolute = absolute.partition("#")[0]
+        if _NEEDS_QUOTING.search(absolute) is not None:
+            # the spider sends these URLs verbatim, so they must be safe here
+            absolute = safe_url_string(absolute, encoding=encoding)
+        if len(absolute) > 8 and absolute not in seen:
+            seen.add(absolute)
+            links.append(absolute)
+    return tuple(links)

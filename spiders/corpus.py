@@ -1,0 +1,390 @@
+"""The `corpus` spider: seeds, scope and link rules. Nothing else.
+
+Seeds come from the profile's URL list, seed files, and sitemaps (sitemap
+indexes, gzipped sitemaps, and robots.txt `Sitemap:` lines). Each response
+becomes a `FetchedPage` item; the spider does no text processing and writes
+no files.
+
+Links: a page is parsed once, in an extraction worker, for both its text and
+its links (see `pipelines.extract`). The pipeline sends the links back with the
+`links_extracted` signal and `follow()` decides which to fetch: scope (hosts,
+deny patterns, binary file types), depth, page budgets, and pages already
+seen. With the extraction pipeline switched off (`CORPUS_EXTRACT_ENABLED=False`)
+the spider falls back to Scrapy's `LinkExtractor` in its callback, i.e. a
+plain link-following crawl.
+
+Run it with `scrapy crawl corpus -a profile=configs/crawls/example.yaml` or
+`corpus-crawler crawl configs/crawls/example.yaml`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import AsyncIterator, Iterable, Iterator
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from scrapy import Request, Spider, signals
+from scrapy.crawler import Crawler
+from scrapy.exceptions import CloseSpider, DownloadCancelledError, IgnoreRequest
+from scrapy.http import Response, TextResponse
+from scrapy.settings import BaseSettings
+from scrapy.utils.gz import gunzip, gzip_magic_number
+from scrapy.utils.sitemap import Sitemap, sitemap_urls_from_robots
+from twisted.python.failure import Failure
+from w3lib.html import get_meta_refresh
+from w3lib.url import safe_url_string
+
+from corpus_crawler.profile import Profile, load_profile
+from pipelines.bridge import NO_LIMIT, profile_settings
+from pipelines.items import FetchedPage
+from pipelines.signals import links_extracted
+from spiders.scope import UrlScope
+
+__all__ = ["CorpusSpider", "SpiderConfig"]
+
+HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
+
+
+def _limit(settings: BaseSettings, name: str) -> int | None:
+    value = settings.getint(name, NO_LIMIT)
+    return None if value < 0 else value
+
+
+@dataclass(frozen=True, slots=True)
+class SpiderConfig:
+    """The spider's settings (`CORPUS_SEEDS_*`, `CORPUS_SCOPE_*`), read once."""
+
+    seed_urls: tuple[str, ...]
+    seed_files: tuple[str, ...]
+    sitemaps: tuple[str, ...]
+    sitemaps_from_robots: bool
+    allowed_domains: tuple[str, ...]
+    allowed_tlds: tuple[str, ...]
+    deny_patterns: tuple[str, ...]
+    max_depth: int | None
+    max_pages_per_domain: int | None
+    max_pages: int | None
+    follow_links: bool
+    #: Extract links in the callback (the extraction pipeline is off).
+    links_in_callback: bool
+    max_sitemap_bytes: int
+
+    @classmethod
+    def from_settings(cls, settings: BaseSettings) -> SpiderConfig:
+        return cls(
+            seed_urls=tuple(settings.getlist("CORPUS_SEEDS_URLS")),
+            seed_files=tuple(settings.getlist("CORPUS_SEEDS_FILES")),
+            sitemaps=tuple(settings.getlist("CORPUS_SEEDS_SITEMAPS")),
+            sitemaps_from_robots=settings.getbool("CORPUS_SEEDS_SITEMAPS_FROM_ROBOTS"),
+            allowed_domains=tuple(settings.getlist("CORPUS_SCOPE_ALLOWED_DOMAINS")),
+            allowed_tlds=tuple(settings.getlist("CORPUS_SCOPE_ALLOWED_TLDS")),
+            deny_patterns=tuple(settings.getlist("CORPUS_SCOPE_DENY_PATTERNS")),
+            max_depth=_limit(settings, "CORPUS_SCOPE_MAX_DEPTH"),
+            max_pages_per_domain=_limit(settings, "CORPUS_SCOPE_MAX_PAGES_PER_DOMAIN"),
+            max_pages=_limit(settings, "CORPUS_SCOPE_MAX_PAGES"),
+            follow_links=settings.getbool("CORPUS_SCOPE_FOLLOW_LINKS", True),
+            links_in_callback=not settings.getbool("CORPUS_EXTRACT_ENABLED", True),
+            max_sitemap_bytes=settings.getint("DOWNLOAD_MAXSIZE"),
+        )
+
+
+def _read_seed_file(path: str) -> Iterator[str]:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise CloseSpider(f"cannot read seed file {path}: {exc.strerror}") from None
+    for line in text.splitlines():
+        url = line.split("#", 1)[0].strip()
+        if url:
+            yield url
+
+
+class CorpusSpider(Spider):
+    name = "corpus"
+
+    config: SpiderConfig
+    scope: UrlScope
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> CorpusSpider:
+        profile = kwargs.pop("profile", None)
+        if profile is not None:
+            loaded = profile if isinstance(profile, Profile) else load_profile(str(profile))
+            # "spider" priority: the profile beats settings.py, `-s` beats the profile.
+            crawler.settings.setdict(profile_settings(loaded), priority="spider")
+        spider = super().from_crawler(crawler, *args, **kwargs)
+        spider._set_up(crawler)
+        return spider
+
+    def _set_up(self, crawler: Crawler) -> None:
+        self.config = SpiderConfig.from_settings(crawler.settings)
+        self._seen: set[str] = set()
+        self._pages_per_host: Counter[str] = Counter()
+        #: Counts kept here and added to the stats once per page, not once per link.
+        self._counts: Counter[str] = Counter()
+        self._pages = 0
+        #: Seed hosts whose robots.txt Sitemap: lines are still to be read.
+        self._robots_origins: set[str] = set()
+        crawler.signals.connect(self.follow, signal=links_extracted)
+        crawler.signals.connect(self._robots_received, signal=signals.response_received)
+        self.scope = UrlScope()  # replaced in start(), once the seeds are known
+        self._link_extractor: Any = None
+        if self.config.links_in_callback:
+            from scrapy.linkextractors import LinkExtractor
+
+            self._link_extractor = LinkExtractor(unique=True, canonicalize=False)
+
+    @property
+    def _stats(self) -> Any:
+        # Crawler.stats exists only once the crawl starts, after from_crawler().
+        return self.crawler.stats
+
+    # -- seeds ------------------------------------------------------------------------
+
+    def _seed_urls(self) -> list[str]:
+        urls = list(self.config.seed_urls)
+        for path in self.config.seed_files:
+            urls.extend(_read_seed_file(path))
+        return list(dict.fromkeys(urls))
+
+    async def start(self) -> AsyncIterator[Any]:
+        seeds = self._seed_urls()
+        sitemaps = list(self.config.sitemaps)
+        if not seeds and not sitemaps:
+            message = (
+                "no seeds: give seeds.urls, seeds.files or seeds.sitemaps in the profile"
+                " (-a profile=PROFILE.yaml) or set CORPUS_SEEDS_URLS"
+            )
+            self.logger.error(message)
+            raise CloseSpider(message)
+        domains = self.config.allowed_domains
+        if not domains and not self.config.allowed_tlds:
+            # No explicit scope: stay on the hosts the crawl starts from.
+            domains = tuple(
+                {h for h in (urlsplit(u).hostname for u in seeds + sitemaps) if h is not None}
+            )
+        self.scope = UrlScope.build(domains, self.config.allowed_tlds, self.config.deny_patterns)
+        for url in seeds:
+            refusal = self.scope.check(url)
+            if refusal is not None:
+                self.logger.warning("seed %s is out of scope (%s): skipped", url, refusal)
+            request = self._page_request(url, depth=0)
+            if request is not None:
+                yield request
+        self._flush_counts()
+        for url in sitemaps:
+            yield self._sitemap_request(url)
+        if self.config.sitemaps_from_robots:
+            origins = dict.fromkeys(
+                f"{p.scheme}://{p.netloc}" for p in map(urlsplit, seeds) if p.netloc
+            )
+            if self.crawler.settings.getbool("ROBOTSTXT_OBEY"):
+                # RobotsTxtMiddleware fetches each seed host's robots.txt anyway: read
+                # its Sitemap: lines from that response instead of fetching it twice.
+                self._robots_origins.update(origins)
+            else:
+                for origin in origins:
+                    yield self._sitemap_request(origin + "/robots.txt")
+
+    def _robots_received(self, response: Response, request: Request) -> None:
+        """`response_received` handler: the Sitemap: lines of the robots.txt files that
+        RobotsTxtMiddleware fetched for the seed hosts."""
+        if not self._robots_origins or not response.url.endswith("/robots.txt"):
+            return
+        parts = urlsplit(response.url)
+        origin = f"{parts.scheme}://{parts.netloc}"
+        if parts.path != "/robots.txt" or origin not in self._robots_origins:
+            return
+        self._robots_origins.discard(origin)
+        if response.status == 200:
+            for sitemap in self._parse_sitemap(response):
+                self.crawler.engine.crawl(sitemap)
+
+    def _sitemap_request(self, url: str) -> Request:
+        return Request(url, callback=self._parse_sitemap, meta={"depth": 0, "corpus_sitemap": True})
+
+    def _parse_sitemap(self, response: Response) -> Iterator[Request]:
+        if urlsplit(response.url).path == "/robots.txt":
+            for url in sitemap_urls_from_robots(response.body, base_url=response.url):
+                if self.scope.check(url, page=False) is None:
+                    yield self._sitemap_request(url)
+            return
+        body = self._sitemap_body(response)
+        if body is None:
+            self.logger.warning("ignoring a sitemap that is not XML: %s", response.url)
+            self._stats.inc_value("corpus/sitemaps/invalid")
+            return
+        sitemap = Sitemap(body)
+        self._stats.inc_value("corpus/sitemaps/read")
+        for entry in sitemap:
+            loc = entry.get("loc")
+            if not loc:
+                continue
+            if sitemap.type == "sitemapindex":
+                if self.scope.check(loc, page=False) is None:
+                    yield self._sitemap_request(loc)
+            elif sitemap.type == "urlset":
+                request = self._page_request(loc, depth=0)
+                if request is not None:
+                    yield request
+        self._flush_counts()
+
+    def _sitemap_body(self, response: Response) -> bytes | None:
+        if gzip_magic_number(response):
+            try:
+                return gunzip(response.body, max_size=self.config.max_sitemap_bytes)
+            except Exception:  # a damaged or oversized gzip: not a sitemap we can read
+                return None
+        head = response.body[:512].lstrip().lower()
+        if head.startswith(b"<?xml") or b"<urlset" in head or b"<sitemapindex" in head:
+            return response.body
+        return None
+
+    # -- scope --------------------------------------------------------------------------
+
+    def _page_request(
+        self, url: str, depth: int, referer: str | None = None, *, verbatim: bool = False
+    ) -> Request | None:
+        """A request for a page, or None if it was seen already, is out of scope or over budget."""
+        # Scrapy's request fingerprints keep fragments; one page is one page.
+        url = url.partition("#")[0]
+        if url in self._seen:
+            return None
+        self._seen.add(url)
+        refusal = self.scope.check(url)
+        if refusal is not None:
+            self._counts[f"corpus/links/refused/{refusal}"] += 1
+            return None
+        limit = self.config.max_pages
+        if limit is not None and self._pages >= limit:
+            self._stats.inc_value("corpus/links/over-max-pages")
+            return None
+        limit = self.config.max_pages_per_domain
+        if limit is not None:
+            host = urlsplit(url).hostname or ""
+            if self._pages_per_host[host] >= limit:
+                self._stats.inc_value("corpus/links/over-max-pages-per-domain")
+                return None
+            self._pages_per_host[host] += 1
+        self._pages += 1
+        meta: dict[str, Any] = {"depth": depth}
+        if verbatim:
+            # the worker already made the URL safe (w3lib.url.safe_url_string)
+            meta["verbatim_url"] = True
+        return Request(
+            url,
+            callback=self.parse,
+            errback=self._download_failed,
+            meta=meta,
+            headers={"Referer": referer} if referer else None,
+            priority=-depth,
+        )
+
+    def _follow_requests(
+        self, page_url: str, depth: int, links: Iterable[str]
+    ) -> Iterator[Request]:
+        if not self.config.follow_links:
+            return
+        depth += 1
+        if self.config.max_depth is not None and depth > self.config.max_depth:
+            self._stats.inc_value("corpus/links/too-deep", len(tuple(links)))
+            return
+        self._stats.max_value("corpus/depth_max", depth)
+        for url in links:
+            request = self._page_request(url, depth, page_url, verbatim=True)
+            if request is not None:
+                yield request
+        self._flush_counts()
+
+    def _flush_counts(self) -> None:
+        stats = self._stats
+        for key, count in self._counts.items():
+            stats.inc_value(key, count)
+        self._counts.clear()
+
+    def follow(self, page: FetchedPage, links: tuple[str, ...]) -> None:
+        """`links_extracted` handler: schedule the links of `page` that are in scope."""
+        engine = self.crawler.engine
+        for request in self._follow_requests(page.url, page.depth, links):
+            engine.crawl(request)
+
+    # -- responses ----------------------------------------------------------------------
+
+    def parse(self, response: Response) -> Iterator[Any]:
+        page = fetched_page(response)
+        if self._link_extractor is not None and page.is_html and isinstance(response, TextResponse):
+            urls = self._callback_links(response)
+            yield from self._follow_requests(page.url, page.depth, urls)
+        yield page
+
+    def _download_failed(self, failure: Failure) -> None:
+        """One log line per page that could not be fetched (the stats count them by type)."""
+        request = getattr(failure, "request", None)
+        url = request.url if request is not None else "?"
+        if failure.check(IgnoreRequest):
+            return  # refused on purpose (robots.txt, scope, address): counted where refused
+        if failure.check(DownloadCancelledError):
+            return  # over the size cap: counted as too-large by SizeCapMiddleware
+        self.logger.warning(
+            "could not fetch %s: %s", url, failure.getErrorMessage() or failure.type
+        )
+
+    def _callback_links(self, response: TextResponse) -> list[str]:
+        """Links found on the reactor thread, when the extraction workers are off."""
+        robots = response.xpath("//meta[translate(@name,'ROBTS','robts')='robots']/@content")
+        if any("nofollow" in c.lower() or "none" in c.lower() for c in robots.getall()):
+            return []
+        urls = [
+            link.url for link in self._link_extractor.extract_links(response) if not link.nofollow
+        ]
+        # MetaRefreshMiddleware is off in this project (the workers follow refreshes as links)
+        _, refresh = get_meta_refresh(response.text, response.url)
+        if refresh:
+            urls.append(safe_url_string(refresh, response.encoding))
+        return urls
+
+
+def _content_type(response: Response) -> tuple[str, str | None]:
+    raw = response.headers.get(b"Content-Type") or b""
+    value = raw.decode("latin-1")
+    media, _, params = value.partition(";")
+    charset: str | None = None
+    for param in params.split(";"):
+        key, _, val = param.partition("=")
+        if key.strip().lower() == "charset" and val.strip():
+            charset = val.strip().strip("\"'")
+    return media.strip().lower(), charset
+
+
+def _looks_like_html(body: bytes) -> bool:
+    head = body[:1024].lstrip().lower()
+    return head.startswith((b"<!doctype html", b"<html")) or b"<html" in head
+
+
+def fetched_page(response: Response) -> FetchedPage:
+    """The item for a response: what the pipelines need, nothing parsed."""
+    meta = response.meta
+    media, charset = _content_type(response)
+    is_html = media in HTML_TYPES or (
+        media in ("", "application/octet-stream") and _looks_like_html(response.body)
+    )
+    redirects = meta.get("redirect_urls")
+    last_modified = response.headers.get(b"Last-Modified")
+    return FetchedPage(
+        url=response.url,
+        request_url=redirects[0] if redirects else response.url,
+        status=response.status,
+        fetched_at=meta.get("corpus_fetched_at") or datetime.now(timezone.utc),
+        depth=int(meta.get("depth", 0)),
+        content_type=media,
+        http_charset=charset,
+        last_modified=last_modified.decode("latin-1") if last_modified else None,
+        ip_address=str(response.ip_address) if response.ip_address else "",
+        is_html=is_html,
+        body=response.body,
+        exchange=meta.get("corpus_exchange"),
+    )

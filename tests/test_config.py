@@ -1,0 +1,218 @@
+"""Parameter validation: every error names the parameter and says how to fix it."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import pytest
+
+from corpus_crawler.config import ConfigError, ExtractConfig, JustextParams, Preset
+
+
+def error(**values: Any) -> str:
+    with pytest.raises(ConfigError) as caught:
+        JustextParams(**values)
+    return str(caught.value)
+
+
+def test_defaults_are_the_seeds() -> None:
+    params = JustextParams()
+    assert (params.length_low, params.length_high) == (70, 200)
+    assert (params.stopwords_low, params.stopwords_high) == (0.30, 0.32)
+    assert params.max_link_density == 0.2
+    assert params.max_heading_distance == 200
+    assert params.no_headings is False and params.no_headlines is False
+
+
+def test_params_are_frozen() -> None:
+    params = JustextParams()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        params.length_low = 5  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("name", ["length_low", "length_high", "max_heading_distance"])
+def test_negative_lengths(name: str) -> None:
+    values: dict[str, Any] = {name: -1}
+    if name == "length_high":
+        values["length_low"] = 0
+    message = error(**values)
+    assert name in message
+    assert ">= 0" in message and "-1" in message
+
+
+@pytest.mark.parametrize("name", ["stopwords_low", "stopwords_high", "max_link_density"])
+@pytest.mark.parametrize("value", [-0.1, 1.5, float("nan"), float("inf")])
+def test_shares_outside_zero_to_one(name: str, value: float) -> None:
+    values: dict[str, Any] = {name: value}
+    if name == "stopwords_low" and value > 0:
+        values["stopwords_high"] = 1.0
+    message = error(**values)
+    assert name in message
+    assert "between 0 and 1" in message
+
+
+@pytest.mark.parametrize("value", ["70", 70.5, None, [70]])
+def test_lengths_must_be_whole_numbers(value: object) -> None:
+    message = error(length_low=value)
+    assert "length_low" in message
+    assert "whole number" in message
+    assert repr(value) in message
+
+
+@pytest.mark.parametrize("value", ["0.3", None, (0.3,)])
+def test_shares_must_be_numbers(value: object) -> None:
+    message = error(stopwords_low=value)
+    assert "stopwords_low" in message
+    assert "number between 0 and 1" in message
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("length_low", True),
+        ("max_heading_distance", False),
+        ("stopwords_high", True),
+        ("max_link_density", False),
+    ],
+)
+def test_bools_are_not_numbers(name: str, value: bool) -> None:
+    message = error(**{name: value})
+    assert name in message
+
+
+@pytest.mark.parametrize("name", ["no_headings", "no_headlines"])
+@pytest.mark.parametrize("value", ["yes", 1, 0, None, "false"])
+def test_switches_must_be_bools(name: str, value: object) -> None:
+    message = error(**{name: value})
+    assert name in message
+    assert "true or false" in message
+
+
+def test_length_low_above_length_high() -> None:
+    message = error(length_low=300, length_high=200)
+    assert "length_low (300)" in message and "length_high (200)" in message
+    assert "raise length_high or lower length_low" in message
+
+
+def test_stopwords_low_above_stopwords_high() -> None:
+    message = error(stopwords_low=0.5, stopwords_high=0.4)
+    assert "stopwords_low (0.5)" in message and "stopwords_high (0.4)" in message
+    assert "raise stopwords_high or lower stopwords_low" in message
+
+
+def test_edge_values_are_accepted() -> None:
+    JustextParams(
+        length_low=0,
+        length_high=0,
+        stopwords_low=0.0,
+        stopwords_high=0.0,
+        max_link_density=0.0,
+        max_heading_distance=0,
+    )
+    JustextParams(
+        length_low=5, length_high=5, stopwords_low=1, stopwords_high=1, max_link_density=1
+    )
+
+
+def test_from_mapping() -> None:
+    params = JustextParams.from_mapping({"stopwords_low": 0.25, "no_headings": True})
+    assert params == JustextParams(stopwords_low=0.25, no_headings=True)
+
+
+@pytest.mark.parametrize(
+    ("key", "suggestion"),
+    [
+        ("stopwords_hi", "stopwords_high"),
+        ("length_lo", "length_low"),
+        ("max_link_dens", "max_link_density"),
+        ("no_headline", "no_headlines"),
+    ],
+)
+def test_from_mapping_unknown_key_suggests_the_closest(key: str, suggestion: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        JustextParams.from_mapping({key: 1}, source="configs/languages/cs.yaml")
+    message = str(caught.value)
+    assert f"unknown key {key!r}" in message
+    assert "configs/languages/cs.yaml" in message
+    assert f"did you mean {suggestion!r}" in message
+
+
+def test_from_mapping_unknown_key_without_a_close_match() -> None:
+    with pytest.raises(ConfigError) as caught:
+        JustextParams.from_mapping({"colour": "blue"})
+    assert "unknown key 'colour'" in str(caught.value)
+    assert "did you mean" not in str(caught.value)
+
+
+def test_from_mapping_bad_value_names_the_source() -> None:
+    with pytest.raises(ConfigError) as caught:
+        JustextParams.from_mapping({"length_low": -5}, source="cs.yaml")
+    assert str(caught.value).startswith("cs.yaml: length_low")
+
+
+def test_merged_validates_like_from_mapping() -> None:
+    base = JustextParams(length_low=50)
+    assert base.merged({"length_high": 100}) == JustextParams(length_low=50, length_high=100)
+    with pytest.raises(ConfigError, match="did you mean 'length_high'"):
+        base.merged({"length_hight": 100}, source="--param")
+    with pytest.raises(ConfigError, match=r"--param: length_low .* must not exceed length_high"):
+        base.merged({"length_low": 500}, source="--param")
+
+
+def test_extract_config_defaults() -> None:
+    config = ExtractConfig()
+    assert config.extractor == "justext"
+    assert config.preset is Preset.SEED
+    assert config.params is None
+
+
+@pytest.mark.parametrize(
+    ("name", "suggestion"),
+    [("justtext", "justext"), ("kimatoo", "kimatu"), ("declutr", "declutter")],
+)
+def test_unknown_extractor(name: str, suggestion: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        ExtractConfig(extractor=name)
+    message = str(caught.value)
+    assert f"unknown extractor {name!r}" in message
+    assert "justext, declutter, kimatu, combined" in message
+    assert f"did you mean {suggestion!r}" in message
+
+
+def test_preset_given_as_text() -> None:
+    config = ExtractConfig(preset="reference")  # type: ignore[arg-type]
+    assert config.preset is Preset.REFERENCE
+    assert Preset.parse("language-independent") is Preset.LANGUAGE_INDEPENDENT
+
+
+@pytest.mark.parametrize(
+    ("name", "suggestion"),
+    [("referense", "reference"), ("sed", "seed"), ("language_independent", "language-independent")],
+)
+def test_unknown_preset(name: str, suggestion: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        ExtractConfig(preset=name)  # type: ignore[arg-type]
+    message = str(caught.value)
+    assert f"unknown preset {name!r}" in message
+    assert "seed, reference, language-independent" in message
+    assert f"did you mean {suggestion!r}" in message
+
+
+def test_unknown_preset_without_a_close_match() -> None:
+    with pytest.raises(ConfigError) as caught:
+        Preset.parse("xyzzy")
+    assert "did you mean" not in str(caught.value)
+
+
+@pytest.mark.parametrize("size", [0, -1])
+def test_max_bytes_must_be_positive(size: int) -> None:
+    with pytest.raises(ConfigError, match="max_bytes must be positive"):
+        ExtractConfig(max_bytes=size)
+
+
+def test_unknown_language_is_a_config_error() -> None:
+    """A typo in the language must fail when the config is made, not turn every page of a
+    crawl into an EXTRACTOR_ERROR drop (which is what extract() does with it today)."""
+    with pytest.raises(ConfigError, match="unknown language 'englsh'"):
+        ExtractConfig(language="englsh")
