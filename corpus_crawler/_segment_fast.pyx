@@ -9,8 +9,13 @@ headers lxml ships); nothing is linked or modified. `tests/test_segment.py`
 checks that both walks give identical output on every gold page.
 """
 
-from cpython.unicode cimport PyUnicode_DecodeUTF8
+from cpython.mem cimport PyMem_Free, PyMem_Malloc
+from cpython.unicode cimport PyUnicode_4BYTE_KIND, PyUnicode_DecodeUTF8, PyUnicode_FromKindAndData
 from libc.string cimport strcmp, strlen
+
+
+cdef extern from "Python.h":
+    bint Py_UNICODE_ISSPACE(Py_UCS4 ch)
 
 cimport lxml.includes.etreepublic as cetree
 from lxml.includes.tree cimport (
@@ -91,6 +96,41 @@ cdef inline str _text(xmlNode* node):
 cdef inline str _name(xmlNode* node):
     cdef const char* name = <const char*>node.name
     return PyUnicode_DecodeUTF8(name, strlen(name), "replace")
+
+
+def block_text(str text):
+    """`segment.block_text` in one pass: a whitespace run becomes LF if it holds
+    CR or LF, else one space; no whitespace at either end (Py_UNICODE_ISSPACE is
+    what str.isspace and the regex \\s use)."""
+    cdef Py_ssize_t n = len(text)
+    cdef Py_ssize_t i
+    cdef Py_ssize_t size = 0
+    cdef Py_UCS4 c
+    cdef int pending = 0  # 0: no run, 1: space run, 2: run with a line break
+    cdef Py_UCS4* out
+    if n == 0:
+        return ""
+    out = <Py_UCS4*>PyMem_Malloc(n * sizeof(Py_UCS4))
+    if out == NULL:
+        raise MemoryError()
+    try:
+        for i in range(n):
+            c = text[i]
+            if Py_UNICODE_ISSPACE(c):
+                if c == 10 or c == 13:
+                    pending = 2
+                elif pending == 0:
+                    pending = 1
+            else:
+                if pending and size:
+                    out[size] = 10 if pending == 2 else 32
+                    size += 1
+                pending = 0
+                out[size] = c
+                size += 1
+        return PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, out, size)
+    finally:
+        PyMem_Free(out)
 
 
 def walk(root_element, bint reference, long max_blocks=100_000):

@@ -281,8 +281,9 @@ def segment(
         raise TooManyBlocks(f"more than {max_blocks} blocks")
     kept = []
     controls = None if reference else _CONTROL_CHARS
+    fold = _fast.block_text if compiled and _fast is not None else block_text
     for nodes, link_chars, anchor, images in raw:
-        text = block_text("".join(nodes))
+        text = fold("".join(nodes))
         if controls is not None and controls.search(text) is not None:
             text = block_text(controls.sub("", text))
         if text or images:

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from lxml import etree
 
 from corpus_crawler import dom
@@ -373,3 +375,18 @@ def test_compiled_and_python_walkers_agree_on_gold_pages(
             differing.append((page_id, first))
     assert pages >= 50
     assert differing == []
+
+
+_WHITESPACE_ALPHABET = (
+    " \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f\x85\xa0\u1680\u2000\u2028\u2029\u3000ab\U0001f600é"
+)
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.text(alphabet=_WHITESPACE_ALPHABET))
+def test_compiled_whitespace_folding_equals_python(text: str) -> None:
+    """The compiled block_text folds whitespace exactly like the regex definition."""
+    from corpus_crawler.segment import _fast, block_text, normalize_whitespace
+
+    assert _fast is not None
+    assert _fast.block_text(text) == block_text(text) == normalize_whitespace(text).strip()
