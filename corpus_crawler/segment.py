@@ -280,12 +280,11 @@ def segment(
     if len(raw) > max_blocks:
         raise TooManyBlocks(f"more than {max_blocks} blocks")
     kept = []
-    controls = None if reference else _CONTROL_CHARS
     fold = _fast.block_text if compiled and _fast is not None else block_text
-    for nodes, link_chars, anchor, images in raw:
-        text = fold("".join(nodes))
-        if controls is not None and controls.search(text) is not None:
-            text = block_text(controls.sub("", text))
+    texts = [fold("".join(nodes)) for nodes, _, _, _ in raw]
+    if not reference and _CONTROL_CHARS.search("".join(texts)) is not None:
+        texts = [block_text(_CONTROL_CHARS.sub("", text)) for text in texts]
+    for text, (_, link_chars, anchor, images) in zip(texts, raw, strict=True):
         if text or images:
             kept.append((text, link_chars, anchor, images))
     if compiled and _fast is not None:
