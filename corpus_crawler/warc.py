@@ -46,6 +46,7 @@ import enum
 import http
 import json
 import uuid
+import zlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -143,6 +144,9 @@ class WarcConfig:
     info: CrawlInfo = field(default_factory=CrawlInfo)
     #: Also write a ``metadata`` record with the per-paragraph classes of each document.
     paragraph_metadata: bool = False
+    #: zlib level of each record's gzip member. warcio uses 9; 6 is about as
+    #: small and ~2x cheaper (the writer shares a CPU with Scrapy's reactor).
+    compression_level: int = 6
     #: fsync after every record (survives power loss, costs a disk flush per record).
     fsync: bool = False
 
@@ -152,6 +156,11 @@ class WarcConfig:
             raise ConfigError(f"max_bytes must be a whole number of bytes, got {self.max_bytes!r}")
         if self.max_bytes <= 0:
             raise ConfigError(f"max_bytes must be > 0, got {self.max_bytes}")
+        if self.compression_level not in range(1, 10):
+            raise ConfigError(
+                "compression_level must be 1 (fastest) to 9 (smallest),"
+                f" got {self.compression_level!r}"
+            )
         if self.timestamp_digits not in (14, 17):
             raise ConfigError(f"timestamp_digits must be 14 or 17, got {self.timestamp_digits!r}")
         if not self.prefix or safe_name_part(self.prefix) != self.prefix:
@@ -514,8 +523,8 @@ class WarcWriter:
             http_headers,
         )
 
-    @staticmethod
     def _serialize(
+        self,
         record_type: str,
         uri: str,
         warc_headers: Mapping[str, str],
@@ -523,9 +532,9 @@ class WarcWriter:
         content_type: str,
         http_headers: StatusAndHeaders | None = None,
     ) -> bytes:
-        """One record as one gzip member, built, digested and compressed by warcio."""
+        """One record as one gzip member: built and digested by warcio, then gzipped."""
         buffer = BytesIO()
-        writer = WARCWriter(buffer, gzip=True, warc_version=WARC_VERSION)
+        writer = WARCWriter(buffer, gzip=False, warc_version=WARC_VERSION)
         record = writer.create_warc_record(
             uri,
             record_type,
@@ -536,7 +545,10 @@ class WarcWriter:
             http_headers=http_headers,
         )
         writer.write_record(record)
-        return buffer.getvalue()
+        compressor = zlib.compressobj(
+            self._config.compression_level, zlib.DEFLATED, zlib.MAX_WBITS | 16
+        )
+        return compressor.compress(buffer.getvalue()) + compressor.flush()
 
 
 def _http_version(version: str) -> str:
