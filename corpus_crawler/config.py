@@ -153,7 +153,7 @@ class ExtractConfig:
             from .stoplists import resolve_language
 
             object.__setattr__(self, "language", resolve_language(self.language))
-        if self.extractor_options and self.extractor in ("declutter", "kimatu"):
+        if self.extractor_options and self.extractor in ("declutter", "kimatu", "combined"):
             # Check once here rather than failing on every page later.
             from .extractors import extractor_options
 

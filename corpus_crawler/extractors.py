@@ -40,6 +40,10 @@ def extractor_options(name: str, overrides: Mapping[str, Any]) -> Any:
         defaults = _declutter_defaults()
     elif name == "kimatu":
         defaults = _kimatu_defaults()
+    elif name == "combined":
+        from .combined import shipped_combined_options
+
+        defaults = shipped_combined_options()
     else:
         raise ConfigError(f"extractor {name!r} takes no options")
     return defaults.merged(overrides, f"{name} options") if overrides else defaults
