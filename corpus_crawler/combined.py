@@ -18,20 +18,19 @@ from __future__ import annotations
 import copy
 import difflib
 import functools
-import importlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, NamedTuple
 
-import yaml
 from lxml import etree
 
 from . import classify as _classify
+from ._configfiles import extractor_config_path, read_yaml
 from .config import DEFAULT_CONFIG, ConfigError, ExtractConfig, JustextParams, Preset
 from .declutter import DEFAULT_DECLUTTER_OPTIONS, DeclutterOptions, declutter
 from .declutter import load_declutter_options as _load_declutter_options
-from .extract import _choose_language, _stoplist_and_params, classify_segments
+from .extract import choose_language, classify_segments, stoplist_and_params
 from .kimatu import DEFAULT_KIMATU_OPTIONS, KimatuOptions, kimatu
 from .kimatu import load_kimatu_options as _load_kimatu_options
 from .model import Paragraph, ParagraphClass
@@ -156,33 +155,13 @@ DEFAULT_COMBINED_OPTIONS = CombinedOptions()
 
 def default_options_path() -> Path:
     """configs/extractors/combined.yaml (next to declutter.yaml and kimatu.yaml)."""
-    try:
-        stoplists = importlib.import_module("corpus_crawler.stoplists")
-        base = Path(stoplists.config_dir())
-    except (ImportError, AttributeError, OSError):
-        package = Path(__file__).resolve().parent
-        base = package / "_configs"
-        if not base.is_dir():
-            base = package.parent / "configs"
-    return base / "extractors" / "combined.yaml"
+    return extractor_config_path("combined")
 
 
 def load_combined_options(path: Path | str | None = None) -> CombinedOptions:
     """combined.yaml on top of declutter.yaml and kimatu.yaml (the shipped files by default)."""
     path = default_options_path() if path is None else Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(
-            f"cannot read combined options {path}: {exc.strerror or exc};"
-            " pass an existing YAML file or omit the path for the defaults"
-        ) from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path} is not valid YAML: {exc}") from None
-    if data is None:
-        data = {}
+    data = read_yaml(path, "combined options")
     base = CombinedOptions(declutter=_load_declutter_options(), kimatu=_load_kimatu_options())
     return base.merged(data, str(path))
 
@@ -499,8 +478,8 @@ def combined(
     segments = segment(root, reference=reference)
     if not segments:
         return ()
-    language, _ = _choose_language([s.text for s in segments], config)
-    stoplist, params = _stoplist_and_params(language, config)
+    language, _ = choose_language([s.text for s in segments], config)
+    stoplist, params = stoplist_and_params(language, config)
     justext = classify_segments(segments, stoplist, params, reference=reference)
     decluttered = declutter(copy.deepcopy(root), options.declutter).paragraphs
     kimatu_paragraphs = kimatu(root, options.kimatu).paragraphs

@@ -91,7 +91,7 @@ def _extract(
         from .extractors import run_extractor
 
         paragraphs, cleaned_html = run_extractor(config.extractor, root, config)
-        language, confidence = _choose_language([p.text for p in paragraphs], config)
+        language, confidence = choose_language([p.text for p in paragraphs], config)
         return _finish(
             _replace(
                 base,
@@ -110,13 +110,13 @@ def _extract(
         return _replace(base, title=title, drop_reason=DropReason.TOO_LARGE, drop_detail=str(exc))
     if not segments:
         return _replace(base, title=title, drop_reason=DropReason.EMPTY, drop_detail="no text")
-    language, confidence = _choose_language([s.text for s in segments], config)
+    language, confidence = choose_language([s.text for s in segments], config)
     doc = _replace(base, title=title, language=language, language_confidence=confidence)
     if not _accepted(doc, config):
         return _replace(
             doc, drop_reason=DropReason.WRONG_LANGUAGE, drop_detail=f"language {language!r}"
         )
-    stoplist, params = _stoplist_and_params(language, config)
+    stoplist, params = stoplist_and_params(language, config)
     paragraphs = classify_segments(segments, stoplist, params, reference=reference)
     return _finish(doc, paragraphs, config)
 
@@ -152,9 +152,7 @@ def _replace(doc: Document, **changes: object) -> Document:
     return replace(doc, **changes)  # type: ignore[arg-type]
 
 
-def _choose_language(
-    texts: Sequence[str], config: ExtractConfig
-) -> tuple[str | None, float | None]:
+def choose_language(texts: Sequence[str], config: ExtractConfig) -> tuple[str | None, float | None]:
     language = config.language
     if language is None:
         return None, None
@@ -168,7 +166,7 @@ def _choose_language(
     return guess.code, guess.confidence
 
 
-def _stoplist_and_params(
+def stoplist_and_params(
     language: str | None, config: ExtractConfig
 ) -> tuple[frozenset[str], JustextParams]:
     if config.preset is Preset.LANGUAGE_INDEPENDENT:

@@ -7,15 +7,13 @@ a test keeps the two equal.
 from __future__ import annotations
 
 import difflib
-import importlib
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from .._configfiles import extractor_config_path, read_yaml
 from ..config import ConfigError
 
 # Seed 002, "Prune": "<script> tags". The other tags carry no readable text or
@@ -302,28 +300,11 @@ CONFIG_NAME = "declutter.yaml"
 
 def default_config_path() -> Path:
     """configs/extractors/declutter.yaml of this checkout, or the copy packaged with the wheel."""
-    try:
-        stoplists = importlib.import_module("corpus_crawler.stoplists")
-        base = Path(stoplists.config_dir())
-    except (ImportError, AttributeError, OSError):
-        package = Path(__file__).resolve().parents[1]
-        base = package.parent / "configs"
-        if not base.is_dir():
-            base = package / "_configs"
-    return base / "extractors" / CONFIG_NAME
+    return extractor_config_path("declutter")
 
 
 def load_declutter_options(path: Path | None = None) -> DeclutterOptions:
     """Read a declutter YAML file (the shipped defaults when `path` is None)."""
     path = default_config_path() if path is None else Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"cannot read declutter options {path}: {exc.strerror or exc}") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path} is not valid YAML: {exc}") from None
-    if data is None:
-        data = {}
+    data = read_yaml(path, "declutter options")
     return DeclutterOptions.from_mapping(data, str(path))

@@ -15,8 +15,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from .._configfiles import extractor_config_path, read_yaml
 from ..config import ConfigError
 
 #: Attributes that describe how an element looks (seed 003, 3.2: "all attributes
@@ -153,36 +152,14 @@ class KimatuOptions:
 DEFAULT_KIMATU_OPTIONS = KimatuOptions()
 
 
-def _config_dir() -> Path:
-    try:
-        from ..stoplists import config_dir  # type: ignore[attr-defined,unused-ignore]
-    except ImportError:
-        package = Path(__file__).parents[1]
-        installed = package / "_configs"
-        return installed if installed.is_dir() else package.parent / "configs"
-    return Path(config_dir())
-
-
 def default_options_path() -> Path:
-    return _config_dir() / "extractors" / "kimatu.yaml"
+    return extractor_config_path("kimatu")
 
 
 def load_kimatu_options(path: Path | None = None) -> KimatuOptions:
     """Options from `path` (default configs/extractors/kimatu.yaml); missing keys keep defaults."""
     path = default_options_path() if path is None else Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(
-            f"cannot read Kimatu options {path}: {exc.strerror or exc};"
-            " pass an existing YAML file or omit the path for the defaults"
-        ) from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path} is not valid YAML: {exc}") from None
-    if data is None:
-        return KimatuOptions()
+    data = read_yaml(path, "Kimatu options")
     if not isinstance(data, Mapping):
         raise ConfigError(
             f"{path} must hold a mapping of option names to values, got {type(data).__name__}"
