@@ -391,6 +391,11 @@ class VerticalWriter:
             sentences=self._config.sentences,
             tokenizer=self._tokenizer,
         )
+        return self.write_formatted(text)
+
+    def write_formatted(self, text: str | None) -> bool:
+        """Append a document `format_document` already formatted (in a worker process,
+        say, so tokenising does not run on the writer thread); None counts as skipped."""
         if text is None:
             self.skipped += 1
             return False

@@ -26,11 +26,13 @@ from scrapy.settings import BaseSettings
 
 from corpus_crawler.config import ConfigError, ExtractConfig, JustextParams, Preset
 from corpus_crawler.model import DropReason
+from corpus_crawler.vertical import VerticalConfig
 from pipelines.drops import CorpusDrop, drop_for
-from pipelines.items import CorpusDocument, FetchedPage, document_id
+from pipelines.items import CorpusDocument, FetchedPage, doc_meta, document_id
 from pipelines.pool import PagePool, PoolCrashed, PoolTimeout, default_workers
 from pipelines.signals import links_extracted
 from pipelines.worker import PageTask, WorkerConfig
+from pipelines.writer import OutputSettings
 
 __all__ = ["ExtractPipeline", "ExtractSettings"]
 
@@ -49,6 +51,8 @@ class ExtractSettings:
     follow_links: bool
     #: Return every paragraph from the workers (the writers need the non-good ones).
     all_paragraphs: bool
+    #: The vertical file's settings when it is written: the workers format it.
+    vertical: VerticalConfig | None = None
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> ExtractSettings:
@@ -87,6 +91,7 @@ class ExtractSettings:
             follow_links=settings.getbool("CORPUS_SCOPE_FOLLOW_LINKS", True),
             all_paragraphs=settings.getbool("CORPUS_OUTPUT_KEEP_ALL_PARAGRAPHS")
             or settings.getbool("CORPUS_WARC_METADATA"),
+            vertical=OutputSettings.from_settings(settings).vertical,
         )
 
     def worker_config(self) -> WorkerConfig:
@@ -94,6 +99,7 @@ class ExtractSettings:
             extract=self.extract if self.text else None,
             page_timeout=self.page_timeout,
             all_paragraphs=self.all_paragraphs,
+            vertical=self.vertical,
         )
 
 
@@ -143,11 +149,13 @@ class ExtractPipeline:
             raise self._drop(DropReason.NOT_HTML, item, item.content_type or "no Content-Type")
         stats.inc_value("corpus/pages_html")
         stats.inc_value("corpus/bytes_raw", item.size)
+        doc_id = document_id(item.url)
         task = PageTask(
             url=item.url,
             body=item.body,
             http_charset=item.http_charset,
             links=self.settings.follow_links,
+            meta=doc_meta(item, doc_id) if self.settings.vertical is not None else None,
         )
         try:
             result = await self.pool.run(task)
@@ -187,7 +195,8 @@ class ExtractPipeline:
         return CorpusDocument(
             page=item,
             document=document,
-            doc_id=document_id(item.url),
+            doc_id=doc_id,
             words=words,
             clean_bytes=clean_bytes,
+            vertical_text=result.vertical_text,
         )

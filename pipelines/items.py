@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from corpus_crawler.model import Document
+from corpus_crawler.vertical import DocMeta
 
 if TYPE_CHECKING:
     from corpus_crawler.warc import ExchangeRecords
@@ -66,3 +67,17 @@ class CorpusDocument:
     words: int
     #: UTF-8 bytes of the clean text (good paragraphs, one per line).
     clean_bytes: int
+    #: The tokenised vertical text, formatted in the worker (None: format on writing).
+    vertical_text: str | None = None
+
+
+def doc_meta(page: FetchedPage, doc_id: str) -> DocMeta:
+    """The crawl facts a corpus file records about a page (one definition for all writers)."""
+    return DocMeta(
+        doc_id=doc_id,
+        crawl_date=page.fetched_at,
+        url=page.request_url,
+        final_url=page.url,
+        last_modified=page.last_modified,
+        ip=page.ip_address,
+    )

@@ -31,6 +31,7 @@ from corpus_crawler.config import ExtractConfig
 from corpus_crawler.decode import decode_html
 from corpus_crawler.extract import extract
 from corpus_crawler.model import Document, DropReason
+from corpus_crawler.vertical import DocMeta, VerticalConfig, format_document
 
 __all__ = [
     "PageResult",
@@ -56,6 +57,9 @@ class WorkerConfig:
     #: Send back every paragraph. Off, only the good ones travel back: unpickling
     #: hundreds of boilerplate paragraphs per page costs the crawl process ~1 ms a page.
     all_paragraphs: bool = False
+    #: Format the tokenised vertical text here (`PageTask.meta` given): tokenising costs
+    #: ~5 ms a document, which on the writer thread would compete with the reactor.
+    vertical: VerticalConfig | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +69,8 @@ class PageTask:
     http_charset: str | None = None
     #: Extract the outgoing links too.
     links: bool = True
+    #: The document's crawl facts, for formatting its vertical text in the worker.
+    meta: DocMeta | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +86,8 @@ class PageResult:
     cpu_seconds: float = 0.0
     #: Paragraphs `extract()` found (also when only the good ones were sent back).
     paragraph_count: int = 0
+    #: The tokenised vertical text (WorkerConfig.vertical), None if not formatted here.
+    vertical_text: str | None = None
 
 
 class _PageTimeout(BaseException):
@@ -109,6 +117,7 @@ def run_task(task: PageTask) -> PageResult:
 def process_page(task: PageTask, config: WorkerConfig) -> PageResult:
     started = time.process_time()
     document: Document | None = None
+    vertical_text: str | None = None
     links: tuple[str, ...] = ()
     nofollow = False
     paragraph_count = 0
@@ -119,6 +128,15 @@ def process_page(task: PageTask, config: WorkerConfig) -> PageResult:
                     task.body, task.url, config.extract, http_charset=task.http_charset
                 )
                 paragraph_count = len(document.paragraphs)
+                if config.vertical is not None and task.meta is not None:
+                    vertical = config.vertical
+                    vertical_text = format_document(
+                        document,
+                        task.meta,
+                        format=vertical.format,
+                        all_paragraphs=vertical.all_paragraphs,
+                        sentences=vertical.sentences,
+                    )
                 document = _trimmed(document, config)
             if task.links:
                 encoding = document.encoding if document is not None else None
@@ -138,7 +156,13 @@ def process_page(task: PageTask, config: WorkerConfig) -> PageResult:
             cpu_seconds=time.process_time() - started,
         )
     return PageResult(
-        document, links, nofollow, False, time.process_time() - started, paragraph_count
+        document,
+        links,
+        nofollow,
+        False,
+        time.process_time() - started,
+        paragraph_count,
+        vertical_text,
     )
 
 

@@ -34,7 +34,7 @@ from scrapy.crawler import Crawler
 from scrapy.settings import BaseSettings
 from twisted.internet.defer import Deferred
 
-from corpus_crawler.vertical import DocMeta, VerticalConfig, VerticalFormat, VerticalWriter
+from corpus_crawler.vertical import VerticalConfig, VerticalFormat, VerticalWriter
 from corpus_crawler.vertical import recover as recover_vertical
 from corpus_crawler.warc import (
     CrawlInfo,
@@ -46,7 +46,7 @@ from corpus_crawler.warc import (
 )
 from corpus_crawler.warc import recover as recover_warc
 from pipelines.glue import deferred_from_future
-from pipelines.items import CorpusDocument
+from pipelines.items import CorpusDocument, doc_meta
 
 __all__ = ["OutputFiles", "OutputSettings", "OutputWriter"]
 
@@ -264,14 +264,7 @@ class OutputWriter:
         warc_writer = self._warc if warc and self.settings.warc_conversion else None
         if warc_writer is None and not writers:
             return
-        meta = DocMeta(
-            doc_id=item.doc_id,
-            crawl_date=page.fetched_at,
-            url=page.request_url,
-            final_url=page.url,
-            last_modified=page.last_modified,
-            ip=page.ip_address,
-        )
+        meta = doc_meta(page, item.doc_id)
 
         def task() -> None:
             if warc_writer is not None:
@@ -289,7 +282,12 @@ class OutputWriter:
                     )
                     self._count("warc/conversions")
             for name, writer in writers:
-                if writer.write(item.document, meta):
+                if name == "vertical" and item.vertical_text is not None:
+                    # tokenised in the worker process already
+                    written = writer.write_formatted(item.vertical_text)
+                else:
+                    written = writer.write(item.document, meta)
+                if written:
                     self._count(f"{name}/documents")
 
         self._put(_guarded(task, None, self._fail))
