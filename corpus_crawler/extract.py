@@ -8,10 +8,12 @@ never as an exception.
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from . import classify as _classify
 from . import dom
@@ -19,6 +21,9 @@ from .config import DEFAULT_CONFIG, ExtractConfig, JustextParams, Preset
 from .decode import Decoded, clean_text, decode_html, decode_like_justext
 from .model import Document, DropReason, Paragraph, ParagraphClass
 from .segment import HEADING_TAGS, Segment, TooManyBlocks, segment
+
+if TYPE_CHECKING:
+    from .stoplists import LanguageConfig
 
 log = logging.getLogger(__name__)
 
@@ -92,17 +97,16 @@ def _extract(
 
         paragraphs, cleaned_html = run_extractor(config.extractor, root, config)
         language, confidence = choose_language([p.text for p in paragraphs], config)
-        return _finish(
-            _replace(
-                base,
-                title=title,
-                language=language,
-                language_confidence=confidence,
-                html=cleaned_html,
-            ),
-            tuple(paragraphs),
-            config,
+        doc = _replace(
+            base,
+            title=title,
+            language=language,
+            language_confidence=confidence,
+            html=cleaned_html,
         )
+        if not _accepted(doc, config):
+            return _wrong_language(doc)
+        return _finish(doc, tuple(paragraphs))
 
     try:
         segments = segment(root, reference=reference, max_blocks=config.max_blocks)
@@ -113,19 +117,20 @@ def _extract(
     language, confidence = choose_language([s.text for s in segments], config)
     doc = _replace(base, title=title, language=language, language_confidence=confidence)
     if not _accepted(doc, config):
-        return _replace(
-            doc, drop_reason=DropReason.WRONG_LANGUAGE, drop_detail=f"language {language!r}"
-        )
+        # checked before classifying: a rejected page costs no classification
+        return _wrong_language(doc)
     stoplist, params = stoplist_and_params(language, config)
     paragraphs = classify_segments(segments, stoplist, params, reference=reference)
-    return _finish(doc, paragraphs, config)
+    return _finish(doc, paragraphs)
 
 
-def _finish(doc: Document, paragraphs: tuple[Paragraph, ...], config: ExtractConfig) -> Document:
-    if not _accepted(doc, config):
-        return _replace(
-            doc, drop_reason=DropReason.WRONG_LANGUAGE, drop_detail=f"language {doc.language!r}"
-        )
+def _wrong_language(doc: Document) -> Document:
+    return _replace(
+        doc, drop_reason=DropReason.WRONG_LANGUAGE, drop_detail=f"language {doc.language!r}"
+    )
+
+
+def _finish(doc: Document, paragraphs: tuple[Paragraph, ...]) -> Document:
     doc = _replace(doc, paragraphs=paragraphs)
     good = [p for p in paragraphs if p.final_class is ParagraphClass.GOOD]
     if not good:
@@ -157,9 +162,8 @@ def choose_language(texts: Sequence[str], config: ExtractConfig) -> tuple[str | 
     if language is None:
         return None, None
     if language != "auto":
-        from .stoplists import resolve_language
-
-        return resolve_language(language), 1.0
+        # ExtractConfig resolved it to a stoplist code when it was built
+        return language, 1.0
     from .langid import identify
 
     guess = identify(texts)
@@ -175,21 +179,36 @@ def stoplist_and_params(
         from .stoplists import load_stoplist_file
 
         return load_stoplist_file(config.stoplist_path), config.params or JustextParams()
-    from .stoplists import available_languages, load_language
-
-    if language is None or language not in available_languages():
+    setup = _language_setup(language) if language is not None else None
+    if setup is None:
         # No language (none asked for, none recognised, or one without a
         # stoplist such as Japanese): jusText's `-s None`.
         return frozenset(), _without_stopwords(config.params)
+    stoplist, language_params = setup
+    if config.params is not None:
+        return stoplist, config.params
+    # jusText 3.0.2 has one set of thresholds for every language.
+    return stoplist, JustextParams() if config.preset is Preset.REFERENCE else language_params
 
-    lang = load_language(language)
-    params = config.params
-    if params is None and config.preset is Preset.REFERENCE:
-        # jusText 3.0.2 has one set of thresholds for every language.
-        params = JustextParams()
-    elif params is None:
-        params = JustextParams().merged(lang.parameters, f"configs/languages/{language}.yaml")
+
+def _language_setup(code: str) -> tuple[frozenset[str], JustextParams] | None:
+    """A language's stoplist and tuned thresholds (None: no stoplist for it).
+
+    The merged, validated thresholds are kept per LanguageConfig object, which
+    stoplists caches (and replaces on clear_caches), so a page pays a lookup.
+    """
+    from .stoplists import available_languages, load_language
+
+    if code not in available_languages():
+        return None
+    lang = load_language(code)
+    params = _tuned_params(lang)
     return lang.stoplist, params
+
+
+@functools.lru_cache(maxsize=256)
+def _tuned_params(lang: LanguageConfig) -> JustextParams:
+    return JustextParams().merged(lang.parameters, f"configs/languages/{lang.code}.yaml")
 
 
 def _without_stopwords(params: JustextParams | None) -> JustextParams:
