@@ -76,7 +76,6 @@ _CONTROL_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
 _NEWLINE_RUN = re.compile(r"\s*[\n\r]\s*")
 _SPACE_RUN = re.compile(r"[^\S\n\r]+")
-_ANY_RUN = re.compile(r"\s+")
 
 
 class Segment(NamedTuple):
