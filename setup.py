@@ -1,5 +1,6 @@
-"""Build glue that pyproject.toml cannot express: the optional compiled walker
-and the crawl/language configs packaged inside the wheel."""
+"""Build glue that pyproject.toml cannot express: the optional compiled core
+(block walker and classifier) and the crawl/language configs packaged inside
+the wheel."""
 
 from __future__ import annotations
 
@@ -25,15 +26,18 @@ def extensions() -> list[Extension]:
     try:
         import lxml
         from Cython.Build import cythonize
-    except ImportError:  # no compiler toolchain: the pure-Python walker is used
+    except ImportError:  # no Cython: the pure-Python walker and classifier are used
         return []
-    ext = Extension(
-        "corpus_crawler._segment_fast",
-        ["corpus_crawler/_segment_fast.pyx"],
-        include_dirs=lxml.get_include(),
-        optional=True,
-    )
-    return cythonize([ext], quiet=True, language_level=3)
+    exts = [
+        Extension(
+            f"corpus_crawler.{name}",
+            [f"corpus_crawler/{name}.pyx"],
+            include_dirs=lxml.get_include(),
+            optional=True,
+        )
+        for name in ("_segment_fast", "_classify_fast")
+    ]
+    return cythonize(exts, quiet=True, language_level=3)
 
 
 setup(ext_modules=extensions(), cmdclass={"build_py": BuildPyWithConfigs})

@@ -1,15 +1,19 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, initializedcheck=False
-"""Compiled twin of `segment._walk_python`: the same blocks, read straight off
+"""Compiled twin of `segment._segment_python`: the same blocks, read straight off
 libxml2's nodes instead of through lxml's per-node Python proxies.
 
-Why: at ~160 blocks and ~3,000 nodes per page, the Python walk costs more
-than parsing the page, and the issue's goal (6x jusText 3.0.2, under 4x the
-bare parse) leaves no room for it. Only libxml2's node struct is read (via the
-headers lxml ships); nothing is linked or modified. `tests/test_segment.py`
-checks that both walks give identical output on every gold page.
+Why: at ~160 blocks and ~700 elements per page, the Python walk costs more
+than parsing the page, and issue 2's goal (6x jusText 3.0.2, under 4x the
+bare parse) leaves no room for it. One pass folds each block's whitespace and
+keeps the open elements on a C stack with their sibling orders, so a block's
+DOM path and XPath come from the stack instead of a second walk up the tree.
+Only libxml2's node struct is read (via the headers lxml ships); nothing is
+linked or modified. `tests/test_segment.py` checks that both walks give
+identical output on every gold page and on generated pages.
 """
 
-from cpython.mem cimport PyMem_Free, PyMem_Malloc
+from cpython.exc cimport PyErr_CheckSignals
+from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
 from cpython.unicode cimport PyUnicode_4BYTE_KIND, PyUnicode_DecodeUTF8, PyUnicode_FromKindAndData
 from libc.string cimport strcmp, strlen
 
@@ -133,84 +137,260 @@ def block_text(str text):
         PyMem_Free(out)
 
 
-def walk(root_element, bint reference, long max_blocks=100_000):
-    """Raw blocks: (text nodes, link characters, anchor node address, images).
+cdef struct Frame:
+    xmlNode* node
+    long order            # 1-based position among same-name element siblings
+    Py_ssize_t names_at   # where this element's children's names begin in `_Walk.names`
 
-    Stops after max_blocks + 1 blocks, like the Python walker.
+
+cdef class _Walk:
+    """The state of one walk: the stack of open elements, with what xpaths
+    need, and the block being read.
+
+    Each frame keeps its element's sibling order, counted when the walk enters
+    it: a frame's children's names and counts sit on a shared name stack (a
+    frame's region is always on top while its children are entered). A frame
+    with many distinct child names moves its counts into a dict, so 100k
+    differently named siblings stay linear. Paths are built only for the frames
+    a block needs, and cached per frame.
+    """
+
+    cdef Frame* frames
+    cdef Py_ssize_t depth, frames_cap
+    cdef const char** names
+    cdef long* counts
+    cdef Py_ssize_t names_top, names_cap
+    cdef list paths   # per depth: (dom path, xpath) or None
+    cdef list dicts   # per depth: name -> count once a frame has many child names
+    # the block being read
+    cdef list nodes
+    cdef long link_chars, images
+    # the block's anchor frame: -1 is the document; -2 an element the walk has
+    # left (a BR that began a block), whose path is kept in `anchor_path`
+    cdef Py_ssize_t anchor_depth
+    cdef tuple anchor_path
+    # the blocks read so far
+    cdef list blocks
+    cdef long emitted, max_blocks
+
+    def __cinit__(self):
+        self.frames_cap = 64
+        self.names_cap = 256
+        self.frames = <Frame*>PyMem_Malloc(self.frames_cap * sizeof(Frame))
+        self.names = <const char**>PyMem_Malloc(self.names_cap * sizeof(const char*))
+        self.counts = <long*>PyMem_Malloc(self.names_cap * sizeof(long))
+        if self.frames == NULL or self.names == NULL or self.counts == NULL:
+            raise MemoryError()
+        self.depth = -1
+        self.names_top = 0
+        self.paths = []
+        self.dicts = []
+        self.nodes = []
+        self.anchor_depth = -1
+        self.blocks = []
+
+    def __dealloc__(self):
+        PyMem_Free(self.frames)
+        PyMem_Free(self.names)
+        PyMem_Free(self.counts)
+
+    cdef long _order(self, const char* name) except -1:
+        """Count `name` among the children of the top frame; its 1-based order."""
+        cdef Py_ssize_t i, start = self.frames[self.depth].names_at
+        cdef dict counts = self.dicts[self.depth]
+        if counts is not None:
+            key = <bytes>name
+            order = counts.get(key, 0) + 1
+            counts[key] = order
+            return order
+        for i in range(start, self.names_top):
+            if self.names[i] == name or strcmp(self.names[i], name) == 0:
+                self.counts[i] += 1
+                return self.counts[i]
+        if self.names_top - start >= 32:
+            counts = {<bytes>self.names[i]: self.counts[i] for i in range(start, self.names_top)}
+            self.dicts[self.depth] = counts
+            self.names_top = start
+            counts[<bytes>name] = 1
+            return 1
+        if self.names_top == self.names_cap:
+            self._grow_names()
+        self.names[self.names_top] = name
+        self.counts[self.names_top] = 1
+        self.names_top += 1
+        return 1
+
+    cdef int _grow_names(self) except -1:
+        cdef Py_ssize_t cap = self.names_cap * 2
+        cdef const char** names = <const char**>PyMem_Realloc(self.names, cap * sizeof(const char*))
+        if names == NULL:
+            raise MemoryError()
+        self.names = names
+        cdef long* counts = <long*>PyMem_Realloc(self.counts, cap * sizeof(long))
+        if counts == NULL:
+            raise MemoryError()
+        self.counts = counts
+        self.names_cap = cap
+        return 0
+
+    cdef int push(self, xmlNode* node) except -1:
+        cdef long order = 1 if self.depth < 0 else self._order(<const char*>node.name)
+        cdef Frame* frames
+        self.depth += 1
+        if self.depth == self.frames_cap:
+            frames = <Frame*>PyMem_Realloc(self.frames, 2 * self.frames_cap * sizeof(Frame))
+            if frames == NULL:
+                raise MemoryError()
+            self.frames = frames
+            self.frames_cap *= 2
+        self.frames[self.depth].node = node
+        self.frames[self.depth].order = order
+        self.frames[self.depth].names_at = self.names_top
+        if self.depth < len(self.paths):
+            self.paths[self.depth] = None
+            self.dicts[self.depth] = None
+        else:
+            self.paths.append(None)
+            self.dicts.append(None)
+        return 0
+
+    cdef void pop(self) noexcept:
+        self.names_top = self.frames[self.depth].names_at
+        self.depth -= 1
+
+    cdef bint close_block(self) except -1:
+        """End the block being read; True once there are more than max_blocks."""
+        cdef str text
+        cdef tuple path
+        if not self.nodes and not self.images:
+            return False
+        self.emitted += 1
+        if self.emitted > self.max_blocks:
+            return True
+        text = block_text(_join(self.nodes))
+        if text or self.images:
+            path = self.anchor_path if self.anchor_depth == -2 else self.path(self.anchor_depth)
+            self.blocks.append((text, self.link_chars, path[0], path[1], self.images))
+        self.nodes = []
+        self.link_chars = 0
+        self.images = 0
+        return False
+
+    cdef int leave_anchor(self) except -1:
+        """The walk leaves the top frame: if it is the anchor (a BR), keep its path."""
+        if self.anchor_depth == self.depth:
+            self.anchor_path = self.path(self.depth)
+            self.anchor_depth = -2
+        return 0
+
+    cdef tuple path(self, Py_ssize_t depth):
+        """(dom path, xpath) of the frame at `depth`; -1 is the document."""
+        cdef Py_ssize_t k = depth
+        cdef str dom, xpath, name
+        cdef tuple found
+        if depth < 0:
+            return ("", "/")
+        while k >= 0 and self.paths[k] is None:
+            k -= 1
+        if k < 0:
+            dom, xpath = "", ""
+        else:
+            found = <tuple>self.paths[k]
+            dom, xpath = found
+        for k in range(k + 1, depth + 1):
+            name = _name(self.frames[k].node)
+            dom = dom + "." + name if dom else name
+            xpath = f"{xpath}/{name}[{self.frames[k].order}]"
+            self.paths[k] = (dom, xpath)
+        return <tuple>self.paths[depth]
+
+
+cdef inline str _join(list nodes):
+    if len(nodes) == 1:
+        return <str>nodes[0]
+    return "".join(nodes)
+
+
+def walk(root_element, bint reference, long max_blocks=100_000):
+    """Blocks in document order: (folded text, link characters, dom path, xpath, images).
+
+    Blocks whose text folds to nothing and that hold no image are left out.
+    Returns None when the page has more than max_blocks blocks (counting those).
     """
     cdef xmlNode* root = (<cetree._Element>root_element)._c_node
     cdef xmlNode* parent = root
     cdef xmlNode* cur
     cdef xmlNode* last
     cdef TagKind kind
-    cdef size_t anchor = 0
-    cdef long link_chars = 0
-    cdef long images = 0
+    cdef xmlNode* anchor = NULL
+    cdef long elements = 0
     cdef bint in_link = False
     cdef bint after_br = False
     cdef bint count_images = not reference
-    cdef list raw = []
-    cdef list nodes = []
     cdef str content
+    cdef _Walk w = _Walk()
+    w.max_blocks = max_blocks
 
     # start of the root element
+    w.push(root)
     kind = _kind(<const char*>root.name)
     if kind == BLOCK:
-        anchor = <size_t>root
+        anchor = root
+        w.anchor_depth = 0
     elif kind == BR:
         after_br = True
-        nodes.append(" ")
+        w.nodes.append(" ")
     else:
         if kind == LINK:
             in_link = True
         elif kind == IMAGE and count_images:
-            images += 1
+            w.images += 1
     cur = root.children
     while True:
         if cur == NULL:
-            # end of `parent`
+            # end of `parent`, the top frame
             kind = _kind(<const char*>parent.name)
             if kind == BLOCK:
-                if nodes or images:
-                    raw.append((nodes, link_chars, anchor, images))
-                    nodes = []
-                    link_chars = 0
-                    images = 0
-                    if len(raw) > max_blocks:
-                        return raw
-                anchor = 0 if parent == root else <size_t>parent.parent
+                if w.close_block():
+                    return None
+                anchor = NULL if parent == root else parent.parent
+                w.anchor_depth = w.depth - 1
             else:
                 if kind == LINK:
                     in_link = False
-                if not reference and anchor == <size_t>parent and not nodes and kind != BR:
+                if not reference and anchor == parent and not w.nodes and kind != BR:
                     # a block begun at </option> sits in its SELECT; text after
                     # </select> is not select content (jusText keeps the path)
-                    anchor = 0 if parent == root else <size_t>parent.parent
+                    anchor = NULL if parent == root else parent.parent
+                    w.anchor_depth = w.depth - 1
+            w.leave_anchor()
             if parent == root:
                 break
+            w.pop()
             cur = parent.next
             parent = parent.parent
             continue
         if cur.type == XML_ELEMENT_NODE:
+            elements += 1
+            if elements & 4095 == 0:
+                # let a pending signal handler run (the crawl's per-page time cap)
+                PyErr_CheckSignals()
+            w.push(cur)
             kind = _kind(<const char*>cur.name)
             if kind == BLOCK or (after_br and kind == BR):
-                if nodes or images:
-                    raw.append((nodes, link_chars, anchor, images))
-                    nodes = []
-                    link_chars = 0
-                    images = 0
-                    if len(raw) > max_blocks:
-                        return raw
-                anchor = <size_t>cur
+                if w.close_block():
+                    return None
+                anchor = cur
+                w.anchor_depth = w.depth
             elif kind == BR:
                 after_br = True
-                nodes.append(" ")
+                w.nodes.append(" ")
             else:
                 after_br = False
                 if kind == LINK:
                     in_link = True
                 elif kind == IMAGE and count_images:
-                    images += 1
+                    w.images += 1
             parent = cur
             cur = cur.children
             continue
@@ -226,86 +406,20 @@ def walk(root_element, bint reference, long max_blocks=100_000):
             cur = last.next
             if content:
                 if not content.isspace():
-                    nodes.append(content)
+                    w.nodes.append(content)
                     if in_link:
-                        link_chars += len(" ".join(content.split()))
+                        w.link_chars += len(" ".join(content.split()))
                         if reference:
                             # jusText counts the link's edge spaces too (density can pass 1)
-                            link_chars += (content[0].isspace()
-                                           + content[len(content) - 1].isspace())
+                            w.link_chars += (content[0].isspace()
+                                             + content[len(content) - 1].isspace())
                     after_br = False
                 elif not reference:
                     # the seed keeps blank text between inline elements (jusText drops it)
-                    nodes.append(content)
+                    w.nodes.append(content)
             continue
         # comments, processing instructions: their text is not block text
         cur = cur.next
-    if nodes or images:
-        raw.append((nodes, link_chars, anchor, images))
-    return raw
-
-
-cdef dict _child_orders(xmlNode* parent):
-    """Every element child's 1-based position among its same-name siblings."""
-    cdef dict counts = {}
-    cdef dict orders = {}
-    cdef xmlNode* child = parent.children
-    cdef str name
-    while child != NULL:
-        if child.type == XML_ELEMENT_NODE:
-            name = _name(child)
-            order = counts.get(name, 0) + 1
-            counts[name] = order
-            orders[<size_t>child] = order
-        child = child.next
-    return orders
-
-
-def paths(root_element, list anchors):
-    """(dom path, xpath) for each anchor address; 0 is the document itself.
-
-    A parent's children are numbered in one pass (cached), so 100k sibling
-    blocks cost linear time.
-    """
-    cdef xmlNode* root = (<cetree._Element>root_element)._c_node
-    cdef xmlNode* node
-    cdef dict cache = {0: ("", "/")}
-    cdef dict orders_by_parent = {}
-    cdef dict orders
-    cdef list chain
-    cdef list result = []
-    cdef size_t address
-    cdef str dom, xpath, name
-    for address in anchors:
-        found = cache.get(address)
-        if found is not None:
-            result.append(found)
-            continue
-        chain = []
-        node = <xmlNode*>address
-        while node != NULL and <size_t>node not in cache:
-            chain.append(<size_t>node)
-            if node == root:
-                node = NULL
-                break
-            node = node.parent
-        if node == NULL:
-            dom, xpath = "", ""
-        else:
-            dom, xpath = cache[<size_t>node]
-        for item in reversed(chain):
-            node = <xmlNode*><size_t>item
-            name = _name(node)
-            if node == root or node.parent == NULL:
-                order = 1
-            else:
-                orders = orders_by_parent.get(<size_t>node.parent)
-                if orders is None:
-                    orders = _child_orders(node.parent)
-                    orders_by_parent[<size_t>node.parent] = orders
-                order = orders[item]
-            dom = dom + "." + name if dom else name
-            xpath = f"{xpath}/{name}[{order}]"
-            cache[item] = (dom, xpath)
-        result.append(cache[address])
-    return result
+    if w.close_block():
+        return None
+    return w.blocks

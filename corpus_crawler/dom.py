@@ -190,16 +190,17 @@ def _drop_tree(el: etree._Element) -> None:
 
 def preprocess_reference(root: etree._Element) -> etree._Element:
     """jusText 3.0.2's Cleaner configuration, as lxml_html_clean applies it."""
-    for el in root.iter("image"):
-        el.tag = "img"
-    for el in root.iter("param"):
-        ancestor = el.getparent()
-        while ancestor is not None and ancestor.tag not in ("applet", "object"):
-            ancestor = ancestor.getparent()
-        if ancestor is None:
-            el.tag = _KILL_MARK
-    for el in root.iter("link"):
-        if "stylesheet" in (el.get("rel") or "").lower():
+    for el in list(root.iter("image", "param", "link")):  # one pass over the tree
+        tag = el.tag
+        if tag == "image":
+            el.tag = "img"
+        elif tag == "param":
+            ancestor = el.getparent()
+            while ancestor is not None and ancestor.tag not in ("applet", "object"):
+                ancestor = ancestor.getparent()
+            if ancestor is None:
+                el.tag = _KILL_MARK
+        elif "stylesheet" in (el.get("rel") or "").lower():
             el.tag = _KILL_MARK
     # The Cleaner cannot remove the element it was given; it rewrites it.
     if root.tag in _REFERENCE_UNWRAPPED:

@@ -13,6 +13,7 @@ import logging
 import re
 from collections.abc import Sequence
 from dataclasses import replace
+from types import ModuleType
 from typing import TYPE_CHECKING
 
 from . import classify as _classify
@@ -21,6 +22,12 @@ from .config import DEFAULT_CONFIG, ExtractConfig, JustextParams, Preset
 from .decode import Decoded, clean_text, decode_html, decode_like_justext
 from .model import Document, DropReason, Paragraph, ParagraphClass
 from .segment import HEADING_TAGS, Segment, TooManyBlocks, segment
+
+_fast: ModuleType | None
+try:  # the compiled classifier (corpus_crawler/_classify_fast.pyx), built by pip install
+    from . import _classify_fast as _fast
+except ImportError:  # pragma: no cover - no compiler where it was installed
+    _fast = None
 
 if TYPE_CHECKING:
     from .stoplists import LanguageConfig
@@ -197,9 +204,9 @@ def _language_setup(code: str) -> tuple[frozenset[str], JustextParams] | None:
     The merged, validated thresholds are kept per LanguageConfig object, which
     stoplists caches (and replaces on clear_caches), so a page pays a lookup.
     """
-    from .stoplists import available_languages, load_language
+    from .stoplists import has_language, load_language
 
-    if code not in available_languages():
+    if not has_language(code):
         return None
     lang = load_language(code)
     params = _tuned_params(lang)
@@ -224,8 +231,18 @@ def classify_segments(
     params: JustextParams,
     *,
     reference: bool = False,
+    compiled: bool | None = None,
 ) -> tuple[Paragraph, ...]:
-    """Features once per block, the four classification phases, frozen Paragraphs."""
+    """Features once per block, the four classification phases, frozen Paragraphs.
+
+    `compiled` picks the implementation (default: the compiled one when it was
+    built, corpus_crawler/_classify_fast.pyx); both give equal Paragraphs.
+    """
+    flags_of = _reference_path_flags if reference else _seed_path_flags
+    if compiled is None:
+        compiled = _fast is not None
+    if compiled and _fast is not None:
+        return _fast.paragraphs(list(segments), stoplist, params, reference, flags_of)
     texts = [s.text for s in segments]
     lengths = [len(t) for t in texts]
     words = [t.lower().split() for t in texts]
@@ -236,7 +253,13 @@ def classify_segments(
     else:
         stop_counts = [0] * len(texts)
     link_chars = [s.link_chars for s in segments]
-    path_flags = _path_flags([s.dom_path for s in segments], reference)
+    cache: dict[str, tuple[bool, bool, bool]] = {}
+    path_flags = []
+    for segment_ in segments:
+        found = cache.get(segment_.dom_path)
+        if found is None:
+            found = cache[segment_.dom_path] = flags_of(segment_.dom_path)
+        path_flags.append(found)
     copyright_code = "&copy" if reference else _classify.COPYRIGHT_CODE
     copyright_char = _classify.COPYRIGHT_CHAR
     no_headings = params.no_headings
@@ -290,19 +313,32 @@ def classify_segments(
     )
 
 
-def _path_flags(dom_paths: Sequence[str], reference: bool) -> list[tuple[bool, bool, bool]]:
-    """(heading, headline, in_select) per dom path, computed once per distinct path."""
-    cache: dict[str, tuple[bool, bool, bool]] = {}
-    flags = []
-    for path in dom_paths:
-        found = cache.get(path)
-        if found is None:
-            if reference:
-                # jusText 3.0.2: a regex and a substring test on the dotted path.
-                found = (_HEADING_PATH.search(path) is not None, False, "select" in path)
-            else:
-                tags = path.split(".")
-                found = (not HEADING_TAGS.isdisjoint(tags), "h1" in tags, "select" in tags)
-            cache[path] = found
-        flags.append(found)
-    return flags
+def _reference_flags(path: str) -> tuple[bool, bool, bool]:
+    """(heading, headline, in_select) of a dom path, as jusText 3.0.2 tests them:
+    a regex and a substring test on the dotted path."""
+    return (_HEADING_PATH.search(path) is not None, False, "select" in path)
+
+
+def _seed_flags(path: str) -> tuple[bool, bool, bool]:
+    """(heading, headline, in_select) of a dom path, tag by tag."""
+    tags = path.split(".")
+    return (not HEADING_TAGS.isdisjoint(tags), "h1" in tags, "select" in tags)
+
+
+# Pages of a site share their template's paths, so answers are kept across
+# pages; only for ordinary paths (a hostile page's can be thousands of tags deep).
+_cached_reference_flags = functools.lru_cache(maxsize=8192)(_reference_flags)
+_cached_seed_flags = functools.lru_cache(maxsize=8192)(_seed_flags)
+_CACHED_PATH_LENGTH = 400
+
+
+def _reference_path_flags(path: str) -> tuple[bool, bool, bool]:
+    if len(path) > _CACHED_PATH_LENGTH:
+        return _reference_flags(path)
+    return _cached_reference_flags(path)
+
+
+def _seed_path_flags(path: str) -> tuple[bool, bool, bool]:
+    if len(path) > _CACHED_PATH_LENGTH:
+        return _seed_flags(path)
+    return _cached_seed_flags(path)

@@ -1,9 +1,11 @@
 """Segmentation: a preprocessed tree -> text blocks (seed 000, "Introduction").
 
 Blocks split on the seed's block-level tags and on runs of two or more BR.
-One pass with lxml's C iterator `iterwalk`; paths are computed only for the
-blocks that have text, once per element (cached), instead of for every tag as
-jusText's SAX handler does.
+The compiled walker (_segment_fast.pyx) does it in one pass over libxml2's
+nodes; the pure-Python one, used without a compiler and as its specification
+in the tests, walks with lxml's C iterator `iterwalk` and computes paths only
+for the blocks that have text, once per element (cached), instead of for
+every tag as jusText's SAX handler does.
 
 The `reference` variant keeps jusText 3.0.2's segmentation quirks so that its
 output can be reproduced exactly: no image blocks, whitespace-only text nodes are skipped
@@ -13,9 +15,10 @@ link characters are counted per text node before stripping.
 
 from __future__ import annotations
 
+import functools
 import re
 from types import ModuleType
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from lxml import etree
 
@@ -253,6 +256,10 @@ def _walk_python(
     return raw
 
 
+# Segment(*block) without the Python-level `Segment.__new__` (hot path)
+_as_segment = functools.partial(tuple.__new__, Segment)
+
+
 class TooManyBlocks(ValueError):
     """The page has more blocks than `max_blocks`."""
 
@@ -271,27 +278,29 @@ def segment(
     """
     if compiled is None:
         compiled = _fast is not None
-    raw: list[tuple[list[str], int, Any, int]]
     if compiled and _fast is not None:
-        raw = list(_fast.walk(root, reference, max_blocks))
+        # text folded, empty blocks left out and paths found during the walk
+        found = _fast.walk(root, reference, max_blocks)
+        if found is None:
+            raise TooManyBlocks(f"more than {max_blocks} blocks")
+        blocks = list(map(_as_segment, found))
     else:
-        raw = list(_walk_python(root, reference, max_blocks))
+        blocks = _segment_python(root, reference, max_blocks)
+    if not reference and _CONTROL_CHARS.search("".join([b.text for b in blocks])) is not None:
+        cleaned = [b._replace(text=block_text(_CONTROL_CHARS.sub("", b.text))) for b in blocks]
+        blocks = [b for b in cleaned if b.text or b.images]
+    return blocks
+
+
+def _segment_python(root: etree._Element, reference: bool, max_blocks: int) -> list[Segment]:
+    raw = _walk_python(root, reference, max_blocks)
     if len(raw) > max_blocks:
         raise TooManyBlocks(f"more than {max_blocks} blocks")
-    kept = []
-    fold = _fast.block_text if compiled and _fast is not None else block_text
-    texts = [fold("".join(nodes)) for nodes, _, _, _ in raw]
-    if not reference and _CONTROL_CHARS.search("".join(texts)) is not None:
-        texts = [block_text(_CONTROL_CHARS.sub("", text)) for text in texts]
-    for text, (_, link_chars, anchor, images) in zip(texts, raw, strict=True):
+    paths = _Paths(root)
+    blocks = []
+    for nodes, link_chars, anchor, images in raw:
+        text = block_text("".join(nodes))
         if text or images:
-            kept.append((text, link_chars, anchor, images))
-    if compiled and _fast is not None:
-        path_list = _fast.paths(root, [anchor for _, _, anchor, _ in kept])
-    else:
-        paths = _Paths(root)
-        path_list = [paths.of(anchor) for _, _, anchor, _ in kept]
-    return [
-        Segment(text, link_chars, dom_path, xpath, images)
-        for (text, link_chars, _, images), (dom_path, xpath) in zip(kept, path_list, strict=False)
-    ]
+            dom_path, xpath = paths.of(anchor)
+            blocks.append(Segment(text, link_chars, dom_path, xpath, images))
+    return blocks

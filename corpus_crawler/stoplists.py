@@ -187,6 +187,11 @@ def available_languages() -> dict[str, str]:
     return {code: entry.name for code, entry in _index().items()}
 
 
+def has_language(code: str) -> bool:
+    """Is there a configs/languages/<code>.yaml (a code as resolve_language returns it)?"""
+    return code in _index()
+
+
 def resolve_language(name_or_code: str) -> str:
     """The file code for ``en``, ``EN``, ``eng``, ``English``, ``en-US``, ``Norwegian Bokmål``..."""
     if not isinstance(name_or_code, str) or not name_or_code.strip():

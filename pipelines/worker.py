@@ -142,19 +142,11 @@ def process_page(task: PageTask, config: WorkerConfig) -> PageResult:
                 encoding = document.encoding if document is not None else None
                 links, nofollow = extract_links(task.body, task.url, task.http_charset, encoding)
     except _PageTimeout:
-        return PageResult(
-            document=Document(
-                paragraphs=(),
-                url=task.url,
-                raw_size=len(task.body),
-                extractor=config.extract.extractor if config.extract else "",
-                preset=config.extract.preset.value if config.extract else "",
-                drop_reason=DropReason.TIMEOUT,
-                drop_detail=f"over {config.page_timeout:g} s",
-            ),
-            timed_out=True,
-            cpu_seconds=time.process_time() - started,
-        )
+        return _timeout_result(task, config, started)
+    if _cap.fired:
+        # The alarm went off but its exception was swallowed: it ran inside a
+        # finaliser or a gc callback, whose exceptions Python only prints.
+        return _timeout_result(task, config, started)
     return PageResult(
         document,
         links,
@@ -163,6 +155,22 @@ def process_page(task: PageTask, config: WorkerConfig) -> PageResult:
         time.process_time() - started,
         paragraph_count,
         vertical_text,
+    )
+
+
+def _timeout_result(task: PageTask, config: WorkerConfig, started: float) -> PageResult:
+    return PageResult(
+        document=Document(
+            paragraphs=(),
+            url=task.url,
+            raw_size=len(task.body),
+            extractor=config.extract.extractor if config.extract else "",
+            preset=config.extract.preset.value if config.extract else "",
+            drop_reason=DropReason.TIMEOUT,
+            drop_detail=f"over {config.page_timeout:g} s",
+        ),
+        timed_out=True,
+        cpu_seconds=time.process_time() - started,
     )
 
 
@@ -179,17 +187,26 @@ def _trimmed(document: Document, config: WorkerConfig) -> Document:
 
 # -- time cap ---------------------------------------------------------------------------
 
-_armed = False
+
+class _Cap:
+    """The time cap's state: armed while a page runs; fired once its alarm went off."""
+
+    armed = False
+    fired = False
+
+
+_cap = _Cap()
 
 
 def _on_alarm(signum: int, frame: FrameType | None) -> None:
-    if _armed:
+    if _cap.armed:
+        _cap.fired = True
         raise _PageTimeout
 
 
 @contextmanager
 def _time_cap(seconds: float) -> Iterator[None]:
-    global _armed
+    _cap.fired = False
     usable = (
         seconds > 0
         and hasattr(signal, "setitimer")
@@ -199,12 +216,12 @@ def _time_cap(seconds: float) -> Iterator[None]:
         yield
         return
     previous = signal.signal(signal.SIGALRM, _on_alarm)
-    _armed = True
+    _cap.armed = True
     signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
         yield
     finally:
-        _armed = False
+        _cap.armed = False
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
 

@@ -9,6 +9,7 @@ against jusText 3.0.2's own `revise_paragraph_classification`.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +31,9 @@ from corpus_crawler.classify import (
 from corpus_crawler.config import ExtractConfig, JustextParams, Preset
 from corpus_crawler.extract import extract
 from corpus_crawler.model import Document, Paragraph, ParagraphClass
+
+# the module, not the function `corpus_crawler.extract` that shadows it
+extract_module = importlib.import_module("corpus_crawler.extract")
 
 GOOD = ParagraphClass.GOOD
 NEAR_GOOD = ParagraphClass.NEAR_GOOD
@@ -96,8 +100,15 @@ class Run:
         return doc
 
 
-@pytest.fixture(scope="module")
-def run(stoplist_file: Path) -> Run:
+@pytest.fixture(params=["compiled", "python"])
+def run(
+    request: pytest.FixtureRequest, stoplist_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> Run:
+    """Every rule is checked with both classifiers: the compiled one and the Python one."""
+    if request.param == "python":
+        monkeypatch.setattr(extract_module, "_fast", None)
+    else:
+        assert extract_module._fast is not None, "the compiled classifier is not built"
     return Run(stoplist_file)
 
 

@@ -390,3 +390,75 @@ def test_compiled_whitespace_folding_equals_python(text: str) -> None:
 
     assert _fast is not None
     assert _fast.block_text(text) == block_text(text) == normalize_whitespace(text).strip()
+
+
+# ------------------------------------------------------------------------ both walkers, generated
+
+
+def _distinct_sibling_names_page(names: int, rounds: int) -> str:
+    """`rounds` passes over `names` differently named siblings, each holding a block."""
+    inner = "".join(
+        f"<x{k}><p>block {r} {k}</p>tail {r} {k}<br><br>after</x{k}>"
+        for r in range(rounds)
+        for k in range(names)
+    )
+    return body(f"<div>{inner}</div>")
+
+
+@pytest.mark.parametrize("reference", [False, True], ids=["seed", "reference"])
+def test_many_distinct_sibling_names_give_the_same_xpaths(reference: bool) -> None:
+    """Over 32 distinct child names the compiled walker counts siblings in a dict."""
+    html = _distinct_sibling_names_page(names=60, rounds=3)
+    fast = blocks(html, reference=reference, compiled=True)
+    slow = blocks(html, reference=reference, compiled=False)
+    assert fast == slow
+    by_text = {b.text: b.xpath for b in fast}
+    assert by_text["block 2 59"] == "/html[1]/body[1]/div[1]/x59[3]/p[1]"
+    assert by_text["block 0 0"] == "/html[1]/body[1]/div[1]/x0[1]/p[1]"
+
+
+_TAGS = (
+    "div",
+    "p",
+    "span",
+    "a",
+    "b",
+    "br",
+    "img",
+    "td",
+    "li",
+    "select",
+    "option",
+    "h1",
+    "h3",
+    "x-custom",
+    "table",
+    "pre",
+    "textarea",
+    "em",
+)
+_WORDS = ("one", "two", " ", "\n", "  three ", "\u00a0", "&amp;", "&#4;", "&copy;", "\t")
+
+
+@st.composite
+def _html_trees(draw: st.DrawFn, depth: int = 0) -> str:
+    parts = []
+    for _ in range(draw(st.integers(0, 4 if depth < 4 else 0))):
+        if draw(st.booleans()):
+            parts.append(draw(st.sampled_from(_WORDS)))
+        else:
+            tag = draw(st.sampled_from(_TAGS))
+            inner = draw(_html_trees(depth + 1))
+            closed = draw(st.integers(0, 9)) > 0  # sometimes left for the parser to close
+            parts.append(f"<{tag}>{inner}" + (f"</{tag}>" if closed else ""))
+    return "".join(parts)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(_html_trees(), st.booleans())
+def test_compiled_and_python_walkers_agree_on_generated_pages(inner: str, reference: bool) -> None:
+    """BR runs, links, images, SELECT edges, unclosed tags: every block and path equal."""
+    html = body(inner)
+    assert blocks(html, reference=reference, compiled=True) == blocks(
+        html, reference=reference, compiled=False
+    )
