@@ -13,6 +13,7 @@ tab, LF, CR) are removed, because libxml2 rejects them. Nothing here raises.
 from __future__ import annotations
 
 import codecs
+import functools
 import re
 from dataclasses import dataclass
 
@@ -29,6 +30,7 @@ _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([^'"/>\s;,]+)""
 # jusText 3.0.2's own pattern, for the `reference` preset.
 _REFERENCE_META_CHARSET = re.compile(rb"""<meta[^>]+charset=["']?([^'"/>\s]+)""", re.IGNORECASE)
 _CONTROL_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_CONTROL_BYTES = bytes([*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F])
 
 # Labels as browsers interpret them (WHATWG Encoding Standard): a declared
 # latin-1 or ascii page is decoded as windows-1252, gb2312 as gb18030, etc.
@@ -199,6 +201,37 @@ def _detect(data: bytes) -> str | None:
     return normalize_charset(best.encoding) if best is not None else None
 
 
+@functools.lru_cache(maxsize=128)
+def _controls_are_bytes(codec: str) -> bool:
+    """Does a control character in this codec's text always come from that same byte?
+
+    True for UTF-8 and for single-byte codecs that keep ASCII and map no high
+    byte to a control: then bytes without a control byte decode to text without
+    one. (Not for UTF-16/32, EBCDIC, the CJK multi-byte codecs: they get the
+    regex on the text.)
+    """
+    if codecs.lookup(codec).name in ("utf-8", "ascii"):
+        return True
+    try:
+        text = bytes(range(256)).decode(codec, "replace")
+    except LookupError:
+        return False
+    if len(text) != 256 or text[:128] != "".join(map(chr, range(128))):
+        return False
+    return _CONTROL_CHARS.search(text, 128) is None
+
+
+def _clean_decoded(text: str, data: bytes, codec: str) -> str:
+    """clean_text(text) for `text` decoded from `data`; a fast byte scan first.
+
+    The regex over a 100 KB non-Latin page costs ~0.5 ms; deleting control
+    bytes from the raw page and comparing lengths costs ~0.07 ms.
+    """
+    if _controls_are_bytes(codec) and len(data.translate(None, _CONTROL_BYTES)) == len(data):
+        return text
+    return clean_text(text)
+
+
 def clean_text(text: str) -> str:
     """Remove NUL and other control characters that libxml2 refuses."""
     if _CONTROL_CHARS.search(text) is None:
@@ -212,7 +245,8 @@ def decode_html(data: bytes, http_charset: str | None = None) -> Decoded:
     declared = http_charset or None
     if bom is not None:
         name, size = bom
-        return Decoded(clean_text(data[size:].decode(name, "replace")), name, declared, "bom")
+        text = data[size:].decode(name, "replace")
+        return Decoded(_clean_decoded(text, data, name), name, declared, "bom")
 
     source = "http"
     codec = normalize_charset(http_charset)
@@ -229,20 +263,23 @@ def decode_html(data: bytes, http_charset: str | None = None) -> Decoded:
     has_high = not data.isascii()
     if not has_high and (codec is None or not _is_unicode_family(codec)):
         # Pure ASCII: every ASCII-compatible declaration gives the same text.
-        return Decoded(clean_text(data.decode("ascii")), codec or "ascii", declared, source)
+        text = _clean_decoded(data.decode("ascii"), data, "ascii")
+        return Decoded(text, codec or "ascii", declared, source)
 
     if codec is not None and _is_unicode_family(codec):
-        return Decoded(clean_text(data.decode(codec, "replace")), codec, declared, source)
+        text = _clean_decoded(data.decode(codec, "replace"), data, codec)
+        return Decoded(text, codec, declared, source)
 
     as_utf8 = _utf8_or_none(data)
     if as_utf8 is not None:
         # Valid UTF-8 with non-ASCII bytes: trust the bytes over a legacy label.
         used_source = source if codec == "utf-8" else "utf-8"
-        return Decoded(clean_text(as_utf8), "utf-8", declared, used_source)
+        return Decoded(_clean_decoded(as_utf8, data, "utf-8"), "utf-8", declared, used_source)
 
     if codec is not None and codec != "utf-8":
         try:
-            return Decoded(clean_text(data.decode(codec)), codec, declared, source)
+            text = _clean_decoded(data.decode(codec), data, codec)
+            return Decoded(text, codec, declared, source)
         except UnicodeError:
             pass  # contradicted by the bytes: ask the detector
 
@@ -252,7 +289,8 @@ def decode_html(data: bytes, http_charset: str | None = None) -> Decoded:
         detected = _best_latin_code_page(data, "cp1252")
     if detected is not None:
         try:
-            return Decoded(clean_text(data.decode(detected)), detected, declared, "detected")
+            text = _clean_decoded(data.decode(detected), data, detected)
+            return Decoded(text, detected, declared, "detected")
         except UnicodeError:
             pass
     # A damaged page: keep the declaration if there was one, else UTF-8, and replace.

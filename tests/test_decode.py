@@ -259,6 +259,34 @@ def test_nul_and_control_characters_are_removed() -> None:
     assert clean_text("x\x00y") == "xy"
 
 
+@pytest.mark.parametrize(
+    "codec",
+    [
+        "utf-8",
+        "cp1252",
+        "koi8-r",
+        "cp437",
+        "cp037",
+        "cp500",
+        "utf-16-le",
+        "utf-32",
+        "shift_jis",
+        "gb18030",
+        "iso-2022-jp",
+        "euc-kr",
+    ],
+)
+def test_control_characters_are_removed_in_every_codec(codec: str) -> None:
+    """The fast byte scan is used only where controls are the same bytes; the rest
+    (EBCDIC, UTF-16/32, multi-byte) are scanned as text."""
+    # \x04 and \x05 are 0x37 and 0x2d in EBCDIC: "7" and "-" in ASCII
+    text = "<p>Přílišžluťoučký kůň\x04úpěl\x05ďábelské ódy.</p>" * 50
+    data = text.encode(codec, "replace")
+    decoded = decode_html(data, http_charset=codec)
+    assert not set(decoded.text) & set(CONTROL), decoded.encoding
+    assert "kůň" in decoded.text or "?" in data.decode(codec)
+
+
 @pytest.mark.parametrize("preset", list(Preset))
 def test_nul_bytes_through_extract(preset: Preset) -> None:
     text = "This is the text of the page and it is in the main part of it for all. " * 3
@@ -357,6 +385,9 @@ LABELS = [
     "",
     "UTF8",
     "ascii",
+    "cp037",  # EBCDIC: its controls come from bytes that are letters in ASCII
+    "iso-2022-jp",
+    "utf-16-be",
 ]
 
 
