@@ -102,22 +102,29 @@ cdef inline str _name(xmlNode* node):
     return PyUnicode_DecodeUTF8(name, strlen(name), "replace")
 
 
-def block_text(str text):
-    """`segment.block_text` in one pass: a whitespace run becomes LF if it holds
+cdef class _Folder:
+    """Block text folded as it is read: a whitespace run becomes LF if it holds
     CR or LF, else one space; no whitespace at either end (Py_UNICODE_ISSPACE is
-    what str.isspace and the regex \\s use)."""
-    cdef Py_ssize_t n = len(text)
-    cdef Py_ssize_t i
-    cdef Py_ssize_t size = 0
-    cdef Py_UCS4 c
-    cdef int pending = 0  # 0: no run, 1: space run, 2: run with a line break
-    cdef Py_UCS4* out
-    if n == 0:
-        return ""
-    out = <Py_UCS4*>PyMem_Malloc(n * sizeof(Py_UCS4))
-    if out == NULL:
-        raise MemoryError()
-    try:
+    what str.isspace, str.split and the regex \\s use). `segment.block_text`
+    is the definition."""
+
+    cdef Py_UCS4* buf
+    cdef Py_ssize_t size, cap
+    cdef int pending  # 0: no run, 1: space run, 2: run with a line break
+
+    def __dealloc__(self):
+        PyMem_Free(self.buf)
+
+    cdef int feed(self, str text, Py_ssize_t* nonspace, Py_ssize_t* runs) except -1:
+        """Append `text`; count its non-space characters and non-space runs."""
+        cdef Py_ssize_t n = len(text), i, size, found = 0, words = 0
+        cdef Py_UCS4 c
+        cdef int pending = self.pending
+        cdef Py_UCS4* out
+        if self.size + n + 1 > self.cap:
+            self._grow(self.size + n + 1)
+        out = self.buf
+        size = self.size
         for i in range(n):
             c = text[i]
             if Py_UNICODE_ISSPACE(c):
@@ -126,15 +133,51 @@ def block_text(str text):
                 elif pending == 0:
                     pending = 1
             else:
+                if i == 0 or Py_UNICODE_ISSPACE(text[i - 1]):
+                    words += 1
                 if pending and size:
                     out[size] = 10 if pending == 2 else 32
                     size += 1
                 pending = 0
                 out[size] = c
                 size += 1
-        return PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, out, size)
-    finally:
-        PyMem_Free(out)
+                found += 1
+        self.size = size
+        self.pending = pending
+        nonspace[0] = found
+        runs[0] = words
+        return 0
+
+    cdef inline void feed_space(self) noexcept:
+        if self.pending == 0:
+            self.pending = 1
+
+    cdef int _grow(self, Py_ssize_t needed) except -1:
+        cdef Py_ssize_t cap = max(needed, 2 * self.cap, 256)
+        cdef Py_UCS4* buf = <Py_UCS4*>PyMem_Realloc(self.buf, cap * sizeof(Py_UCS4))
+        if buf == NULL:
+            raise MemoryError()
+        self.buf = buf
+        self.cap = cap
+        return 0
+
+    cdef str take(self):
+        """The folded text so far; the folder starts over."""
+        cdef str text = (
+            PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, self.buf, self.size)
+            if self.size else ""
+        )
+        self.size = 0
+        self.pending = 0
+        return text
+
+
+def block_text(str text):
+    """`segment.block_text`, compiled."""
+    cdef _Folder folder = _Folder()
+    cdef Py_ssize_t nonspace, runs
+    folder.feed(text, &nonspace, &runs)
+    return folder.take()
 
 
 cdef struct Frame:
@@ -162,8 +205,9 @@ cdef class _Walk:
     cdef Py_ssize_t names_top, names_cap
     cdef list paths   # per depth: (dom path, xpath) or None
     cdef list dicts   # per depth: name -> count once a frame has many child names
-    # the block being read
-    cdef list nodes
+    # the block being read: its text so far, and whether it has any text node
+    cdef _Folder text
+    cdef bint has_nodes
     cdef long link_chars, images
     # the block's anchor frame: -1 is the document; -2 an element the walk has
     # left (a BR that began a block), whose path is kept in `anchor_path`
@@ -185,7 +229,7 @@ cdef class _Walk:
         self.names_top = 0
         self.paths = []
         self.dicts = []
-        self.nodes = []
+        self.text = _Folder()
         self.anchor_depth = -1
         self.blocks = []
 
@@ -262,16 +306,16 @@ cdef class _Walk:
         """End the block being read; True once there are more than max_blocks."""
         cdef str text
         cdef tuple path
-        if not self.nodes and not self.images:
+        if not self.has_nodes and not self.images:
             return False
         self.emitted += 1
         if self.emitted > self.max_blocks:
             return True
-        text = block_text(_join(self.nodes))
+        text = self.text.take()
         if text or self.images:
             path = self.anchor_path if self.anchor_depth == -2 else self.path(self.anchor_depth)
             self.blocks.append((text, self.link_chars, path[0], path[1], self.images))
-        self.nodes = []
+        self.has_nodes = False
         self.link_chars = 0
         self.images = 0
         return False
@@ -305,12 +349,6 @@ cdef class _Walk:
         return <tuple>self.paths[depth]
 
 
-cdef inline str _join(list nodes):
-    if len(nodes) == 1:
-        return <str>nodes[0]
-    return "".join(nodes)
-
-
 def walk(root_element, bint reference, long max_blocks=100_000):
     """Blocks in document order: (folded text, link characters, dom path, xpath, images).
 
@@ -328,6 +366,8 @@ def walk(root_element, bint reference, long max_blocks=100_000):
     cdef bint after_br = False
     cdef bint count_images = not reference
     cdef str content
+    cdef Py_ssize_t nonspace, runs
+    cdef int pending
     cdef _Walk w = _Walk()
     w.max_blocks = max_blocks
 
@@ -339,7 +379,8 @@ def walk(root_element, bint reference, long max_blocks=100_000):
         w.anchor_depth = 0
     elif kind == BR:
         after_br = True
-        w.nodes.append(" ")
+        w.text.feed_space()
+        w.has_nodes = True
     else:
         if kind == LINK:
             in_link = True
@@ -358,7 +399,7 @@ def walk(root_element, bint reference, long max_blocks=100_000):
             else:
                 if kind == LINK:
                     in_link = False
-                if not reference and anchor == parent and not w.nodes and kind != BR:
+                if not reference and anchor == parent and not w.has_nodes and kind != BR:
                     # a block begun at </option> sits in its SELECT; text after
                     # </select> is not select content (jusText keeps the path)
                     anchor = NULL if parent == root else parent.parent
@@ -384,7 +425,8 @@ def walk(root_element, bint reference, long max_blocks=100_000):
                 w.anchor_depth = w.depth
             elif kind == BR:
                 after_br = True
-                w.nodes.append(" ")
+                w.text.feed_space()
+                w.has_nodes = True
             else:
                 after_br = False
                 if kind == LINK:
@@ -405,18 +447,23 @@ def walk(root_element, bint reference, long max_blocks=100_000):
                 content = content + _text(last)
             cur = last.next
             if content:
-                if not content.isspace():
-                    w.nodes.append(content)
+                pending = w.text.pending
+                w.text.feed(content, &nonspace, &runs)
+                if nonspace:
+                    w.has_nodes = True
                     if in_link:
-                        w.link_chars += len(" ".join(content.split()))
+                        # len(" ".join(content.split()))
+                        w.link_chars += nonspace + runs - 1
                         if reference:
                             # jusText counts the link's edge spaces too (density can pass 1)
-                            w.link_chars += (content[0].isspace()
-                                             + content[len(content) - 1].isspace())
+                            w.link_chars += (Py_UNICODE_ISSPACE(content[0])
+                                             + Py_UNICODE_ISSPACE(content[len(content) - 1]))
                     after_br = False
-                elif not reference:
-                    # the seed keeps blank text between inline elements (jusText drops it)
-                    w.nodes.append(content)
+                elif reference:
+                    # jusText drops blank text between inline elements (the seed keeps it)
+                    w.text.pending = pending
+                else:
+                    w.has_nodes = True
             continue
         # comments, processing instructions: their text is not block text
         cur = cur.next
