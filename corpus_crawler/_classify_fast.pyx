@@ -5,9 +5,10 @@ classification phases of `classify.classify`, and the frozen `Paragraph`s.
 Why: at ~160 blocks a page, the Python version costs about as much as parsing
 the page (features ~0.3 ms, the phases ~0.1 ms, building the frozen
 Paragraphs ~0.25 ms), and issue 2's goal (6x jusText 3.0.2) leaves no room for
-it. The rules are the ones in classify.py, over C arrays; tests/test_classify.py
-checks that both versions give equal Paragraphs on every gold page and on
-generated blocks.
+it. The rules are the ones in classify.py, over C arrays;
+tests/test_classify_fast.py checks that both versions give equal Paragraphs on
+every gold page and on generated blocks, and tests/test_classify.py runs every
+rule test against both.
 
 Paragraphs are filled through their slot descriptors (`PyMember_SetOne`,
 what `object.__setattr__` ends in for a slot) instead of the frozen dataclass
@@ -62,7 +63,8 @@ cdef tuple _FIELDS = (
     "link_density", "stopword_count", "stopword_density", "dom_path", "xpath",
     "heading", "headline", "in_select", "image", "kind", "scores",
 )
-DEF N_FIELDS = 17
+cdef enum:
+    N_FIELDS = 17
 cdef PyMemberDef* _members[N_FIELDS]
 
 
