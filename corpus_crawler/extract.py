@@ -253,13 +253,7 @@ def classify_segments(
     else:
         stop_counts = [0] * len(texts)
     link_chars = [s.link_chars for s in segments]
-    cache: dict[str, tuple[bool, bool, bool]] = {}
-    path_flags = []
-    for segment_ in segments:
-        found = cache.get(segment_.dom_path)
-        if found is None:
-            found = cache[segment_.dom_path] = flags_of(segment_.dom_path)
-        path_flags.append(found)
+    path_flags = [flags_of(s.dom_path) for s in segments]
     copyright_code = "&copy" if reference else _classify.COPYRIGHT_CODE
     copyright_char = _classify.COPYRIGHT_CHAR
     no_headings = params.no_headings
