@@ -179,3 +179,25 @@ def test_paragraphs_built_by_the_compiled_classifier_behave_like_constructed_one
 
 def test_an_empty_page_gives_no_paragraphs() -> None:
     assert both([], frozenset(), JustextParams(), False) == ((), ())
+
+
+@pytest.mark.parametrize("preset", list(Preset))
+def test_extract_gives_the_same_documents_without_the_compiled_core(
+    gold_pages: GoldPages, preset: Preset, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a user without a C compiler gets: the same Documents, field for field."""
+    segment_module = importlib.import_module("corpus_crawler.segment")
+    assert extract_module._fast is not None and segment_module._fast is not None
+    config = ExtractConfig(preset=preset, language="auto")
+    pages = [
+        (page_id, html) for gold_set in GOLD_SETS for page_id, html, _, _ in gold_pages(gold_set)
+    ]
+    compiled = [extract_module.extract(html, config=config) for _, html in pages]
+    monkeypatch.setattr(extract_module, "_fast", None)
+    monkeypatch.setattr(segment_module, "_fast", None)
+    python = [extract_module.extract(html, config=config) for _, html in pages]
+    differing = [
+        page_id for (page_id, _), a, b in zip(pages, compiled, python, strict=True) if a != b
+    ]
+    assert len(pages) == 245
+    assert differing == []
