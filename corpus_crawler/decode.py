@@ -214,7 +214,7 @@ def _controls_are_bytes(codec: str) -> bool:
         return True
     try:
         text = bytes(range(256)).decode(codec, "replace")
-    except LookupError:
+    except (LookupError, UnicodeError, ValueError):  # odd codecs: keep the regex
         return False
     if len(text) != 256 or text[:128] != "".join(map(chr, range(128))):
         return False
