@@ -344,13 +344,23 @@ class WarcWriter:
         """The final name of the file being written, if one is open."""
         return self._file.final_path
 
-    def write_exchange(self, exchange: Exchange) -> ExchangeRecords:
-        """Write the request and response records of one exchange (same file, same date)."""
+    def write_exchange(
+        self,
+        exchange: Exchange,
+        *,
+        request_id: str | None = None,
+        response_id: str | None = None,
+    ) -> ExchangeRecords:
+        """Write the request and response records of one exchange (same file, same date).
+
+        `request_id`/`response_id`: record ids minted beforehand (`new_record_id`), so
+        that a later record can refer to the response without waiting for this write.
+        """
         self._file.rotate_if_full()
         self._file.ensure_open()
         date = _warc_date(exchange.date if exchange.date is not None else self._clock())
-        request_id = self._record_ids()
-        response_id = self._record_ids()
+        request_id = request_id or self._record_ids()
+        response_id = response_id or self._record_ids()
         request = self._request_record(exchange, date, request_id, response_id)
         response = self._response_record(exchange, date, response_id, request_id)
         # One write for the pair, so that a crash rarely leaves a request without its response.

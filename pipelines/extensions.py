@@ -28,7 +28,8 @@ from scrapy.statscollectors import StatsCollector
 from scrapy.utils.defer import maybe_deferred_to_future
 
 from corpus_crawler.model import DropReason
-from pipelines.writer import OutputFiles, OutputSettings, OutputWriter
+from pipelines.campaign import CampaignExtension, CampaignResult
+from pipelines.writer import OutputFiles, OutputSettings
 
 __all__ = ["ProgressExtension", "SummaryExtension", "progress_line"]
 
@@ -132,12 +133,14 @@ class SummaryExtension:
         self.started_clock = time.monotonic()
 
     async def spider_closed(self, reason: str) -> None:
-        files = OutputFiles()
-        writer = OutputWriter.existing(self.crawler)
-        if writer is not None:
-            files = await maybe_deferred_to_future(writer.close())
+        campaign = self.crawler.get_extension(CampaignExtension)
+        result = CampaignResult(OutputFiles())
+        if campaign is not None:
+            result = await maybe_deferred_to_future(campaign.finished(reason))
+        files = result.files
         stats = self.crawler.stats
         summary = self.summary(stats.get_stats(), files, reason)
+        summary["campaign"] = campaign_summary(result)
         directory = self.settings.directory
         directory.mkdir(parents=True, exist_ok=True)
         prefix = self.crawler.settings.get("CORPUS_WARC_PREFIX") or "corpus"
@@ -196,3 +199,33 @@ class SummaryExtension:
                 if isinstance(value, (int, float, str))
             },
         }
+
+
+def campaign_summary(result: CampaignResult) -> dict[str, Any]:
+    """The campaign part of the summary: totals over all runs, as committed with the files."""
+    totals = result.totals
+
+    def total(key: str) -> int:
+        return int(totals.get(key, 0))
+
+    dropped = {
+        key.removeprefix("requests/dropped:"): value
+        for key, value in sorted(totals.items())
+        if key.startswith("requests/dropped:")
+    }
+    return {
+        "run": result.run,
+        "resumed": result.resumed,
+        "requeued_at_start": result.requeued,
+        "requests_left": result.remaining,
+        "files_cut_back_at_start": list(result.reconciled),
+        "write_failure": result.files.failure,
+        "totals": {
+            "warc_exchanges": total("warc/exchanges"),
+            "documents_kept": total("requests/kept"),
+            "warc_conversions": total("warc/conversions"),
+            "prevertical_documents": total("prevertical/documents"),
+            "vertical_documents": total("vertical/documents"),
+            "dropped": dropped,
+        },
+    }

@@ -1,13 +1,16 @@
-"""ExtractPipeline: every HTML page goes through `extract()` once, in a worker process.
+"""Page processing: every HTML page goes through `extract()` once, in a worker process.
 
-The worker also returns the page's links (one parse, off the reactor); the
-pipeline hands them to the spider with the `links_extracted` signal before it
-decides the page's fate, so pages without corpus text still lead somewhere.
-A page that yields no text is dropped with a typed reason (`pipelines.drops`)
-counted under ``corpus/dropped/<reason>``; a kept one becomes a
-`CorpusDocument` for the writers.
+* `PageProcessor` (an extension; the spider gets it with
+  ``crawler.get_extension(PageProcessor)``): owns the process pool. The spider's
+  callback awaits `PageProcessor.process(page, body)`, which returns the page's
+  links (found in the same worker pass, off the reactor) and its item: a
+  `CorpusDocument` for the writers, or a `DroppedPage` with its typed reason. The
+  callback then yields the link requests (through Scrapy's spider middlewares and
+  scheduler, like any request) and the item.
+* `DropPipeline`: drops a `DroppedPage` with its typed `DropItem`
+  (`pipelines.drops`), counted under ``corpus/dropped/<reason>``.
 
-Settings (`CORPUS_EXTRACT_*`): ENABLED (the pipeline; off, the spider extracts
+Settings (`CORPUS_EXTRACT_*`): ENABLED (the processor; off, the spider extracts
 links itself), TEXT (text extraction; off, workers only find links),
 EXTRACTOR, PRESET, LANGUAGE, ACCEPT_LANGUAGES, PARAMETERS, OPTIONS, MAX_BYTES,
 MIN_WORDS, WORKERS (0: one per core), MAX_IN_FLIGHT (0: 4 per worker),
@@ -17,9 +20,11 @@ PAGE_TIMEOUT, START_METHOD ("" = forkserver where available).
 from __future__ import annotations
 
 import logging
+import os
 from dataclasses import dataclass
 from typing import Any
 
+from scrapy import signals
 from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
 from scrapy.settings import BaseSettings
@@ -27,14 +32,20 @@ from scrapy.settings import BaseSettings
 from corpus_crawler.config import ConfigError, ExtractConfig, JustextParams, Preset
 from corpus_crawler.model import DropReason
 from corpus_crawler.vertical import VerticalConfig
-from pipelines.drops import CorpusDrop, drop_for
-from pipelines.items import CorpusDocument, FetchedPage, doc_meta, document_id
+from pipelines.drops import drop_for
+from pipelines.items import (
+    CorpusDocument,
+    DroppedPage,
+    FetchedPage,
+    RequestDone,
+    doc_meta,
+    document_id,
+)
 from pipelines.pool import PagePool, PoolCrashed, PoolTimeout, default_workers
-from pipelines.signals import links_extracted
 from pipelines.worker import PageTask, WorkerConfig
 from pipelines.writer import OutputSettings
 
-__all__ = ["ExtractPipeline", "ExtractSettings"]
+__all__ = ["DropPipeline", "ExtractSettings", "PageProcessor"]
 
 logger = logging.getLogger(__name__)
 
@@ -97,17 +108,20 @@ class ExtractSettings:
     def worker_config(self) -> WorkerConfig:
         return WorkerConfig(
             extract=self.extract if self.text else None,
+            # the workers exit by themselves if this process dies (no orphans)
+            crawl_pid=os.getpid(),
             page_timeout=self.page_timeout,
             all_paragraphs=self.all_paragraphs,
             vertical=self.vertical,
         )
 
 
-class ExtractPipeline:
+class PageProcessor:
+    """The extraction workers, as a crawl component (see the module docstring)."""
+
     def __init__(self, crawler: Crawler, settings: ExtractSettings) -> None:
         self.crawler = crawler
         self.settings = settings
-        self.stats = crawler.stats
         self.pool = PagePool(
             settings.worker_config(),
             workers=settings.workers,
@@ -116,10 +130,17 @@ class ExtractPipeline:
         )
 
     @classmethod
-    def from_crawler(cls, crawler: Crawler) -> ExtractPipeline:
-        return cls(crawler, ExtractSettings.from_settings(crawler.settings))
+    def from_crawler(cls, crawler: Crawler) -> PageProcessor:
+        processor = cls(crawler, ExtractSettings.from_settings(crawler.settings))
+        crawler.signals.connect(processor.spider_opened, signal=signals.spider_opened)
+        crawler.signals.connect(processor.spider_closed, signal=signals.spider_closed)
+        return processor
 
-    def open_spider(self) -> None:
+    @property
+    def stats(self) -> Any:
+        return self.crawler.stats
+
+    def spider_opened(self) -> None:
         self.pool.start()
         logger.info(
             "extraction: %d worker(s) (%s), %d pages in flight at most, %g s per page",
@@ -129,74 +150,93 @@ class ExtractPipeline:
             self.settings.page_timeout,
         )
 
-    async def close_spider(self) -> None:
+    async def spider_closed(self) -> None:
         from scrapy.utils.defer import maybe_deferred_to_future
 
         await maybe_deferred_to_future(self.pool.shutdown())
         if self.pool.restarts:
             self.stats.set_value("corpus/worker_restarts", self.pool.restarts)
 
-    def _drop(self, reason: DropReason, page: FetchedPage, detail: str = "") -> CorpusDrop:
-        self.stats.inc_value(f"corpus/dropped/{reason}")
-        return drop_for(reason, detail, page.url)
+    @staticmethod
+    def _drop(reason: DropReason, page: FetchedPage, detail: str = "") -> DroppedPage:
+        return DroppedPage(url=page.url, reason=str(reason), detail=detail, row=page.row)
 
-    async def process_item(self, item: Any) -> Any:
-        if not isinstance(item, FetchedPage):
-            return item
+    async def process(
+        self, page: FetchedPage, body: bytes
+    ) -> tuple[tuple[str, ...], CorpusDocument | DroppedPage | RequestDone]:
+        """The links of a page and its item: kept (`CorpusDocument`) or dropped."""
         stats = self.stats
         stats.inc_value("corpus/pages")
-        if not item.is_html:
-            raise self._drop(DropReason.NOT_HTML, item, item.content_type or "no Content-Type")
+        if not page.is_html:
+            return (), self._drop(DropReason.NOT_HTML, page, page.content_type or "no Content-Type")
         stats.inc_value("corpus/pages_html")
-        stats.inc_value("corpus/bytes_raw", item.size)
-        doc_id = document_id(item.url)
+        stats.inc_value("corpus/bytes_raw", len(body))
+        doc_id = document_id(page.url)
         task = PageTask(
-            url=item.url,
-            body=item.body,
-            http_charset=item.http_charset,
+            url=page.url,
+            body=body,
+            http_charset=page.http_charset,
             links=self.settings.follow_links,
-            meta=doc_meta(item, doc_id) if self.settings.vertical is not None else None,
+            meta=doc_meta(page, doc_id) if self.settings.vertical is not None else None,
         )
         try:
             result = await self.pool.run(task)
         except PoolTimeout as exc:
-            raise self._drop(DropReason.TIMEOUT, item, str(exc)) from None
+            return (), self._drop(DropReason.TIMEOUT, page, str(exc))
         except PoolCrashed as exc:
-            raise self._drop(DropReason.EXTRACTOR_ERROR, item, str(exc)) from None
+            return (), self._drop(DropReason.EXTRACTOR_ERROR, page, str(exc))
         except Exception as exc:  # a bad page is a counted drop, never a lost one
-            logger.warning("extraction failed for %s: %r", item.url, exc)
+            logger.warning("extraction failed for %s: %r", page.url, exc)
             detail = f"{type(exc).__name__}: {exc}"[:300]
-            raise self._drop(DropReason.EXTRACTOR_ERROR, item, detail) from None
+            return (), self._drop(DropReason.EXTRACTOR_ERROR, page, detail)
         stats.inc_value("corpus/worker_cpu_ms", int(result.cpu_seconds * 1000))
         stats.inc_value("corpus/paragraphs_total", result.paragraph_count)
         if result.nofollow:
             stats.inc_value("corpus/links/nofollow_pages")
         if result.links:
             stats.inc_value("corpus/links/found", len(result.links))
-            self.crawler.signals.send_catch_log(links_extracted, page=item, links=result.links)
+        links = result.links
         document = result.document
-        if document is None:
-            return item  # text extraction is off
+        if document is None:  # text extraction is off
+            return links, RequestDone(page.url, page.row, "links-only")
         if document.drop_reason is not None:
-            raise self._drop(document.drop_reason, item, document.drop_detail)
+            return links, self._drop(document.drop_reason, page, document.drop_detail)
         good = document.good_paragraphs
         if not good:
-            raise self._drop(DropReason.NO_GOOD_PARAGRAPH, item)
+            return links, self._drop(DropReason.NO_GOOD_PARAGRAPH, page)
         words = sum(p.word_count for p in good)
         if words < self.settings.min_words:
-            raise self._drop(
-                DropReason.TOO_SHORT, item, f"{words} words < {self.settings.min_words}"
-            )
+            detail = f"{words} words < {self.settings.min_words}"
+            return links, self._drop(DropReason.TOO_SHORT, page, detail)
         clean_bytes = len(document.text.encode("utf-8"))
         stats.inc_value("corpus/docs_kept")
         stats.inc_value("corpus/paragraphs_good", len(good))
         stats.inc_value("corpus/words", words)
         stats.inc_value("corpus/bytes_clean", clean_bytes)
-        return CorpusDocument(
-            page=item,
+        return links, CorpusDocument(
+            page=page,
             document=document,
             doc_id=doc_id,
             words=words,
             clean_bytes=clean_bytes,
             vertical_text=result.vertical_text,
         )
+
+
+class DropPipeline:
+    """Drops each `DroppedPage` with its typed reason, counted under corpus/dropped/."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        self.crawler = crawler
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> DropPipeline:
+        return cls(crawler)
+
+    def process_item(self, item: Any) -> Any:
+        if not isinstance(item, DroppedPage):
+            return item
+        reason = DropReason(item.reason)
+        assert self.crawler.stats is not None
+        self.crawler.stats.inc_value(f"corpus/dropped/{reason}")
+        raise drop_for(reason, item.detail, item.url)

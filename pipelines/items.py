@@ -1,26 +1,26 @@
 """The items that flow from the spider through the item pipelines.
 
-    Response --spider--> FetchedPage --ExtractPipeline--> CorpusDocument --writers
+    Response --spider (awaits PageProcessor)--> CorpusDocument | DroppedPage | RequestDone
 
-Plain frozen dataclasses (Scrapy handles dataclass items through itemadapter);
-no Scrapy import, so the worker processes and the tests can use them freely.
+Every callback and errback of the `corpus` spider ends with exactly one of these,
+carrying the scheduled request's ``row``: when the item pipelines are through with
+it, the campaign finishes that request (writes what it produced, marks it done).
+
+Plain frozen dataclasses of plain values (no bytes, no futures, no Scrapy
+objects): Scrapy handles dataclass items through itemadapter, and the worker
+processes and the tests can use them freely. Times are ISO 8601 strings.
 """
 
 from __future__ import annotations
 
 import hashlib
-from concurrent.futures import Future
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING
 
 from corpus_crawler.model import Document
 from corpus_crawler.vertical import DocMeta
 
-if TYPE_CHECKING:
-    from corpus_crawler.warc import ExchangeRecords
-
-__all__ = ["CorpusDocument", "FetchedPage", "document_id"]
+__all__ = ["CorpusDocument", "DroppedPage", "FetchedPage", "RequestDone", "document_id"]
 
 
 def document_id(url: str) -> str:
@@ -30,14 +30,15 @@ def document_id(url: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class FetchedPage:
-    """One successful response the spider passed on, as received (body decompressed)."""
+    """What the crawl knows about one response, without its body."""
 
     #: The URL of the response (after redirects).
     url: str
     #: The URL first requested (before redirects); equals `url` without redirects.
     request_url: str
     status: int
-    fetched_at: datetime
+    #: When the response arrived (ISO 8601, UTC).
+    fetched_at: str
     #: Link hops from a seed.
     depth: int
     #: Media type from Content-Type, lower case, without parameters ("" if none).
@@ -47,13 +48,12 @@ class FetchedPage:
     last_modified: str | None
     ip_address: str
     is_html: bool
-    body: bytes = field(repr=False)
-    #: The WARC records of this response, once the writer thread has written them.
-    exchange: Future[ExchangeRecords | None] | None = field(default=None, repr=False, compare=False)
-
-    @property
-    def size(self) -> int:
-        return len(self.body)
+    #: The body's length in bytes (the body itself goes to the worker, not in items).
+    size: int = 0
+    #: The scheduled request (frontier row) this response answers; None outside a campaign.
+    row: int | None = None
+    #: The WARC record id minted for the response record, "" when no WARC is written.
+    response_id: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,12 +70,45 @@ class CorpusDocument:
     #: The tokenised vertical text, formatted in the worker (None: format on writing).
     vertical_text: str | None = None
 
+    @property
+    def row(self) -> int | None:
+        return self.page.row
 
-def doc_meta(page: FetchedPage, doc_id: str) -> DocMeta:
+    @property
+    def url(self) -> str:
+        return self.page.url
+
+    @property
+    def response_id(self) -> str:
+        return self.page.response_id
+
+
+@dataclass(frozen=True, slots=True)
+class DroppedPage:
+    """A page that yields no corpus text; `pipelines.extract.DropPipeline` drops it
+    with the typed reason (`corpus_crawler.model.DropReason` value)."""
+
+    url: str
+    reason: str
+    detail: str = ""
+    row: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RequestDone:
+    """A request that produced no page item (a sitemap, a redirect refused, an error)."""
+
+    url: str
+    row: int | None = None
+    outcome: str = "done"
+
+
+def doc_meta(item: FetchedPage | CorpusDocument, doc_id: str) -> DocMeta:
     """The crawl facts a corpus file records about a page (one definition for all writers)."""
+    page = item.page if isinstance(item, CorpusDocument) else item
     return DocMeta(
         doc_id=doc_id,
-        crawl_date=page.fetched_at,
+        crawl_date=datetime.fromisoformat(page.fetched_at),
         url=page.request_url,
         final_url=page.url,
         last_modified=page.last_modified,

@@ -25,7 +25,7 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
 
 from corpus_crawler.model import DropReason
-from corpus_crawler.warc import Exchange, header_pairs
+from corpus_crawler.warc import Exchange, header_pairs, new_record_id
 from pipelines.writer import OutputWriter
 
 __all__ = [
@@ -199,7 +199,7 @@ def _as_stored(headers: list[tuple[bytes, bytes]], body_length: int) -> list[tup
 
 
 class WarcCaptureMiddleware:
-    """Queues each exchange for the WARC writer; the future of its records goes in the meta.
+    """Queues each exchange for the WARC writer; its response record id goes in the meta.
 
     Closest to the downloader (order 950), so it sees every response before
     redirect, retry and decompression middlewares act on it, and every request
@@ -220,7 +220,10 @@ class WarcCaptureMiddleware:
 
     def process_response(self, request: Request, response: Response) -> Response:
         now = datetime.now(timezone.utc)
-        request.meta["corpus_fetched_at"] = now
+        # plain data in the meta: the time as text, the record ids minted here
+        request.meta["corpus_fetched_at"] = now.isoformat()
+        response_id = new_record_id()
+        request.meta["corpus_response_id"] = response_id
         body = response.body
         exchange = Exchange(
             url=response.url,
@@ -235,7 +238,12 @@ class WarcCaptureMiddleware:
             date=now,
             body_decoded=False,
         )
-        request.meta["corpus_exchange"] = self.writer.submit_exchange(exchange)
+        self.writer.submit_exchange(
+            exchange,
+            row=request.meta.get("corpus_row"),
+            request_id=new_record_id(),
+            response_id=response_id,
+        )
         return response
 
 

@@ -16,7 +16,7 @@ SPIDER_MODULES = ["spiders"]
 NEWSPIDER_MODULE = "spiders"
 
 ITEM_PIPELINES = {
-    "pipelines.extract.ExtractPipeline": 100,
+    "pipelines.extract.DropPipeline": 100,
     "pipelines.outputs.WarcDocumentPipeline": 800,
     "pipelines.outputs.VerticalPipeline": 810,
 }
@@ -32,15 +32,18 @@ DOWNLOADER_MIDDLEWARES = {
 }
 
 EXTENSIONS = {
+    # the campaign folder: state, lock and the writer thread (others get it first)
+    "pipelines.campaign.CampaignExtension": 0,
+    # the extraction workers, awaited by the spider's callback
+    "pipelines.extract.PageProcessor": 10,
     "pipelines.extensions.ProgressExtension": 500,
     "pipelines.extensions.SummaryExtension": 510,
 }
 
 # Breadth-first: a corpus crawl wants many sites' shallow pages before one site's deep
-# ones. The spider gives each request priority -depth itself (its links do not pass
-# through DepthMiddleware); FIFO queues keep the order within a depth.
-SCHEDULER_MEMORY_QUEUE = "scrapy.squeues.FifoMemoryQueue"
-SCHEDULER_DISK_QUEUE = "scrapy.squeues.PickleFifoDiskQueue"
+# ones. The spider gives each request priority -depth; the campaign scheduler keeps
+# the frontier on disk (SQLite), FIFO within a priority, and survives kill -9.
+SCHEDULER = "pipelines.scheduler.CampaignScheduler"
 
 # Only http(s) is fetched.
 DOWNLOAD_HANDLERS = {"file": None, "data": None, "ftp": None, "s3": None}

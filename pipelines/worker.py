@@ -13,9 +13,12 @@ document, never a lost page.
 
 from __future__ import annotations
 
+import ctypes
 import dataclasses
+import os
 import re
 import signal
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -60,6 +63,8 @@ class WorkerConfig:
     #: Format the tokenised vertical text here (`PageTask.meta` given): tokenising costs
     #: ~5 ms a document, which on the writer thread would compete with the reactor.
     vertical: VerticalConfig | None = None
+    #: The crawl process: the worker exits when it is gone (0: no watchdog).
+    crawl_pid: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,9 +108,72 @@ def init_worker(config: WorkerConfig) -> None:
     """Pool initializer: keep the config and load what the first page would load."""
     global _config
     _config = config
+    if config.crawl_pid:
+        _watch_crawl(config.crawl_pid)
     if config.extract is not None:
         # Stop lists and language data load on first use; do it before the first page.
         extract(b"<html><body><p>warm-up</p></body></html>", "http://localhost/", config.extract)
+
+
+# -- no orphans ------------------------------------------------------------------------
+
+#: Seconds between two looks at the crawl process.
+WATCHDOG_INTERVAL = 0.5
+
+
+def _watch_crawl(crawl_pid: int) -> None:
+    """Exit this worker when the crawl process dies, however it died.
+
+    A worker blocks reading its task pipe; after a `kill -9` of the crawl nobody
+    closes that pipe (the fork server and the sibling workers hold copies), so
+    without this the workers, then the fork server and the resource tracker that
+    wait for them, would live on as orphans. Two guards: PR_SET_PDEATHSIG (Linux;
+    it fires when the *parent* dies, which is the fork server, not always the
+    crawl) and a thread that polls the crawl's pid.
+    """
+    _set_parent_death_signal()
+    thread = threading.Thread(
+        target=_watchdog, args=(crawl_pid,), name="crawl-watchdog", daemon=True
+    )
+    thread.start()
+
+
+def _set_parent_death_signal() -> None:
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        pr_set_pdeathsig = 1
+        libc.prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+
+
+def _process_start(pid: int) -> str | None:
+    """The start time of `pid` (Linux), to tell it from a later process given its pid."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            fields = handle.read().rpartition(b")")[2].split()
+        return fields[19].decode()
+    except (OSError, IndexError):
+        return None
+
+
+def _alive(pid: int, started: str | None) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return started is None or _process_start(pid) == started
+
+
+def _watchdog(crawl_pid: int) -> None:
+    started = _process_start(crawl_pid)
+    while _alive(crawl_pid, started):
+        time.sleep(WATCHDOG_INTERVAL)
+    os._exit(0)
 
 
 def run_task(task: PageTask) -> PageResult:

@@ -1,15 +1,20 @@
 """The one writer path of a crawl: a thread that owns every output file.
 
 Components hand it work (`submit_exchange` from the WARC capture middleware,
-`submit_document` from the output pipelines) through a queue and return at
-once, so file writes never run on the reactor thread. The thread writes in
-submission order, which is what lets a conversion record name the response
-record it comes from: the exchange is always written first.
+`submit_document` from the output pipelines, `finish` from the campaign) through
+a queue and return at once, so file writes never run on the reactor thread.
 
-The output folder is locked (``.corpus-crawler.lock``) for the crawl, so that
-the crash recovery run at start-up (`corpus_crawler.warc.recover`,
-`corpus_crawler.vertical.recover`) never touches files another live crawl is
-writing.
+Work that belongs to a scheduled request (its ``corpus_row``) is held back until
+the request is finished, then all of it is appended in one go: the request's
+exchanges (a 500 and its retry are separate requests), then its document. With a
+campaign store, the thread then marks the request done and, every
+`commit_interval` seconds, commits the files' lengths with it
+(`corpus_crawler.state`): so a crash never leaves half a page committed.
+
+A write that fails with an `OSError` (a full disk, an I/O error), or ten write
+errors in a row, stop the writer: nothing more is written or committed, and
+`on_failure` is called (the campaign then stops the crawl). The next run cuts
+the files back to their committed length and fetches the lost pages again.
 
 Settings: CORPUS_OUTPUT_DIR, CORPUS_OUTPUT_KEEP_ALL_PARAGRAPHS,
 CORPUS_OUTPUT_QUEUE_SIZE, CORPUS_WARC_* (ENABLED, PREFIX, MAX_FILE_BYTES,
@@ -19,27 +24,30 @@ CORPUS_VERTICAL_* (ENABLED, SENTENCES, MAX_FILE_BYTES).
 
 from __future__ import annotations
 
+import errno
 import logging
 import queue
 import threading
-import weakref
+import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
-from scrapy import signals
-from scrapy.crawler import Crawler
 from scrapy.settings import BaseSettings
 from twisted.internet.defer import Deferred
 
+from corpus_crawler._files import OPEN_SUFFIX
+from corpus_crawler.state import CampaignStore
+
+# the campaign folder's lock, as the tests know it
+from corpus_crawler.state import _FolderLock as _Lock  # noqa: F401
 from corpus_crawler.vertical import VerticalConfig, VerticalFormat, VerticalWriter
 from corpus_crawler.vertical import recover as recover_vertical
 from corpus_crawler.warc import (
     CrawlInfo,
     Exchange,
-    ExchangeRecords,
     RobotsPolicy,
     WarcConfig,
     WarcWriter,
@@ -52,7 +60,8 @@ __all__ = ["OutputFiles", "OutputSettings", "OutputWriter"]
 
 logger = logging.getLogger(__name__)
 
-LOCK_NAME = ".corpus-crawler.lock"
+#: Consecutive failed writes that stop the writer even without an OSError.
+MAX_CONSECUTIVE_ERRORS = 10
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +72,12 @@ class OutputSettings:
     prevertical: VerticalConfig | None
     vertical: VerticalConfig | None
     queue_size: int
+    #: Seconds between group commits of the campaign state.
+    commit_interval: float = 0.5
+    #: fsync the output files before each commit (survive power loss, not only a crash).
+    fsync: bool = False
+    #: Test only: the write after this many finished requests fails with ENOSPC.
+    fault_enospc_after: int | None = None
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> OutputSettings:
@@ -112,7 +127,17 @@ class OutputSettings:
             vertical=vertical,
             # each queued exchange holds its body: 1000 pages is ~100 MB at most
             queue_size=settings.getint("CORPUS_OUTPUT_QUEUE_SIZE", 1000),
+            commit_interval=settings.getfloat("CORPUS_CAMPAIGN_COMMIT_INTERVAL", 0.5),
+            fsync=settings.getbool("CORPUS_CAMPAIGN_FSYNC"),
+            fault_enospc_after=_optional_int(settings, "CORPUS_OUTPUT_FAULT_ENOSPC_AFTER"),
         )
+
+
+def _optional_int(settings: BaseSettings, name: str) -> int | None:
+    value = settings.get(name)
+    if value in (None, ""):
+        return None
+    return settings.getint(name)
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,56 +149,59 @@ class OutputFiles:
     vertical: tuple[Path, ...] = ()
     counts: dict[str, int] = field(default_factory=dict)
     errors: tuple[str, ...] = ()
-
-
-class _Lock:
-    """An exclusive lock on the output folder, held for the whole crawl."""
-
-    def __init__(self, directory: Path) -> None:
-        self.path = directory / LOCK_NAME
-        self._handle: IO[str] | None = None
-
-    def acquire(self) -> None:
-        handle = open(self.path, "a+", encoding="utf-8")  # noqa: SIM115 - held until release()
-        try:
-            import fcntl
-        except ImportError:  # not POSIX: no locking, recovery still runs
-            self._handle = handle
-            return
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            handle.close()
-            raise RuntimeError(
-                f"another crawl is writing to {self.path.parent}: give this one its own"
-                " output folder (-o OUTDIR or output.directory in the profile)"
-            ) from None
-        self._handle = handle
-
-    def release(self) -> None:
-        if self._handle is not None:
-            self._handle.close()
-            self._handle = None
-            self.path.unlink(missing_ok=True)
+    #: Why the writer stopped early (a full disk...), None if it did not.
+    failure: str | None = None
 
 
 _Task = Callable[[], None]
 _STOP = object()
-_writers: weakref.WeakKeyDictionary[Crawler, OutputWriter] = weakref.WeakKeyDictionary()
+
+
+@dataclass(frozen=True, slots=True)
+class _RowTask:
+    row: int
+    run: _Task
+
+
+@dataclass(frozen=True, slots=True)
+class _Finish:
+    row: int
+    url: str
+    outcome: str
 
 
 class OutputWriter:
-    """Owns the WARC and (pre)vertical writers; every write happens on its thread."""
+    """Owns the WARC and (pre)vertical writers; every write happens on its thread.
 
-    def __init__(self, settings: OutputSettings) -> None:
+    One per crawl, owned by `pipelines.campaign.CampaignExtension`; components get
+    it with ``crawler.get_extension(CampaignExtension).writer``.
+    """
+
+    def __init__(
+        self,
+        settings: OutputSettings,
+        store: CampaignStore | None = None,
+        *,
+        on_failure: Callable[[str], None] | None = None,
+    ) -> None:
         self.settings = settings
+        self.store = store
+        self._on_failure = on_failure
         self._queue: queue.Queue[Any] = queue.Queue(maxsize=settings.queue_size)
         self._thread = threading.Thread(target=self._loop, name="corpus-writer", daemon=True)
-        self._lock = _Lock(settings.directory)
         self._closed: Future[OutputFiles] = Future()
         self._closing = False
         self._counts: dict[str, int] = {}
+        #: Counts of the work done since the last commit (campaign totals).
+        self._uncommitted: dict[str, int] = {}
         self._errors: list[str] = []
+        self._consecutive_errors = 0
+        self._failure: str | None = None
+        self._pending: dict[int, list[_Task]] = {}
+        self._rows_written = 0
+        self._dirty = False
+        #: Closed files whose final length is committed already.
+        self._committed_closed: set[str] = set()
         self._warc: WarcWriter | None = None
         self._prevertical: VerticalWriter | None = None
         self._vertical: VerticalWriter | None = None
@@ -181,24 +209,25 @@ class OutputWriter:
     # -- lifecycle (reactor thread) --------------------------------------------------------
 
     @classmethod
-    def for_crawler(cls, crawler: Crawler) -> OutputWriter:
-        """The crawl's writer, created and started on first use; closed at spider_closed."""
-        writer = _writers.get(crawler)
-        if writer is None:
-            writer = cls(OutputSettings.from_settings(crawler.settings))
-            writer.start()
-            _writers[crawler] = writer
-            crawler.signals.connect(writer._on_spider_closed, signal=signals.spider_closed)
-        return writer
+    def for_crawler(cls, crawler: Any) -> OutputWriter:
+        """The crawl's writer: the one `pipelines.campaign.CampaignExtension` owns."""
+        from pipelines.campaign import CampaignExtension
 
-    @classmethod
-    def existing(cls, crawler: Crawler) -> OutputWriter | None:
-        return _writers.get(crawler)
+        campaign = crawler.get_extension(CampaignExtension)
+        if campaign is None:
+            raise RuntimeError(
+                "no writer: add pipelines.campaign.CampaignExtension to EXTENSIONS"
+                " (pipelines/settings.py has it)"
+            )
+        return campaign.writer
+
+    @property
+    def failure(self) -> str | None:
+        return self._failure
 
     def start(self) -> None:
         settings = self.settings
         settings.directory.mkdir(parents=True, exist_ok=True)
-        self._lock.acquire()
         for recovered in [*recover_warc(settings.directory), *recover_vertical(settings.directory)]:
             logger.warning("recovered a file left by an earlier crawl: %s", recovered)
         if settings.warc is not None:
@@ -209,11 +238,6 @@ class OutputWriter:
             self._vertical = VerticalWriter(settings.vertical)
         self._thread.start()
 
-    async def _on_spider_closed(self) -> None:
-        from scrapy.utils.defer import maybe_deferred_to_future
-
-        await maybe_deferred_to_future(self.close())
-
     def close(self) -> Deferred[OutputFiles]:
         """Finish every file; the Deferred fires with the `OutputFiles`. Idempotent."""
         if not self._closing:
@@ -223,7 +247,7 @@ class OutputWriter:
 
     # -- submissions (reactor thread) ------------------------------------------------------
 
-    def _put(self, task: _Task) -> None:
+    def _put(self, task: Any) -> None:
         if self._closing:
             logger.debug("output already closed; a late write is skipped")
             return
@@ -237,25 +261,34 @@ class OutputWriter:
             )
             self._queue.put(task)
 
-    def submit_exchange(self, exchange: Exchange) -> Future[ExchangeRecords | None]:
-        """Queue the request and response records of one exchange."""
-        future: Future[ExchangeRecords | None] = Future()
+    def _submit(self, row: int | None, task: _Task) -> None:
+        self._put(task if row is None else _RowTask(row, task))
+
+    def submit_exchange(
+        self,
+        exchange: Exchange,
+        *,
+        row: int | None = None,
+        request_id: str | None = None,
+        response_id: str | None = None,
+    ) -> None:
+        """Queue the request and response records of one exchange.
+
+        `row`: the scheduled request it belongs to; its records are written when
+        that request is finished. None (robots.txt, no campaign): written at once.
+        """
         warc = self._warc
         if warc is None:
-            future.set_result(None)
-            return future
+            return
 
         def task() -> None:
-            records = warc.write_exchange(exchange)
+            warc.write_exchange(exchange, request_id=request_id, response_id=response_id)
             self._count("warc/exchanges")
-            future.set_result(records)
 
-        self._put(_guarded(task, future, self._fail))
-        return future
+        self._submit(row, task)
 
     def submit_document(self, item: CorpusDocument, *, warc: bool, vertical: bool) -> None:
         """Queue the conversion record and/or the (pre)vertical text of a kept document."""
-        page = item.page
         writers = [
             (name, writer)
             for name, writer in (("prevertical", self._prevertical), ("vertical", self._vertical))
@@ -264,21 +297,18 @@ class OutputWriter:
         warc_writer = self._warc if warc and self.settings.warc_conversion else None
         if warc_writer is None and not writers:
             return
-        meta = doc_meta(page, item.doc_id)
+        meta = doc_meta(item, item.doc_id)
 
         def task() -> None:
             if warc_writer is not None:
-                exchange = page.exchange
-                # done already: this thread wrote the exchange before it got here
-                records = exchange.result() if exchange is not None and exchange.done() else None
-                if records is None:
+                if not item.response_id:
                     self._count("warc/conversions_without_response")
                 else:
                     warc_writer.write_document(
                         item.document,
-                        refers_to=records.response_id,
-                        url=page.url,
-                        date=page.fetched_at,
+                        refers_to=item.response_id,
+                        url=item.url,
+                        date=meta.crawl_date,
                     )
                     self._count("warc/conversions")
             for name, writer in writers:
@@ -290,55 +320,168 @@ class OutputWriter:
                 if written:
                     self._count(f"{name}/documents")
 
-        self._put(_guarded(task, None, self._fail))
+        self._submit(item.row, task)
+
+    def finish(self, row: int, url: str, outcome: str) -> None:
+        """The request `row` is done: write what it produced and mark it done."""
+        self._put(_Finish(row, url, outcome))
 
     # -- the thread ------------------------------------------------------------------------
 
-    def _count(self, key: str) -> None:
-        self._counts[key] = self._counts.get(key, 0) + 1
+    def _count(self, key: str, amount: int = 1) -> None:
+        self._counts[key] = self._counts.get(key, 0) + amount
+        self._uncommitted[key] = self._uncommitted.get(key, 0) + amount
 
-    def _fail(self, error: BaseException) -> None:
-        self._count("errors")
+    def _error(self, error: BaseException) -> None:
+        self._counts["errors"] = self._counts.get("errors", 0) + 1
         message = f"{type(error).__name__}: {error}"
         if len(self._errors) < 20:
             self._errors.append(message)
         logger.error("output write failed: %s", message, exc_info=error)
+        self._consecutive_errors += 1
+        if isinstance(error, OSError):
+            self._fail(f"cannot write to {self.settings.directory}: {_os_error(error)}")
+        elif self._consecutive_errors >= MAX_CONSECUTIVE_ERRORS:
+            self._fail(f"{self._consecutive_errors} writes failed in a row (last: {message})")
+
+    def _fail(self, message: str) -> None:
+        if self._failure is not None:
+            return
+        self._failure = message
+        self._pending.clear()
+        if self._on_failure is not None:
+            self._on_failure(message)
+
+    def _run(self, task: _Task) -> None:
+        try:
+            task()
+        except Exception as exc:  # counted; an OSError or a run of them stops the writer
+            self._error(exc)
+        else:
+            self._consecutive_errors = 0
+        self._dirty = True
+
+    def _handle(self, task: Any) -> None:
+        if self._failure is not None:
+            return  # stopped: nothing more is written, nothing committed
+        if isinstance(task, _RowTask):
+            self._pending.setdefault(task.row, []).append(task.run)
+        elif isinstance(task, _Finish):
+            tasks = self._pending.pop(task.row, [])
+            fault = self.settings.fault_enospc_after
+            if fault is not None and self._rows_written >= fault:
+                self._run(self._injected_enospc)
+                return
+            for run in tasks:
+                self._run(run)
+                if self._failure is not None:
+                    return
+            self._rows_written += 1
+            self._count(f"requests/{task.outcome}")
+            if self.store is not None:
+                try:
+                    self.store.finish(task.row, task.url, task.outcome)
+                except Exception as exc:  # the state is as vital as the files
+                    self._error(exc)
+                    self._fail(f"cannot update the campaign state: {exc}")
+        else:
+            self._run(task)
+
+    def _injected_enospc(self) -> None:
+        # A torn record first, as a real full disk leaves one.
+        if self._warc is not None and self._warc.current_path is not None:
+            open_path = self._warc.current_path.with_name(
+                self._warc.current_path.name + OPEN_SUFFIX
+            )
+            with open(open_path, "ab") as handle:
+                handle.write(b"\x1f\x8b\x08\x00torn")
+        raise OSError(errno.ENOSPC, "No space left on device (CORPUS_OUTPUT_FAULT_ENOSPC_AFTER)")
+
+    def _writers(self) -> list[WarcWriter | VerticalWriter]:
+        return [w for w in (self._warc, self._prevertical, self._vertical) if w is not None]
+
+    def _file_lengths(self) -> dict[str, int]:
+        """Current length of every file written since the last commit."""
+        lengths: dict[str, int] = {}
+        for writer in self._writers():
+            current = writer.current_path
+            for path in writer.files:
+                if path.name not in self._committed_closed:
+                    lengths[path.name] = path.stat().st_size
+            if current is not None:
+                open_path = current.with_name(current.name + OPEN_SUFFIX)
+                lengths[current.name] = open_path.stat().st_size
+        return lengths
+
+    def _commit(self) -> None:
+        if self.store is None or self._failure is not None or not self._dirty:
+            return
+        try:
+            lengths = self._file_lengths()
+            fsync_paths = []
+            if self.settings.fsync:
+                for name in lengths:
+                    path = self.settings.directory / name
+                    fsync_paths.append(path if path.exists() else Path(str(path) + OPEN_SUFFIX))
+            self.store.count(self._uncommitted)
+            self.store.commit(lengths, fsync_files=fsync_paths)
+        except Exception as exc:
+            self._error(exc)
+            self._fail(f"cannot commit the campaign state: {exc}")
+            return
+        for writer in self._writers():
+            self._committed_closed.update(path.name for path in writer.files)
+        self._uncommitted = {}
+        self._dirty = False
 
     def _loop(self) -> None:
+        interval = self.settings.commit_interval
+        last_commit = time.monotonic()
         while True:
-            task = self._queue.get()
+            timeout = max(0.0, last_commit + interval - time.monotonic())
+            try:
+                task = self._queue.get(timeout=timeout if self._dirty else None)
+            except queue.Empty:
+                task = None
             if task is _STOP:
                 break
-            task()
+            if task is not None:
+                self._handle(task)
+            if self._dirty and time.monotonic() - last_commit >= interval:
+                self._commit()
+                last_commit = time.monotonic()
         files = OutputFiles()
         try:
-            for writer in (self._warc, self._prevertical, self._vertical):
-                if writer is not None:
+            if self._failure is None:
+                # requests never finished (the crawl stopped first) are not written:
+                # they are still in the frontier and will be fetched again
+                if self._pending:
+                    logger.info(
+                        "%d unfinished request(s) left for the next run", len(self._pending)
+                    )
+                self._pending.clear()
+                for writer in self._writers():
                     writer.close()
+                self._dirty = True
+                self._commit()
             files = OutputFiles(
                 warc=self._warc.files if self._warc else (),
                 prevertical=self._prevertical.files if self._prevertical else (),
                 vertical=self._vertical.files if self._vertical else (),
                 counts=dict(self._counts),
                 errors=tuple(self._errors),
+                failure=self._failure,
             )
         except BaseException as exc:  # a close error must still release the crawl
-            self._fail(exc)
-            files = OutputFiles(counts=dict(self._counts), errors=tuple(self._errors))
+            self._error(exc)
+            files = OutputFiles(
+                counts=dict(self._counts), errors=tuple(self._errors), failure=self._failure
+            )
         finally:
-            self._lock.release()
             self._closed.set_result(files)
 
 
-def _guarded(
-    task: _Task, future: Future[Any] | None, fail: Callable[[BaseException], None]
-) -> _Task:
-    def run() -> None:
-        try:
-            task()
-        except BaseException as exc:  # a failed write is logged and counted, never fatal
-            fail(exc)
-            if future is not None and not future.done():
-                future.set_exception(exc)
-
-    return run
+def _os_error(error: OSError) -> str:
+    if error.errno == errno.ENOSPC:
+        return "the disk is full (free some space, then run the same command again to resume)"
+    return error.strerror or str(error)

@@ -6,12 +6,15 @@ becomes a `FetchedPage` item; the spider does no text processing and writes
 no files.
 
 Links: a page is parsed once, in an extraction worker, for both its text and
-its links (see `pipelines.extract`). The pipeline sends the links back with the
-`links_extracted` signal and `follow()` decides which to fetch: scope (hosts,
-deny patterns, binary file types), depth, page budgets, and pages already
-seen. With the extraction pipeline switched off (`CORPUS_EXTRACT_ENABLED=False`)
-the spider falls back to Scrapy's `LinkExtractor` in its callback, i.e. a
-plain link-following crawl.
+its links: the callback awaits `pipelines.extract.PageProcessor`, then yields
+the links it decides to follow (scope: hosts, deny patterns, binary file types;
+depth) as requests, which pass Scrapy's spider middlewares and the campaign
+scheduler (seen URLs and page budgets live there, on disk), and last the page's
+item. Every callback and errback ends with exactly one item carrying the
+request's frontier ``row`` (`pipelines.items`): the campaign finishes the
+request when the pipelines are through with it. With the extraction switched
+off (`CORPUS_EXTRACT_ENABLED=False`) the spider falls back to Scrapy's
+`LinkExtractor` in its callback, i.e. a plain link-following crawl.
 
 Run it with `scrapy crawl corpus -a profile=configs/crawls/example.yaml` or
 `corpus-crawler crawl configs/crawls/example.yaml`.
@@ -40,8 +43,8 @@ from w3lib.url import safe_url_string
 
 from corpus_crawler.profile import Profile, load_profile
 from pipelines.bridge import NO_LIMIT, profile_settings
-from pipelines.items import FetchedPage
-from pipelines.signals import links_extracted
+from pipelines.extract import PageProcessor
+from pipelines.items import FetchedPage, RequestDone
 from spiders.scope import UrlScope
 
 __all__ = ["CorpusSpider", "SpiderConfig"]
@@ -66,8 +69,6 @@ class SpiderConfig:
     allowed_tlds: tuple[str, ...]
     deny_patterns: tuple[str, ...]
     max_depth: int | None
-    max_pages_per_domain: int | None
-    max_pages: int | None
     follow_links: bool
     #: Extract links in the callback (the extraction pipeline is off).
     links_in_callback: bool
@@ -84,8 +85,6 @@ class SpiderConfig:
             allowed_tlds=tuple(settings.getlist("CORPUS_SCOPE_ALLOWED_TLDS")),
             deny_patterns=tuple(settings.getlist("CORPUS_SCOPE_DENY_PATTERNS")),
             max_depth=_limit(settings, "CORPUS_SCOPE_MAX_DEPTH"),
-            max_pages_per_domain=_limit(settings, "CORPUS_SCOPE_MAX_PAGES_PER_DOMAIN"),
-            max_pages=_limit(settings, "CORPUS_SCOPE_MAX_PAGES"),
             follow_links=settings.getbool("CORPUS_SCOPE_FOLLOW_LINKS", True),
             links_in_callback=not settings.getbool("CORPUS_EXTRACT_ENABLED", True),
             max_sitemap_bytes=settings.getint("DOWNLOAD_MAXSIZE"),
@@ -122,18 +121,20 @@ class CorpusSpider(Spider):
 
     def _set_up(self, crawler: Crawler) -> None:
         self.config = SpiderConfig.from_settings(crawler.settings)
-        self._seen: set[str] = set()
-        self._pages_per_host: Counter[str] = Counter()
         #: Counts kept here and added to the stats once per page, not once per link.
         self._counts: Counter[str] = Counter()
-        self._pages = 0
         #: Seed hosts whose robots.txt Sitemap: lines are still to be read.
         self._robots_origins: set[str] = set()
-        crawler.signals.connect(self.follow, signal=links_extracted)
         crawler.signals.connect(self._robots_received, signal=signals.response_received)
         self.scope = UrlScope()  # replaced in start(), once the seeds are known
+        self._processor: PageProcessor | None = None
         self._link_extractor: Any = None
-        if self.config.links_in_callback:
+
+    def _find_processor(self) -> None:
+        # Extensions exist only once the crawl starts, after from_crawler().
+        if not self.config.links_in_callback:
+            self._processor = self.crawler.get_extension(PageProcessor)
+        if self._processor is None:
             from scrapy.linkextractors import LinkExtractor
 
             self._link_extractor = LinkExtractor(unique=True, canonicalize=False)
@@ -152,6 +153,7 @@ class CorpusSpider(Spider):
         return list(dict.fromkeys(urls))
 
     async def start(self) -> AsyncIterator[Any]:
+        self._find_processor()
         seeds = self._seed_urls()
         sitemaps = list(self.config.sitemaps)
         if not seeds and not sitemaps:
@@ -201,13 +203,22 @@ class CorpusSpider(Spider):
             return
         self._robots_origins.discard(origin)
         if response.status == 200:
-            for sitemap in self._parse_sitemap(response):
+            for sitemap in self._sitemap_links(response):
                 self.crawler.engine.crawl(sitemap)
 
     def _sitemap_request(self, url: str) -> Request:
-        return Request(url, callback=self._parse_sitemap, meta={"depth": 0, "corpus_sitemap": True})
+        return Request(
+            url,
+            callback=self._parse_sitemap,
+            errback=self._download_failed,
+            meta={"depth": 0, "corpus_sitemap": True},
+        )
 
-    def _parse_sitemap(self, response: Response) -> Iterator[Request]:
+    def _parse_sitemap(self, response: Response) -> Iterator[Any]:
+        yield from self._sitemap_links(response)
+        yield RequestDone(response.url, response.meta.get("corpus_row"), "sitemap")
+
+    def _sitemap_links(self, response: Response) -> Iterator[Request]:
         if urlsplit(response.url).path == "/robots.txt":
             for url in sitemap_urls_from_robots(response.body, base_url=response.url):
                 if self.scope.check(url, page=False) is None:
@@ -246,42 +257,24 @@ class CorpusSpider(Spider):
 
     # -- scope --------------------------------------------------------------------------
 
-    def _page_request(
-        self, url: str, depth: int, referer: str | None = None, *, verbatim: bool = False
-    ) -> Request | None:
-        """A request for a page, or None if it was seen already, is out of scope or over budget."""
-        # Scrapy's request fingerprints keep fragments; one page is one page.
+    def _page_request(self, url: str, depth: int, *, verbatim: bool = False) -> Request | None:
+        """A request for a page, or None if it is out of scope.
+
+        Pages already seen and page budgets are the scheduler's business: they are
+        campaign state, kept on disk (`pipelines.scheduler`).
+        """
         url = url.partition("#")[0]
-        if url in self._seen:
-            return None
-        self._seen.add(url)
         refusal = self.scope.check(url)
         if refusal is not None:
             self._counts[f"corpus/links/refused/{refusal}"] += 1
             return None
-        limit = self.config.max_pages
-        if limit is not None and self._pages >= limit:
-            self._stats.inc_value("corpus/links/over-max-pages")
-            return None
-        limit = self.config.max_pages_per_domain
-        if limit is not None:
-            host = urlsplit(url).hostname or ""
-            if self._pages_per_host[host] >= limit:
-                self._stats.inc_value("corpus/links/over-max-pages-per-domain")
-                return None
-            self._pages_per_host[host] += 1
-        self._pages += 1
-        meta: dict[str, Any] = {"depth": depth}
+        # corpus_budget: counts against the page budgets when scheduled
+        meta: dict[str, Any] = {"depth": depth, "corpus_budget": True}
         if verbatim:
             # the worker already made the URL safe (w3lib.url.safe_url_string)
             meta["verbatim_url"] = True
         return Request(
-            url,
-            callback=self.parse,
-            errback=self._download_failed,
-            meta=meta,
-            headers={"Referer": referer} if referer else None,
-            priority=-depth,
+            url, callback=self.parse, errback=self._download_failed, meta=meta, priority=-depth
         )
 
     def _follow_requests(
@@ -295,7 +288,7 @@ class CorpusSpider(Spider):
             return
         self._stats.max_value("corpus/depth_max", depth)
         for url in links:
-            request = self._page_request(url, depth, page_url, verbatim=True)
+            request = self._page_request(url, depth, verbatim=True)
             if request is not None:
                 yield request
         self._flush_counts()
@@ -306,32 +299,42 @@ class CorpusSpider(Spider):
             stats.inc_value(key, count)
         self._counts.clear()
 
-    def follow(self, page: FetchedPage, links: tuple[str, ...]) -> None:
-        """`links_extracted` handler: schedule the links of `page` that are in scope."""
-        engine = self.crawler.engine
-        for request in self._follow_requests(page.url, page.depth, links):
-            engine.crawl(request)
-
     # -- responses ----------------------------------------------------------------------
 
-    def parse(self, response: Response) -> Iterator[Any]:
+    async def parse(self, response: Response) -> AsyncIterator[Any]:
         page = fetched_page(response)
-        if self._link_extractor is not None and page.is_html and isinstance(response, TextResponse):
-            urls = self._callback_links(response)
-            yield from self._follow_requests(page.url, page.depth, urls)
-        yield page
+        if self._processor is None:
+            if (
+                self._link_extractor is not None
+                and page.is_html
+                and isinstance(response, TextResponse)
+            ):
+                urls = self._callback_links(response)
+                for request in self._follow_requests(page.url, page.depth, urls):
+                    yield request
+            yield RequestDone(page.url, page.row, "fetched")
+            return
+        links, item = await self._processor.process(page, response.body)
+        for request in self._follow_requests(page.url, page.depth, links):
+            yield request
+        # last: by the time the pipelines see it, every link above is scheduled
+        yield item
 
-    def _download_failed(self, failure: Failure) -> None:
+    def _download_failed(self, failure: Failure) -> Iterator[Any]:
         """One log line per page that could not be fetched (the stats count them by type)."""
         request = getattr(failure, "request", None)
         url = request.url if request is not None else "?"
+        row = request.meta.get("corpus_row") if request is not None else None
+        outcome = f"failed:{failure.type.__name__ if failure.type else 'error'}"
         if failure.check(IgnoreRequest):
-            return  # refused on purpose (robots.txt, scope, address): counted where refused
-        if failure.check(DownloadCancelledError):
-            return  # over the size cap: counted as too-large by SizeCapMiddleware
-        self.logger.warning(
-            "could not fetch %s: %s", url, failure.getErrorMessage() or failure.type
-        )
+            pass  # refused on purpose (robots.txt, scope, address): counted where refused
+        elif failure.check(DownloadCancelledError):
+            pass  # over the size cap: counted as too-large by SizeCapMiddleware
+        else:
+            self.logger.warning(
+                "could not fetch %s: %s", url, failure.getErrorMessage() or failure.type
+            )
+        yield RequestDone(url, row, outcome)
 
     def _callback_links(self, response: TextResponse) -> list[str]:
         """Links found on the reactor thread, when the extraction workers are off."""
@@ -378,13 +381,14 @@ def fetched_page(response: Response) -> FetchedPage:
         url=response.url,
         request_url=redirects[0] if redirects else response.url,
         status=response.status,
-        fetched_at=meta.get("corpus_fetched_at") or datetime.now(timezone.utc),
+        fetched_at=meta.get("corpus_fetched_at") or datetime.now(timezone.utc).isoformat(),
         depth=int(meta.get("depth", 0)),
         content_type=media,
         http_charset=charset,
         last_modified=last_modified.decode("latin-1") if last_modified else None,
         ip_address=str(response.ip_address) if response.ip_address else "",
         is_html=is_html,
-        body=response.body,
-        exchange=meta.get("corpus_exchange"),
+        size=len(response.body),
+        row=meta.get("corpus_row"),
+        response_id=meta.get("corpus_response_id", ""),
     )

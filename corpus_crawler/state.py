@@ -1,0 +1,436 @@
+"""The crash-safe state of a crawl campaign: one SQLite database in the campaign folder.
+
+A campaign folder (``corpus-crawler crawl PROFILE -o OUT``) holds the output files
+and ``OUT/campaign.sqlite``: the frontier, the seen set, the page budgets, the
+committed length of every output file, per-URL fetch history and running totals.
+It is written as the crawl goes, in WAL mode, never dumped at close; so any stop
+(`kill -9`, power loss, a full disk) leaves a state that the next run of the same
+command continues from.
+
+Exactly-once, in one paragraph: output files are append-only. The writer thread
+appends all the records of one request (its WARC exchanges, its document) in one
+go, then marks the request done here; every ~0.5 s it commits, in ONE
+transaction, the lengths its files have reached together with the requests done
+up to that point (`CampaignStore.commit`). On restart every output file is cut
+back to its committed length (`reconcile_files`) and every request that was not
+committed done goes back to the queue; so each page ends up exactly once in the
+files, whatever instant the process died at.
+
+One connection serves the reactor thread (enqueue, lease) and the writer thread
+(finish, commit); a lock serialises them, and each public method is atomic with
+respect to a commit. No Scrapy import: requests are stored as JSON text.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import logging
+import os
+import sqlite3
+import threading
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import IO, Any
+from urllib.parse import urlsplit
+
+from ._files import OPEN_SUFFIX, fsync_directory
+
+__all__ = [
+    "DATABASE_NAME",
+    "LOCK_NAME",
+    "OUTPUT_EXTENSIONS",
+    "Admission",
+    "BudgetLimits",
+    "CampaignLocked",
+    "CampaignStore",
+    "budget_key",
+    "reconcile_files",
+]
+
+logger = logging.getLogger(__name__)
+
+DATABASE_NAME = "campaign.sqlite"
+LOCK_NAME = ".corpus-crawler.lock"
+#: Uncommitted output (written after the last commit of a crashed run) is moved here.
+UNCOMMITTED_DIR = "uncommitted"
+#: The files whose length the campaign commits.
+OUTPUT_EXTENSIONS = (".warc.gz", ".prevert", ".prevert.gz", ".vert", ".vert.gz")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS frontier (
+    id INTEGER PRIMARY KEY,
+    priority INTEGER NOT NULL,
+    -- 0 queued, 1 leased (handed to the downloader in this run)
+    state INTEGER NOT NULL DEFAULT 0,
+    request TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS frontier_queue ON frontier (priority DESC, id) WHERE state = 0;
+CREATE TABLE IF NOT EXISTS seen (fingerprint BLOB PRIMARY KEY) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS budgets (key TEXT PRIMARY KEY, pages INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS files (name TEXT PRIMARY KEY, length INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS counters (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS fetches (
+    id INTEGER PRIMARY KEY,
+    url TEXT NOT NULL,
+    run INTEGER NOT NULL,
+    finished_at TEXT NOT NULL,
+    outcome TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS fetches_url ON fetches (url);
+CREATE TABLE IF NOT EXISTS runs (
+    id INTEGER PRIMARY KEY,
+    started TEXT NOT NULL,
+    finished TEXT,
+    reason TEXT
+);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+"""
+
+#: The key of the campaign-wide page count in `budgets` (no host is empty).
+_TOTAL = ""
+
+
+def budget_key(url: str) -> str:
+    """What page budgets are counted by: today the host name.
+
+    The one place to change it (to `corpus_crawler.domains.registered_domain`,
+    once that exists, so that www.x.cz and x.cz share a budget).
+    """
+    return (urlsplit(url).hostname or "").lower()
+
+
+class CampaignLocked(RuntimeError):
+    """Another process holds the campaign folder."""
+
+
+class Admission(enum.Enum):
+    """What `CampaignStore.enqueue` did with a request."""
+
+    QUEUED = "queued"
+    DUPLICATE = "duplicate"
+    OVER_MAX_PAGES = "over-max-pages"
+    OVER_MAX_PAGES_PER_DOMAIN = "over-max-pages-per-domain"
+
+
+@dataclass(frozen=True, slots=True)
+class BudgetLimits:
+    """Page budgets of the campaign (None: no limit); they count over all runs."""
+
+    max_pages: int | None = None
+    max_pages_per_domain: int | None = None
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+class _FolderLock:
+    """An exclusive `flock` on the campaign folder, held while the store is open."""
+
+    def __init__(self, directory: Path) -> None:
+        self.path = directory / LOCK_NAME
+        self._handle: IO[str] | None = None
+
+    def acquire(self) -> None:
+        handle = open(self.path, "a+", encoding="utf-8")  # noqa: SIM115 - held until release()
+        try:
+            import fcntl
+        except ImportError:  # not POSIX: no locking
+            self._handle = handle
+            return
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            handle.close()
+            raise CampaignLocked(
+                f"another crawl is using {self.path.parent}: wait for it to finish, or give"
+                " this one its own output folder (-o OUTDIR)"
+            ) from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"{os.getpid()}\n")
+        handle.flush()
+        self._handle = handle
+
+    def release(self) -> None:
+        if self._handle is not None:
+            self._handle.close()
+            self._handle = None
+            self.path.unlink(missing_ok=True)
+
+
+class CampaignStore:
+    """The campaign database; see the module docstring. Thread-safe."""
+
+    def __init__(self, directory: Path | str, *, fsync: bool = False) -> None:
+        self.directory = Path(directory)
+        self.path = self.directory / DATABASE_NAME
+        self._lock = threading.Lock()
+        self._folder_lock = _FolderLock(self.directory)
+        self._folder_lock.acquire()
+        try:
+            #: The database existed before: this run continues a campaign.
+            self.resumed = self.path.exists()
+            self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            # NORMAL: a commit survives a process crash; FULL: also a power loss.
+            self._db.execute(f"PRAGMA synchronous={'FULL' if fsync else 'NORMAL'}")
+            self._db.executescript(_SCHEMA)
+            self._db.execute("BEGIN IMMEDIATE")
+            self._requeued = self._db.execute(
+                "UPDATE frontier SET state = 0 WHERE state = 1"
+            ).rowcount
+            self._queued = self._scalar("SELECT count(*) FROM frontier WHERE state = 0")
+            self._budgets: dict[str, int] = dict(
+                self._db.execute("SELECT key, pages FROM budgets").fetchall()
+            )
+            self.run = int(
+                self._db.execute("INSERT INTO runs (started) VALUES (?)", (_now(),)).lastrowid or 0
+            )
+            self._db.execute("COMMIT")
+            self._db.execute("BEGIN IMMEDIATE")
+        except BaseException:
+            self._folder_lock.release()
+            raise
+        self._pending_counts: dict[str, int] = {}
+        self.commits = 0
+        self._closed = False
+
+    def _scalar(self, sql: str, args: tuple[Any, ...] = ()) -> int:
+        row = self._db.execute(sql, args).fetchone()
+        return int(row[0]) if row and row[0] is not None else 0
+
+    # -- facts --------------------------------------------------------------------------
+
+    @property
+    def requeued(self) -> int:
+        """Requests leased by an earlier run that never finished, put back in the queue."""
+        return self._requeued
+
+    @property
+    def queued(self) -> int:
+        """Requests waiting in the frontier (not leased)."""
+        return self._queued
+
+    def in_frontier(self) -> int:
+        with self._lock:
+            return self._scalar("SELECT count(*) FROM frontier")
+
+    def committed_files(self) -> dict[str, int]:
+        """Output file name -> length committed (read from the committed state)."""
+        with self._lock:
+            return dict(self._db.execute("SELECT name, length FROM files").fetchall())
+
+    def counters(self) -> dict[str, int]:
+        """Campaign totals, as last committed plus what this run added since."""
+        with self._lock:
+            totals = dict(self._db.execute("SELECT key, value FROM counters").fetchall())
+        return totals
+
+    def fetch_history(self, url: str) -> list[tuple[int, str, str]]:
+        """(run, finished_at, outcome) of every finished request for `url`."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT run, finished_at, outcome FROM fetches WHERE url = ? ORDER BY id", (url,)
+            ).fetchall()
+        return [(int(r), str(f), str(o)) for r, f, o in rows]
+
+    def get_meta(self, key: str) -> Any:
+        with self._lock:
+            row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def set_meta(self, key: str, value: Any) -> None:
+        with self._lock:
+            self._db.execute(
+                "INSERT INTO meta (key, value) VALUES (?, ?)"
+                " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                (key, json.dumps(value)),
+            )
+
+    # -- the reactor thread: frontier -----------------------------------------------------
+
+    def enqueue(
+        self,
+        request: str,
+        priority: int,
+        *,
+        fingerprint: bytes | None,
+        budget: str | None = None,
+        limits: BudgetLimits = BudgetLimits(),
+    ) -> Admission:
+        """Queue a request (JSON text) unless it was seen or is over a page budget.
+
+        `fingerprint` None: never filtered (retries). `budget`: the budget key of a
+        page request (`budget_key`), None for requests outside the page budgets.
+        The seen mark, the budget count and the queue row are one atomic change.
+        """
+        with self._lock:
+            db = self._db
+            if fingerprint is not None:
+                inserted = db.execute(
+                    "INSERT OR IGNORE INTO seen (fingerprint) VALUES (?)", (fingerprint,)
+                ).rowcount
+                if not inserted:
+                    return Admission.DUPLICATE
+            if budget is not None:
+                total = self._budgets.get(_TOTAL, 0)
+                if limits.max_pages is not None and total >= limits.max_pages:
+                    return Admission.OVER_MAX_PAGES
+                used = self._budgets.get(budget, 0)
+                if limits.max_pages_per_domain is not None and used >= limits.max_pages_per_domain:
+                    return Admission.OVER_MAX_PAGES_PER_DOMAIN
+                self._budgets[_TOTAL] = total + 1
+                self._budgets[budget] = used + 1
+                db.executemany(
+                    "INSERT INTO budgets (key, pages) VALUES (?, ?)"
+                    " ON CONFLICT (key) DO UPDATE SET pages = excluded.pages",
+                    ((_TOTAL, total + 1), (budget, used + 1)),
+                )
+            db.execute(
+                "INSERT INTO frontier (priority, request) VALUES (?, ?)", (priority, request)
+            )
+            self._queued += 1
+            return Admission.QUEUED
+
+    def lease(self, count: int) -> list[tuple[int, str]]:
+        """Up to `count` queued requests, highest priority first, FIFO within a priority."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT id, request FROM frontier WHERE state = 0"
+                " ORDER BY priority DESC, id LIMIT ?",
+                (count,),
+            ).fetchall()
+            if rows:
+                self._db.executemany(
+                    "UPDATE frontier SET state = 1 WHERE id = ?", ((row[0],) for row in rows)
+                )
+                self._queued -= len(rows)
+            return [(int(i), str(r)) for i, r in rows]
+
+    # -- the writer thread: done, totals, commits -----------------------------------------
+
+    def finish(self, row: int, url: str, outcome: str) -> None:
+        """The request `row` is done: its output is in the files (committed with them)."""
+        with self._lock:
+            self._db.execute("DELETE FROM frontier WHERE id = ?", (row,))
+            self._db.execute(
+                "INSERT INTO fetches (url, run, finished_at, outcome) VALUES (?, ?, ?, ?)",
+                (url, self.run, _now(), outcome),
+            )
+
+    def count(self, counts: Mapping[str, int]) -> None:
+        """Add to the campaign totals (committed with the next `commit`)."""
+        with self._lock:
+            for key, value in counts.items():
+                self._pending_counts[key] = self._pending_counts.get(key, 0) + value
+
+    def commit(self, file_lengths: Mapping[str, int], *, fsync_files: Iterable[Path] = ()) -> None:
+        """Make durable, in one transaction, the lengths of the output files together
+        with every change made since the last commit. `fsync_files` are synced first
+        (when the campaign is set to survive power loss)."""
+        for path in fsync_files:
+            try:
+                fd = os.open(path, os.O_RDONLY)
+            except OSError:
+                continue
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        with self._lock:
+            db = self._db
+            db.executemany(
+                "INSERT INTO files (name, length) VALUES (?, ?)"
+                " ON CONFLICT (name) DO UPDATE SET length = excluded.length",
+                file_lengths.items(),
+            )
+            if self._pending_counts:
+                db.executemany(
+                    "INSERT INTO counters (key, value) VALUES (?, ?)"
+                    " ON CONFLICT (key) DO UPDATE SET value = value + excluded.value",
+                    self._pending_counts.items(),
+                )
+                self._pending_counts = {}
+            db.execute("COMMIT")
+            db.execute("BEGIN IMMEDIATE")
+            self.commits += 1
+
+    def close(self, reason: str | None = None) -> None:
+        """Record the run's end, commit and release the folder. Idempotent."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            try:
+                if reason is not None:
+                    self._db.execute(
+                        "UPDATE runs SET finished = ?, reason = ? WHERE id = ?",
+                        (_now(), reason, self.run),
+                    )
+                self._db.execute("COMMIT")
+                self._db.close()
+            finally:
+                self._folder_lock.release()
+
+    def abandon(self) -> None:
+        """Release the folder WITHOUT committing (after a write failure: the files may
+        hold bytes the state does not describe; the next run cuts them off)."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            try:
+                self._db.execute("ROLLBACK")
+                self._db.close()
+            finally:
+                self._folder_lock.release()
+
+
+# -- restart --------------------------------------------------------------------------------
+
+
+def _output_files(directory: Path) -> Iterator[Path]:
+    for path in sorted(directory.iterdir()):
+        name = path.name.removesuffix(OPEN_SUFFIX)
+        if path.is_file() and name.endswith(OUTPUT_EXTENSIONS):
+            yield path
+
+
+def reconcile_files(directory: Path, committed: Mapping[str, int]) -> list[str]:
+    """Cut every output file in `directory` back to its committed length.
+
+    A file (or ``*.open`` file) longer than its committed length is truncated; one
+    with nothing committed is moved to ``uncommitted/`` (its pages are fetched
+    again). Committed ``*.open`` files keep their name: the writers' own recovery
+    renames them. Returns one line per change, for the log.
+    """
+    changes: list[str] = []
+    for path in _output_files(directory):
+        final_name = path.name.removesuffix(OPEN_SUFFIX)
+        length = committed.get(final_name, 0)
+        size = path.stat().st_size
+        if size <= length:
+            continue
+        if length == 0:
+            target_dir = directory / UNCOMMITTED_DIR
+            target_dir.mkdir(exist_ok=True)
+            target = target_dir / path.name
+            counter = 1
+            while target.exists():
+                target = target_dir / f"{path.name}.{counter}"
+                counter += 1
+            os.replace(path, target)
+            changes.append(f"{path.name}: nothing committed, moved to {target}")
+        else:
+            with open(path, "r+b") as handle:
+                handle.truncate(length)
+                handle.flush()
+                os.fsync(handle.fileno())
+            changes.append(f"{path.name}: cut from {size} to {length} committed bytes")
+    if changes:
+        fsync_directory(directory)
+    return changes

@@ -1,0 +1,219 @@
+"""The campaign: the one owner of a crawl's state and of its writers.
+
+`CampaignExtension` opens the campaign folder (``CORPUS_OUTPUT_DIR``): it locks
+it, opens its state (`corpus_crawler.state.CampaignStore`), cuts the output files
+back to what the state committed (a crash leaves nothing half-done), and starts
+the writer thread (`pipelines.writer.OutputWriter`). Other components ask it::
+
+    campaign = crawler.get_extension(CampaignExtension)
+    campaign.writer.submit_exchange(...)      # the WARC capture middleware
+    campaign.store.enqueue(...)               # the scheduler
+
+When the item pipelines are through with the last item of a request (each
+callback and errback of the spider ends with one, carrying ``row``), it tells
+the writer to finish that request. A write failure (a full disk) stops the
+crawl with finish reason ``write-failure``.
+
+Settings: CORPUS_OUTPUT_DIR (the campaign folder), CORPUS_CAMPAIGN_FSYNC (fsync
+the files and the state at each commit: survive power loss, not only a crash),
+CORPUS_CAMPAIGN_COMMIT_INTERVAL (seconds between group commits, 0.5),
+CORPUS_CAMPAIGN_LEASE_BATCH (requests taken from the frontier at a time, 32),
+CORPUS_SCOPE_MAX_PAGES and CORPUS_SCOPE_MAX_PAGES_PER_DOMAIN (page budgets of
+the whole campaign, over all its runs).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from scrapy import signals
+from scrapy.crawler import Crawler
+from scrapy.settings import BaseSettings
+from twisted.internet import defer
+
+from corpus_crawler.state import BudgetLimits, CampaignStore, reconcile_files
+from pipelines.bridge import NO_LIMIT
+from pipelines.items import CorpusDocument, DroppedPage, RequestDone
+from pipelines.writer import OutputFiles, OutputSettings, OutputWriter
+
+__all__ = ["WRITE_FAILURE", "CampaignExtension", "CampaignResult", "CampaignSettings"]
+
+logger = logging.getLogger(__name__)
+
+#: The finish reason of a crawl stopped by a write failure.
+WRITE_FAILURE = "write-failure"
+
+
+def _limit(settings: BaseSettings, name: str) -> int | None:
+    value = settings.getint(name, NO_LIMIT)
+    return None if value < 0 else value
+
+
+@dataclass(frozen=True, slots=True)
+class CampaignSettings:
+    directory: Path
+    limits: BudgetLimits
+    lease_batch: int
+
+    @classmethod
+    def from_settings(cls, settings: BaseSettings) -> CampaignSettings:
+        lease_batch = settings.getint("CORPUS_CAMPAIGN_LEASE_BATCH", 32)
+        if lease_batch < 1:
+            raise ValueError(f"CORPUS_CAMPAIGN_LEASE_BATCH must be 1 or more, got {lease_batch}")
+        return cls(
+            directory=Path(settings.get("CORPUS_OUTPUT_DIR") or "output"),
+            limits=BudgetLimits(
+                max_pages=_limit(settings, "CORPUS_SCOPE_MAX_PAGES"),
+                max_pages_per_domain=_limit(settings, "CORPUS_SCOPE_MAX_PAGES_PER_DOMAIN"),
+            ),
+            lease_batch=lease_batch,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class CampaignResult:
+    """What a run of the campaign left behind, once its writer is closed."""
+
+    files: OutputFiles
+    #: Campaign totals over all runs, as committed (documents, responses, drops...).
+    totals: dict[str, int] = field(default_factory=dict)
+    run: int = 0
+    resumed: bool = False
+    #: Requests an earlier run had taken but not finished, queued again at start.
+    requeued: int = 0
+    #: Requests still in the frontier when this run stopped.
+    remaining: int = 0
+    #: Output files cut back to their committed length at start.
+    reconciled: tuple[str, ...] = ()
+
+
+class CampaignExtension:
+    def __init__(self, crawler: Crawler, settings: CampaignSettings, output: OutputSettings):
+        self.crawler = crawler
+        self.settings = settings
+        directory = settings.directory
+        directory.mkdir(parents=True, exist_ok=True)
+        self.store = CampaignStore(directory, fsync=output.fsync)
+        self.reconciled: tuple[str, ...] = ()
+        if self.store.resumed:
+            self.reconciled = tuple(reconcile_files(directory, self.store.committed_files()))
+            for change in self.reconciled:
+                logger.warning("campaign %s: %s", directory, change)
+            logger.info(
+                "resuming the campaign in %s (run %d): %d requests queued, %d of them"
+                " unfinished by the last run",
+                directory,
+                self.store.run,
+                self.store.queued,
+                self.store.requeued,
+            )
+        self.writer = OutputWriter(
+            output,
+            self.store,
+            on_failure=self._write_failed,
+        )
+        self.writer.start()
+        self.failure: str | None = None
+        self._result: CampaignResult | None = None
+        self._waiters: list[defer.Deferred[CampaignResult]] = []
+        self._finishing = False
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> CampaignExtension:
+        settings = crawler.settings
+        extension = cls(
+            crawler,
+            CampaignSettings.from_settings(settings),
+            OutputSettings.from_settings(settings),
+        )
+        for signal in (signals.item_scraped, signals.item_dropped, signals.item_error):
+            crawler.signals.connect(extension.item_done, signal=signal)
+        crawler.signals.connect(extension.spider_closed, signal=signals.spider_closed)
+        return extension
+
+    # -- requests done ----------------------------------------------------------------------
+
+    def item_done(self, item: Any, exception: BaseException | None = None) -> None:
+        """`item_scraped` / `item_dropped` / `item_error`: the request's output is complete."""
+        row = getattr(item, "row", None)
+        if row is None:
+            return
+        if isinstance(item, CorpusDocument):
+            outcome = "kept"
+        elif isinstance(item, DroppedPage):
+            outcome = f"dropped:{item.reason}"
+        elif isinstance(item, RequestDone):
+            outcome = item.outcome
+        else:
+            outcome = "done"
+        if exception is not None and not isinstance(item, DroppedPage):
+            outcome = f"error:{type(exception).__name__}"
+        self.writer.finish(row, item.url, outcome)
+
+    # -- failures ---------------------------------------------------------------------------
+
+    def _write_failed(self, message: str) -> None:
+        """Called on the writer thread: stop the crawl from the reactor thread."""
+        from twisted.internet import reactor
+
+        reactor.callFromThread(self._stop, message)
+
+    def _stop(self, message: str) -> None:
+        if self.failure is not None:
+            return
+        self.failure = message
+        logger.error("stopping the crawl: %s", message)
+        stats = self.crawler.stats
+        if stats is not None:
+            stats.set_value("corpus/write_failure", message)
+        engine = self.crawler.engine
+        if engine is not None and engine.spider is not None:
+            from scrapy.utils.defer import deferred_from_coro
+
+            deferred_from_coro(engine.close_spider_async(reason=WRITE_FAILURE))
+
+    # -- the end ----------------------------------------------------------------------------
+
+    def finished(self, reason: str | None = None) -> defer.Deferred[CampaignResult]:
+        """Close the writer and the state (once); fires with the `CampaignResult`."""
+        waiter: defer.Deferred[CampaignResult] = defer.Deferred()
+        if self._result is not None:
+            waiter.callback(self._result)
+            return waiter
+        self._waiters.append(waiter)
+        if not self._finishing:
+            self._finishing = True
+            self.writer.close().addCallback(self._closed, reason)
+        return waiter
+
+    def _closed(self, files: OutputFiles, reason: str | None) -> None:
+        store = self.store
+        if files.failure is not None:
+            # nothing after the last commit is trusted: the next run cuts it off
+            totals = store.counters()
+            remaining = store.in_frontier()
+            store.abandon()
+        else:
+            totals = store.counters()
+            remaining = store.in_frontier()
+            store.close(reason)
+        self._result = CampaignResult(
+            files=files,
+            totals=totals,
+            run=store.run,
+            resumed=store.resumed,
+            requeued=store.requeued,
+            remaining=remaining,
+            reconciled=self.reconciled,
+        )
+        waiters, self._waiters = self._waiters, []
+        for waiter in waiters:
+            waiter.callback(self._result)
+
+    async def spider_closed(self, reason: str) -> None:
+        from scrapy.utils.defer import maybe_deferred_to_future
+
+        await maybe_deferred_to_future(self.finished(reason))
