@@ -3,15 +3,28 @@
 Scrapy is imported inside the handlers only, so `corpus-crawler --help` and the
 library commands never load it. A crawl runs a Twisted reactor, which cannot
 be restarted: one crawl per process.
+
+The output folder is a campaign (`pipelines.campaign`): running the same command
+again after any stop continues it. Exit codes (`ExitCode`): 0 the crawl ran to
+its end; 1 it ran but wrote no summary or had write errors; 2 it could not start
+(bad profile, bad setting value, no seeds, unreadable seed file, unwritable
+output folder), with one line saying why; 3 it stopped because the output could
+not be written (a full disk): free space and run the same command to resume;
+4 another crawl is using the output folder; 5 it was interrupted (Ctrl-C,
+SIGTERM): run the same command to resume.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
+import enum
 import json
 import logging
+import os
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,9 +33,34 @@ from typing import Any
 from corpus_crawler.config import ConfigError
 from corpus_crawler.profile import Profile, ProfileError, load_profile
 
-__all__ = ["CrawlResult", "bundled_profile", "demo_site_dir", "register", "run_profile"]
+__all__ = [
+    "CrawlResult",
+    "ExitCode",
+    "bundled_profile",
+    "demo_site_dir",
+    "preflight",
+    "register",
+    "run_profile",
+]
 
 MB = 1024 * 1024
+
+
+class ExitCode(enum.IntEnum):
+    """What `corpus-crawler crawl` exits with (README: "Campaigns")."""
+
+    OK = 0
+    INCOMPLETE = 1
+    CANNOT_START = 2
+    WRITE_FAILURE = 3
+    LOCKED = 4
+    INTERRUPTED = 5
+
+
+class PreflightError(Exception):
+    def __init__(self, message: str, code: ExitCode = ExitCode.CANNOT_START) -> None:
+        super().__init__(message)
+        self.code = code
 
 
 def register(subparsers: Any) -> None:
@@ -85,10 +123,128 @@ class CrawlResult:
     summary: dict[str, Any]
     summary_path: Path | None
     elapsed: float
+    #: Scrapy's finish reason ("finished", "shutdown", "write-failure", ...).
+    finish_reason: str = ""
+    #: Why the output could not be written, if it could not.
+    write_failure: str | None = None
 
     @property
     def ok(self) -> bool:
         return self.summary_path is not None and not self.summary.get("writer", {}).get("errors")
+
+    @property
+    def exit_code(self) -> ExitCode:
+        from pipelines.campaign import WRITE_FAILURE
+
+        if self.write_failure is not None or self.finish_reason == WRITE_FAILURE:
+            return ExitCode.WRITE_FAILURE
+        if self.finish_reason == "shutdown":
+            return ExitCode.INTERRUPTED
+        return ExitCode.OK if self.ok else ExitCode.INCOMPLETE
+
+
+def _crawl_settings(
+    profile: Profile | None,
+    output: str | None,
+    overrides: dict[str, Any] | None,
+    verbosity: int = 0,
+) -> Any:
+    from scrapy.settings import Settings
+
+    from pipelines.bridge import profile_settings
+
+    settings = Settings()
+    settings.setmodule("pipelines.settings", priority="project")
+    if profile is not None:
+        # as the spider applies it: over settings.py, under the command line
+        settings.setdict(profile_settings(profile), priority="spider")
+    settings.set("LOG_LEVEL", ("WARNING", "INFO", "DEBUG")[min(verbosity, 2)], priority="cmdline")
+    settings.set("CORPUS_PROGRESS_STREAM", "stderr", priority="cmdline")
+    if output:
+        settings.set("CORPUS_OUTPUT_DIR", output, priority="cmdline")
+    for key, value in (overrides or {}).items():
+        settings.set(key, value, priority="cmdline")
+    return settings
+
+
+def _check_value(settings: Any, key: str, default: Any) -> None:
+    kind = type(default)
+    try:
+        if kind is bool:
+            settings.getbool(key)
+        elif kind is int:
+            settings.getint(key)
+        elif kind is float:
+            settings.getfloat(key)
+    except (TypeError, ValueError):
+        example = {bool: "True or False", int: "a whole number", float: "a number"}[kind]
+        raise PreflightError(
+            f"setting {key}={settings.get(key)!r} is not valid: it takes {example}"
+        ) from None
+
+
+def preflight(profile: Profile, output: str | None, overrides: dict[str, Any]) -> None:
+    """Check what would make the crawl fail at once; raise `PreflightError` with one line."""
+    from scrapy.exceptions import NotConfigured
+    from scrapy.settings import Settings
+
+    from corpus_crawler.state import CampaignLocked, _FolderLock
+    from pipelines.campaign import CampaignSettings
+    from pipelines.extract import ExtractSettings
+    from pipelines.middlewares import AddressPolicy
+    from pipelines.writer import OutputSettings
+    from spiders.corpus import SpiderConfig
+
+    settings = _crawl_settings(profile, output, overrides)
+    defaults = Settings()
+    defaults.setmodule("pipelines.settings", priority="project")
+    for key in overrides:
+        _check_value(settings, key, defaults.get(key))
+    try:
+        for build in (
+            SpiderConfig.from_settings,
+            ExtractSettings.from_settings,
+            OutputSettings.from_settings,
+            CampaignSettings.from_settings,
+            AddressPolicy.from_settings,
+        ):
+            with contextlib.suppress(NotConfigured):
+                build(settings)
+    except (ConfigError, ValueError, TypeError) as exc:
+        raise PreflightError(f"bad setting: {exc}") from None
+    spider = SpiderConfig.from_settings(settings)
+    if not (spider.seed_urls or spider.seed_files or spider.sitemaps):
+        raise PreflightError(
+            "no seeds: give seeds.urls, seeds.files or seeds.sitemaps in the profile"
+            " (or -s CORPUS_SEEDS_URLS=URL)"
+        )
+    for seed_file in spider.seed_files:
+        try:
+            with open(seed_file, "rb") as handle:
+                handle.read(1)
+        except OSError as exc:
+            raise PreflightError(
+                f"cannot read seed file {seed_file}: {exc.strerror or exc}"
+                " (fix seeds.files in the profile)"
+            ) from None
+    directory = Path(settings.get("CORPUS_OUTPUT_DIR") or "output")
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=directory):
+            pass
+        if not os.access(directory, os.W_OK | os.X_OK):
+            raise PermissionError(13, "Permission denied")
+    except OSError as exc:
+        raise PreflightError(
+            f"cannot write to the output folder {directory}: {exc.strerror or exc}"
+            " (choose another with -o OUTDIR)"
+        ) from None
+    lock = _FolderLock(directory)
+    try:
+        lock.acquire()
+    except CampaignLocked as exc:
+        raise PreflightError(str(exc), ExitCode.LOCKED) from None
+    lock.release()
 
 
 def run_profile(
@@ -100,18 +256,10 @@ def run_profile(
 ) -> CrawlResult:
     """Run one crawl in this process (Scrapy's CrawlerProcess) and return its summary."""
     from scrapy.crawler import CrawlerProcess
-    from scrapy.settings import Settings
 
     from spiders.corpus import CorpusSpider
 
-    settings = Settings()
-    settings.setmodule("pipelines.settings", priority="project")
-    settings.set("LOG_LEVEL", ("WARNING", "INFO", "DEBUG")[min(verbosity, 2)], priority="cmdline")
-    settings.set("CORPUS_PROGRESS_STREAM", "stderr", priority="cmdline")
-    if output:
-        settings.set("CORPUS_OUTPUT_DIR", output, priority="cmdline")
-    for key, value in (overrides or {}).items():
-        settings.set(key, value, priority="cmdline")
+    settings = _crawl_settings(None, output, overrides, verbosity)
     # Scrapy installs its own root log handler (with LOG_LEVEL); a handler the CLI
     # installed earlier would print every record Scrapy lets through at NOTSET.
     root = logging.getLogger()
@@ -125,13 +273,31 @@ def run_profile(
     elapsed = time.monotonic() - started
     try:
         path_value = crawler.stats.get_value("corpus/summary_path")
-    except RuntimeError:  # the crawl failed before it started; Scrapy logged why
-        path_value = None
+        finish_reason = str(crawler.stats.get_value("finish_reason") or "")
+        write_failure = crawler.stats.get_value("corpus/write_failure")
+    except (RuntimeError, AttributeError):  # the crawl failed before it started
+        path_value, finish_reason, write_failure = None, "", None
     summary_path = Path(path_value) if path_value else None
     summary: dict[str, Any] = {}
     if summary_path is not None and summary_path.is_file():
         summary = json.loads(summary_path.read_text(encoding="utf-8"))
-    return CrawlResult(summary, summary_path, elapsed)
+    return CrawlResult(summary, summary_path, elapsed, finish_reason, write_failure)
+
+
+def _finish(result: CrawlResult) -> int:
+    print(report(result))
+    code = result.exit_code
+    if code is ExitCode.WRITE_FAILURE:
+        print(
+            f"corpus-crawler: stopped: {result.write_failure or 'the output could not be written'}",
+            file=sys.stderr,
+        )
+    elif code is ExitCode.INTERRUPTED:
+        print(
+            "corpus-crawler: interrupted; run the same command again to resume the campaign",
+            file=sys.stderr,
+        )
+    return int(code)
 
 
 def _load(path: str) -> Profile | None:
@@ -151,10 +317,14 @@ def run_crawl(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(f"corpus-crawler: {exc}", file=sys.stderr)
         return 2
+    try:
+        preflight(profile, args.output, overrides)
+    except PreflightError as exc:
+        print(f"corpus-crawler: {exc}", file=sys.stderr)
+        return int(exc.code)
     print(f"Crawling with profile {profile.name!r} ({args.profile}) ...", file=sys.stderr)
     result = run_profile(profile, output=args.output, overrides=overrides, verbosity=args.verbose)
-    print(report(result))
-    return 0 if result.ok else 1
+    return _finish(result)
 
 
 def _package_dir() -> Path:
@@ -208,14 +378,14 @@ def run_demo(args: argparse.Namespace) -> int:
         result = run_profile(
             profile, output=args.output, overrides=overrides, verbosity=args.verbose
         )
-    print(report(result))
+    code = _finish(result)
     if result.summary_path is not None:
         out = result.summary_path.parent
         print()
         print("Look inside:")
         print(f"  head -n 20 {out}/*.prevert     # the clean paragraphs, one <doc> per page")
         print(f"  warcio index {out}/*.warc.gz   # every request and response, and the text")
-    return 0 if result.ok else 1
+    return code
 
 
 def report(result: CrawlResult) -> str:
