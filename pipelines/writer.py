@@ -337,7 +337,12 @@ class OutputWriter:
         message = f"{type(error).__name__}: {error}"
         if len(self._errors) < 20:
             self._errors.append(message)
-        logger.error("output write failed: %s", message, exc_info=error)
+        # an OSError (a full disk) is a condition, not a bug: no traceback for it
+        logger.error(
+            "output write failed: %s",
+            message,
+            exc_info=None if isinstance(error, OSError) else error,
+        )
         self._consecutive_errors += 1
         if isinstance(error, OSError):
             self._fail(f"cannot write to {self.settings.directory}: {_os_error(error)}")
