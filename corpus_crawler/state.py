@@ -29,7 +29,7 @@ import logging
 import os
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -196,6 +196,7 @@ class CampaignStore:
             self._folder_lock.release()
             raise
         self._pending_counts: dict[str, int] = {}
+        self._dirty_budgets: set[str] = set()
         self.commits = 0
         self._closed = False
 
@@ -255,14 +256,15 @@ class CampaignStore:
 
     def enqueue(
         self,
-        request: str,
+        request: str | Callable[[], str],
         priority: int,
         *,
         fingerprint: bytes | None,
         budget: str | None = None,
         limits: BudgetLimits = BudgetLimits(),
     ) -> Admission:
-        """Queue a request (JSON text) unless it was seen or is over a page budget.
+        """Queue a request (JSON text, or a function that makes it: called only for a
+        request that is queued) unless it was seen or is over a page budget.
 
         `fingerprint` None: never filtered (retries). `budget`: the budget key of a
         page request (`budget_key`), None for requests outside the page budgets.
@@ -285,14 +287,10 @@ class CampaignStore:
                     return Admission.OVER_MAX_PAGES_PER_DOMAIN
                 self._budgets[_TOTAL] = total + 1
                 self._budgets[budget] = used + 1
-                db.executemany(
-                    "INSERT INTO budgets (key, pages) VALUES (?, ?)"
-                    " ON CONFLICT (key) DO UPDATE SET pages = excluded.pages",
-                    ((_TOTAL, total + 1), (budget, used + 1)),
-                )
-            db.execute(
-                "INSERT INTO frontier (priority, request) VALUES (?, ?)", (priority, request)
-            )
+                # written at the next commit, in the same transaction as this row
+                self._dirty_budgets.add(budget)
+            text = request if isinstance(request, str) else request()
+            db.execute("INSERT INTO frontier (priority, request) VALUES (?, ?)", (priority, text))
             self._queued += 1
             return Admission.QUEUED
 
@@ -348,16 +346,29 @@ class CampaignStore:
                 " ON CONFLICT (name) DO UPDATE SET length = excluded.length",
                 file_lengths.items(),
             )
-            if self._pending_counts:
-                db.executemany(
-                    "INSERT INTO counters (key, value) VALUES (?, ?)"
-                    " ON CONFLICT (key) DO UPDATE SET value = value + excluded.value",
-                    self._pending_counts.items(),
-                )
-                self._pending_counts = {}
+            self._write_pending()
             db.execute("COMMIT")
             db.execute("BEGIN IMMEDIATE")
             self.commits += 1
+
+    def _write_pending(self) -> None:
+        """Budgets and totals changed since the last commit (caller holds the lock)."""
+        db = self._db
+        if self._dirty_budgets:
+            self._dirty_budgets.add(_TOTAL)
+            db.executemany(
+                "INSERT INTO budgets (key, pages) VALUES (?, ?)"
+                " ON CONFLICT (key) DO UPDATE SET pages = excluded.pages",
+                ((key, self._budgets[key]) for key in self._dirty_budgets),
+            )
+            self._dirty_budgets = set()
+        if self._pending_counts:
+            db.executemany(
+                "INSERT INTO counters (key, value) VALUES (?, ?)"
+                " ON CONFLICT (key) DO UPDATE SET value = value + excluded.value",
+                self._pending_counts.items(),
+            )
+            self._pending_counts = {}
 
     def close(self, reason: str | None = None) -> None:
         """Record the run's end, commit and release the folder. Idempotent."""
@@ -366,6 +377,7 @@ class CampaignStore:
                 return
             self._closed = True
             try:
+                self._write_pending()
                 if reason is not None:
                     self._db.execute(
                         "UPDATE runs SET finished = ?, reason = ? WHERE id = ?",

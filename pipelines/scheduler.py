@@ -119,7 +119,8 @@ class CampaignScheduler(BaseScheduler):
         fingerprint = None if request.dont_filter else self.fingerprinter.fingerprint(request)
         try:
             admission = self.store.enqueue(
-                request_to_json(request, self.spider),
+                # serialised only if it is queued: most links of a page were seen before
+                lambda: request_to_json(request, self.spider),
                 request.priority,
                 fingerprint=fingerprint,
                 # a redirect or retry of a page does not count against the budget again
