@@ -425,6 +425,12 @@ def reconcile_files(directory: Path, committed: Mapping[str, int]) -> list[str]:
         final_name = path.name.removesuffix(OPEN_SUFFIX)
         length = committed.get(final_name, 0)
         size = path.stat().st_size
+        if size < length:
+            # only after a power loss without CORPUS_CAMPAIGN_FSYNC: say so, keep going
+            changes.append(
+                f"{path.name}: {size} bytes, shorter than the {length} committed"
+                " (data lost before it reached the disk)"
+            )
         if size <= length:
             continue
         if length == 0:
