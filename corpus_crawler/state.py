@@ -197,6 +197,8 @@ class CampaignStore:
             raise
         self._pending_counts: dict[str, int] = {}
         self._dirty_budgets: set[str] = set()
+        #: Changes since the last commit (any thread).
+        self._changes = 0
         self.commits = 0
         self._closed = False
 
@@ -215,6 +217,11 @@ class CampaignStore:
     def queued(self) -> int:
         """Requests waiting in the frontier (not leased)."""
         return self._queued
+
+    @property
+    def changed(self) -> bool:
+        """Something changed since the last commit."""
+        return self._changes > 0
 
     def in_frontier(self) -> int:
         with self._lock:
@@ -292,6 +299,7 @@ class CampaignStore:
             text = request if isinstance(request, str) else request()
             db.execute("INSERT INTO frontier (priority, request) VALUES (?, ?)", (priority, text))
             self._queued += 1
+            self._changes += 1
             return Admission.QUEUED
 
     def lease(self, count: int) -> list[tuple[int, str]]:
@@ -307,6 +315,7 @@ class CampaignStore:
                     "UPDATE frontier SET state = 1 WHERE id = ?", ((row[0],) for row in rows)
                 )
                 self._queued -= len(rows)
+                self._changes += 1
             return [(int(i), str(r)) for i, r in rows]
 
     # -- the writer thread: done, totals, commits -----------------------------------------
@@ -319,6 +328,7 @@ class CampaignStore:
                 "INSERT INTO fetches (url, run, finished_at, outcome) VALUES (?, ?, ?, ?)",
                 (url, self.run, _now(), outcome),
             )
+            self._changes += 1
 
     def count(self, counts: Mapping[str, int]) -> None:
         """Add to the campaign totals (committed with the next `commit`)."""
@@ -350,6 +360,7 @@ class CampaignStore:
             db.execute("COMMIT")
             db.execute("BEGIN IMMEDIATE")
             self.commits += 1
+            self._changes = 0
 
     def _write_pending(self) -> None:
         """Budgets and totals changed since the last commit (caller holds the lock)."""

@@ -419,7 +419,9 @@ class OutputWriter:
         return lengths
 
     def _commit(self) -> None:
-        if self.store is None or self._failure is not None or not self._dirty:
+        if self.store is None or self._failure is not None:
+            return
+        if not (self._dirty or self.store.changed):
             return
         try:
             lengths = self._file_lengths()
@@ -443,16 +445,18 @@ class OutputWriter:
         interval = self.settings.commit_interval
         last_commit = time.monotonic()
         while True:
+            # wake up at least once an interval: the reactor thread changes the state
+            # too (new requests), and those changes need a commit as well
             timeout = max(0.0, last_commit + interval - time.monotonic())
             try:
-                task = self._queue.get(timeout=timeout if self._dirty else None)
+                task = self._queue.get(timeout=timeout)
             except queue.Empty:
                 task = None
             if task is _STOP:
                 break
             if task is not None:
                 self._handle(task)
-            if self._dirty and time.monotonic() - last_commit >= interval:
+            if time.monotonic() - last_commit >= interval:
                 self._commit()
                 last_commit = time.monotonic()
         files = OutputFiles()

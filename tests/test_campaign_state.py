@@ -151,3 +151,44 @@ def test_a_request_whose_meta_is_not_plain_data_is_refused_by_name() -> None:
     request = Request("http://a.example/", callback=spider.parse, meta={"future": object()})
     with pytest.raises(TypeError, match=r"keys \['future'\]"):
         request_to_json(request, spider)
+
+
+def test_the_writer_commits_finished_requests_even_when_it_writes_no_file(
+    tmp_path: Path,
+) -> None:
+    import sqlite3
+    import time
+
+    from scrapy.settings import Settings
+
+    from pipelines.writer import OutputSettings, OutputWriter
+
+    settings = Settings(
+        {
+            "CORPUS_OUTPUT_DIR": str(tmp_path),
+            "CORPUS_WARC_ENABLED": False,
+            "CORPUS_PREVERTICAL_ENABLED": False,
+            "CORPUS_CAMPAIGN_COMMIT_INTERVAL": 0.05,
+        }
+    )
+    store = CampaignStore(tmp_path)
+    _queue(store, "a")
+    _queue(store, "b")
+    ((row, _),) = store.lease(1)
+    writer = OutputWriter(OutputSettings.from_settings(settings), store)
+    writer.start()
+    try:
+        writer.finish(row, "http://x/a", "links-only")
+
+        def committed() -> list[str]:
+            with sqlite3.connect(f"file:{store.path}?mode=ro", uri=True) as db:
+                return [r for (r,) in db.execute("SELECT request FROM frontier")]
+
+        deadline = time.monotonic() + 30  # a guard against a hang, not a timing assert
+        while committed() != ["b"] and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert committed() == ["b"]
+    finally:
+        writer.close()
+        writer._thread.join(timeout=30)
+        store.close()

@@ -130,11 +130,15 @@ def site(gold_dir: Path) -> Site:
 
 
 def _start_time(pid: int) -> str | None:
+    """The start time of a live `pid`; None if it is gone (or a zombie: it has exited)."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as handle:
-            return handle.read().rpartition(b")")[2].split()[19].decode()
-    except (OSError, IndexError):
+            fields = handle.read().rpartition(b")")[2].split()
+    except OSError:
         return None
+    if len(fields) < 20 or fields[0] in (b"Z", b"X"):
+        return None
+    return fields[19].decode()
 
 
 def descendants(pid: int) -> dict[int, str]:
