@@ -7,11 +7,23 @@ Each takes values and returns a new list of classes.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import NamedTuple
+import difflib
+import functools
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields, replace
+from types import ModuleType
+from typing import Any, NamedTuple
 
-from .config import JustextParams
-from .model import ParagraphClass
+from .config import ConfigError, JustextParams
+from .model import Paragraph, ParagraphClass
+from .segment import HEADING_TAGS, Segment
+
+_fast: ModuleType | None
+try:  # the compiled classifier (corpus_crawler/_classify_fast.pyx), built by pip install
+    from . import _classify_fast as _fast
+except ImportError:  # pragma: no cover - no compiler where it was installed
+    _fast = None
 
 GOOD = ParagraphClass.GOOD
 NEAR_GOOD = ParagraphClass.NEAR_GOOD
@@ -183,3 +195,310 @@ def classify(
     final = classify_context_sensitive(revised)
     final = headings_post_pass(final, cf_classes, headings, lengths, params)
     return cf_classes, final
+
+
+# --------------------------------------------------------------------------- features
+
+
+_HEADING_PATH = re.compile(r"\bh\d\b")
+
+
+def classify_segments(
+    segments: Sequence[Segment],
+    stoplist: frozenset[str],
+    params: JustextParams,
+    *,
+    reference: bool = False,
+    compiled: bool | None = None,
+) -> tuple[Paragraph, ...]:
+    """Features once per block, the four classification phases, frozen Paragraphs.
+
+    `compiled` picks the implementation (default: the compiled one when it was
+    built, corpus_crawler/_classify_fast.pyx); both give equal Paragraphs.
+    """
+    flags_of = _reference_path_flags if reference else _seed_path_flags
+    if compiled is None:
+        compiled = _fast is not None
+    if compiled and _fast is not None:
+        return _fast.paragraphs(list(segments), stoplist, params, reference, flags_of)
+    texts = [s.text for s in segments]
+    lengths = [len(t) for t in texts]
+    words = [t.lower().split() for t in texts]
+    word_counts = [len(w) for w in words]
+    if stoplist:
+        contains = stoplist.__contains__
+        stop_counts = [sum(map(contains, w)) for w in words]
+    else:
+        stop_counts = [0] * len(texts)
+    link_chars = [s.link_chars for s in segments]
+    path_flags = [flags_of(s.dom_path) for s in segments]
+    copyright_code = "&copy" if reference else COPYRIGHT_CODE
+    no_headings = params.no_headings
+    features = [
+        Features(
+            length,
+            links,
+            links / length if length else 0.0,
+            stops / count if count else 0.0,
+            COPYRIGHT_CHAR in text or copyright_code in text,
+            heading and not no_headings,
+            headline,
+            in_select,
+            seg.images > 0 and not text,
+        )
+        for seg, text, length, links, stops, count, (heading, headline, in_select) in zip(
+            segments, texts, lengths, link_chars, stop_counts, word_counts, path_flags, strict=False
+        )
+    ]
+    cf_classes, final_classes = classify(features, params, reference=reference)
+    return tuple(
+        [
+            Paragraph(
+                seg.text,
+                cf,
+                final,
+                f.length,
+                count,
+                f.link_chars,
+                f.link_density,
+                stops,
+                f.stopword_density,
+                seg.dom_path,
+                seg.xpath,
+                f.heading,
+                f.headline,
+                f.in_select,
+                f.image,
+                "h" if f.heading else "p",
+            )
+            for seg, f, count, stops, cf, final in zip(
+                segments,
+                features,
+                word_counts,
+                stop_counts,
+                cf_classes,
+                final_classes,
+                strict=False,
+            )
+        ]
+    )
+
+
+def _reference_flags(path: str) -> tuple[bool, bool, bool]:
+    """(heading, headline, in_select) of a dom path, as jusText 3.0.2 tests them:
+    a regex and a substring test on the dotted path."""
+    return (_HEADING_PATH.search(path) is not None, False, "select" in path)
+
+
+def _seed_flags(path: str) -> tuple[bool, bool, bool]:
+    """(heading, headline, in_select) of a dom path, tag by tag."""
+    tags = path.split(".")
+    return (not HEADING_TAGS.isdisjoint(tags), "h1" in tags, "select" in tags)
+
+
+# Pages of a site share their template's paths, so answers are kept across
+# pages; only for ordinary paths (a hostile page's can be thousands of tags deep).
+_cached_reference_flags = functools.lru_cache(maxsize=8192)(_reference_flags)
+_cached_seed_flags = functools.lru_cache(maxsize=8192)(_seed_flags)
+_CACHED_PATH_LENGTH = 400
+
+
+def _reference_path_flags(path: str) -> tuple[bool, bool, bool]:
+    if len(path) > _CACHED_PATH_LENGTH:
+        return _reference_flags(path)
+    return _cached_reference_flags(path)
+
+
+def _seed_path_flags(path: str) -> tuple[bool, bool, bool]:
+    if len(path) > _CACHED_PATH_LENGTH:
+        return _seed_flags(path)
+    return _cached_seed_flags(path)
+
+
+# --------------------------------------------------------------------------- main container
+#
+# The `corpus` and `article` presets add one piece of evidence to jusText's
+# context-free classes: whether a block lies in the page's main container, the
+# element that readability (Arc90's algorithm, as readability.js and
+# readability-lxml still run it) would pick. It is found from the blocks the
+# one segmentation walk already made (their xpaths, lengths and link
+# characters), so it costs no second walk over the tree.
+
+#: Characters that separate clauses; readability scores a paragraph one point per comma.
+_CLAUSE_COMMAS = re.compile("[,\uff0c\u3001\u060c]")
+
+
+@dataclass(frozen=True, slots=True)
+class ContainerOptions:
+    """How the main container is found and how it moves jusText's classes.
+
+    The scoring constants are readability's own (readability.js
+    `_grabArticle`), not tuned here; the two shifts are what the presets tune
+    (configs/extractors/presets.yaml holds the measurements).
+    """
+
+    #: Blocks shorter than this score nothing (readability: 25 characters).
+    min_block_length: int = 25
+    #: One point per this many characters, at most `max_length_points`.
+    length_per_point: int = 100
+    max_length_points: int = 3
+    #: Share of a block's score its grandparent gets (the parent gets it all).
+    grandparent_share: float = 0.5
+    #: Siblings of the best container join it at this share of its score...
+    sibling_share: float = 0.2
+    #: ...and at least this score.
+    sibling_min_score: float = 10.0
+    #: Blocks inside with more link characters than this are not promoted
+    #: (readability's conditional cleaning drops such weighty blocks).
+    max_link_density: float = 0.5
+    #: Class steps (on BAD < SHORT < NEAR_GOOD < GOOD) for blocks inside / outside.
+    inside_shift: int = 0
+    outside_shift: int = 0
+
+    def __post_init__(self) -> None:
+        for name in ("min_block_length", "length_per_point", "max_length_points"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ConfigError(f"{name} must be a whole number >= 1, got {value!r}")
+        for name in ("inside_shift", "outside_shift"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or not -3 <= value <= 3:
+                raise ConfigError(
+                    f"{name} must be a whole number of class steps between -3 and 3, got {value!r}"
+                )
+        for name in ("grandparent_share", "sibling_share", "max_link_density"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise ConfigError(f"{name} must be a number between 0 and 1, got {value!r}")
+            if not 0.0 <= float(value) <= 1.0:
+                raise ConfigError(f"{name} must be between 0 and 1, got {value}")
+        value = self.sibling_min_score
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+            raise ConfigError(f"sibling_min_score must be a number >= 0, got {value!r}")
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any], source: str) -> ContainerOptions:
+        known = [f.name for f in fields(cls)]
+        for key in data:
+            if key not in known:
+                close = difflib.get_close_matches(str(key), known, n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else f"; known: {', '.join(known)}"
+                raise ConfigError(f"unknown key {key!r} in {source}{hint}")
+        try:
+            return cls(**dict(data))
+        except ConfigError as exc:
+            raise ConfigError(f"{source}: {exc}") from None
+
+
+def _parent(xpath: str) -> str:
+    return xpath[: xpath.rfind("/")] if xpath.count("/") > 1 else ""
+
+
+def main_containers(paragraphs: Sequence[Paragraph], options: ContainerOptions) -> list[str]:
+    """xpaths of the main container and the siblings that join it ([] when nothing scores).
+
+    readability's rule: a block of at least `min_block_length` characters scores
+    1 + its commas + one point per `length_per_point` characters (at most
+    `max_length_points`); its parent gets the score, its grandparent
+    `grandparent_share` of it; a container's score shrinks by its link
+    density; the best one wins, and siblings scoring at least
+    `sibling_share` of it (and `sibling_min_score`) join it.
+    """
+    scores: dict[str, float] = {}
+    for p in paragraphs:
+        if p.length < options.min_block_length or p.heading:
+            continue
+        points = 1 + len(_CLAUSE_COMMAS.findall(p.text))
+        points += min(p.length // options.length_per_point, options.max_length_points)
+        parent = _parent(p.xpath)
+        if parent:
+            scores[parent] = scores.get(parent, 0.0) + points
+            grandparent = _parent(parent)
+            if grandparent:
+                scores[grandparent] = (
+                    scores.get(grandparent, 0.0) + points * options.grandparent_share
+                )
+    if not scores:
+        return []
+    chars = dict.fromkeys(scores, 0)
+    links = dict.fromkeys(scores, 0)
+    for p in paragraphs:
+        # Every ancestor that is a candidate sums the text below it.
+        xpath = p.xpath
+        cut = len(xpath)
+        while cut > 0:
+            ancestor = xpath[:cut]
+            if ancestor in chars:
+                chars[ancestor] += p.length
+                links[ancestor] += p.link_chars
+            cut = xpath.rfind("/", 0, cut)
+    final = {
+        path: score * (1.0 - links[path] / chars[path]) if chars[path] else score
+        for path, score in scores.items()
+    }
+    best = max(final, key=final.__getitem__)
+    threshold = max(options.sibling_min_score, final[best] * options.sibling_share)
+    parent = _parent(best)
+    chosen = [best]
+    chosen += [
+        path
+        for path, score in final.items()
+        if path != best and score >= threshold and _parent(path) == parent
+    ]
+    return chosen
+
+
+def inside_containers(paragraphs: Sequence[Paragraph], containers: Sequence[str]) -> list[bool]:
+    prefixes = tuple(c + "/" for c in containers)
+    exact = frozenset(containers)
+    return [p.xpath in exact or p.xpath.startswith(prefixes) for p in paragraphs]
+
+
+_SCALE = (BAD, SHORT, NEAR_GOOD, GOOD)
+_RANK = {cls: rank for rank, cls in enumerate(_SCALE)}
+
+
+def _shifted(cls: ParagraphClass, steps: int) -> ParagraphClass:
+    return _SCALE[max(0, min(3, _RANK[cls] + steps))]
+
+
+def _ruled_bad(p: Paragraph) -> bool:
+    # The seed's hard rules (copyright, <select>, images) are not evidence a
+    # container can outweigh.
+    text = p.text
+    return p.in_select or p.image or COPYRIGHT_CHAR in text or "&copy" in text
+
+
+def container_pass(
+    paragraphs: Sequence[Paragraph],
+    params: JustextParams,
+    options: ContainerOptions,
+) -> tuple[Paragraph, ...]:
+    """Paragraphs with their context-free classes moved by the main-container
+    evidence and the three later phases run again on the result."""
+    if not paragraphs or (options.inside_shift == 0 and options.outside_shift == 0):
+        return tuple(paragraphs)
+    containers = main_containers(paragraphs, options)
+    if not containers:
+        return tuple(paragraphs)
+    inside = inside_containers(paragraphs, containers)
+    cf_classes = []
+    for p, is_inside in zip(paragraphs, inside, strict=True):
+        if is_inside:
+            steps = options.inside_shift if p.link_density <= options.max_link_density else 0
+        else:
+            steps = options.outside_shift
+        if steps > 0 and _ruled_bad(p):
+            steps = 0
+        cf_classes.append(_shifted(p.cf_class, steps))
+    headings = [p.heading for p in paragraphs]
+    lengths = [p.length for p in paragraphs]
+    revised = headings_pre_pass(cf_classes, headings, lengths, params)
+    final = classify_context_sensitive(revised)
+    final = headings_post_pass(final, cf_classes, headings, lengths, params)
+    return tuple(
+        p
+        if p.cf_class is cf and p.final_class is fin
+        else replace(p, cf_class=cf, final_class=fin)
+        for p, cf, fin in zip(paragraphs, cf_classes, final, strict=True)
+    )
