@@ -497,8 +497,6 @@ def container_pass(
     final = classify_context_sensitive(revised)
     final = headings_post_pass(final, cf_classes, headings, lengths, params)
     return tuple(
-        p
-        if p.cf_class is cf and p.final_class is fin
-        else replace(p, cf_class=cf, final_class=fin)
+        p if p.cf_class is cf and p.final_class is fin else replace(p, cf_class=cf, final_class=fin)
         for p, cf, fin in zip(paragraphs, cf_classes, final, strict=True)
     )

@@ -26,8 +26,8 @@ from typing import Any, NamedTuple
 from lxml import etree
 
 from . import classify as _classify
-from .classify import classify_segments
 from ._configfiles import extractor_config_path, read_yaml
+from .classify import classify_segments
 from .config import DEFAULT_CONFIG, ConfigError, ExtractConfig, JustextParams, Preset
 from .declutter import DEFAULT_DECLUTTER_OPTIONS, DeclutterOptions, declutter
 from .declutter import load_declutter_options as _load_declutter_options

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from corpus_crawler.extract import extract
 from corpus_crawler.config import ConfigError, ExtractConfig, JustextParams, Preset
+from corpus_crawler.extract import extract
 
 
 def error(**values: Any) -> str:
