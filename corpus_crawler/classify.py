@@ -351,8 +351,14 @@ class ContainerOptions:
     #: Blocks inside with more link characters than this are not promoted
     #: (readability's conditional cleaning drops such weighty blocks).
     max_link_density: float = 0.5
-    #: Class steps (on BAD < SHORT < NEAR_GOOD < GOOD) for blocks inside / outside.
+    #: The region: the container's nearest ancestor (or itself) holding at least
+    #: this share of the points of all blocks of the page (0: the container itself).
+    #: It catches articles whose paragraphs are spread over sibling wrappers.
+    region_share: float = 0.5
+    #: Class steps (on BAD < SHORT < NEAR_GOOD < GOOD) for blocks inside the
+    #: container, inside the region but not the container, and outside both.
     inside_shift: int = 0
+    region_shift: int = 0
     outside_shift: int = 0
 
     def __post_init__(self) -> None:
@@ -360,13 +366,13 @@ class ContainerOptions:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ConfigError(f"{name} must be a whole number >= 1, got {value!r}")
-        for name in ("inside_shift", "outside_shift"):
+        for name in ("inside_shift", "region_shift", "outside_shift"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or not -3 <= value <= 3:
                 raise ConfigError(
                     f"{name} must be a whole number of class steps between -3 and 3, got {value!r}"
                 )
-        for name in ("grandparent_share", "sibling_share", "max_link_density"):
+        for name in ("grandparent_share", "sibling_share", "max_link_density", "region_share"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise ConfigError(f"{name} must be a number between 0 and 1, got {value!r}")
@@ -394,6 +400,29 @@ def _parent(xpath: str) -> str:
     return xpath[: xpath.rfind("/")] if xpath.count("/") > 1 else ""
 
 
+def _points(p: Paragraph, options: ContainerOptions) -> int:
+    """readability's score of one block: 1 + commas + a point per `length_per_point` chars."""
+    points = 1 + len(_CLAUSE_COMMAS.findall(p.text))
+    return points + min(p.length // options.length_per_point, options.max_length_points)
+
+
+def _scores(paragraphs: Sequence[Paragraph], options: ContainerOptions) -> dict[str, float]:
+    scores: dict[str, float] = {}
+    for p in paragraphs:
+        if p.length < options.min_block_length or p.heading:
+            continue
+        points = _points(p, options)
+        parent = _parent(p.xpath)
+        if parent:
+            scores[parent] = scores.get(parent, 0.0) + points
+            grandparent = _parent(parent)
+            if grandparent:
+                scores[grandparent] = (
+                    scores.get(grandparent, 0.0) + points * options.grandparent_share
+                )
+    return scores
+
+
 def main_containers(paragraphs: Sequence[Paragraph], options: ContainerOptions) -> list[str]:
     """xpaths of the main container and the siblings that join it ([] when nothing scores).
 
@@ -404,20 +433,7 @@ def main_containers(paragraphs: Sequence[Paragraph], options: ContainerOptions) 
     density; the best one wins, and siblings scoring at least
     `sibling_share` of it (and `sibling_min_score`) join it.
     """
-    scores: dict[str, float] = {}
-    for p in paragraphs:
-        if p.length < options.min_block_length or p.heading:
-            continue
-        points = 1 + len(_CLAUSE_COMMAS.findall(p.text))
-        points += min(p.length // options.length_per_point, options.max_length_points)
-        parent = _parent(p.xpath)
-        if parent:
-            scores[parent] = scores.get(parent, 0.0) + points
-            grandparent = _parent(parent)
-            if grandparent:
-                scores[grandparent] = (
-                    scores.get(grandparent, 0.0) + points * options.grandparent_share
-                )
+    scores = _scores(paragraphs, options)
     if not scores:
         return []
     chars = dict.fromkeys(scores, 0)
@@ -448,6 +464,41 @@ def main_containers(paragraphs: Sequence[Paragraph], options: ContainerOptions) 
     return chosen
 
 
+def main_region(
+    paragraphs: Sequence[Paragraph], containers: Sequence[str], options: ContainerOptions
+) -> str | None:
+    """The nearest ancestor of the main container (or the container itself) whose
+    blocks hold `region_share` of the page's points (None: no container).
+
+    readability picks one wrapper; a page that spreads its article over sibling
+    wrappers (one <div> per few paragraphs) leaves most of it outside. Blocks
+    count here only with at most `max_link_density` link characters, so a
+    footer of link lists does not pull the region up to <body>.
+    """
+    if not containers:
+        return None
+    points_under: dict[str, float] = {}
+    total = 0.0
+    for p in paragraphs:
+        if p.length < options.min_block_length or p.heading:
+            continue
+        if p.link_density > options.max_link_density:
+            continue
+        points = _points(p, options)
+        total += points
+        ancestor = p.xpath
+        while ancestor:
+            points_under[ancestor] = points_under.get(ancestor, 0.0) + points
+            ancestor = _parent(ancestor)
+    needed = options.region_share * total
+    held = sum(points_under.get(c, 0.0) for c in containers)
+    region = containers[0]
+    while held < needed and _parent(region):
+        region = _parent(region)
+        held = points_under.get(region, 0.0)
+    return region
+
+
 def inside_containers(paragraphs: Sequence[Paragraph], containers: Sequence[str]) -> list[bool]:
     prefixes = tuple(c + "/" for c in containers)
     exact = frozenset(containers)
@@ -476,16 +527,21 @@ def container_pass(
 ) -> tuple[Paragraph, ...]:
     """Paragraphs with their context-free classes moved by the main-container
     evidence and the three later phases run again on the result."""
-    if not paragraphs or (options.inside_shift == 0 and options.outside_shift == 0):
+    shifts = (options.inside_shift, options.region_shift, options.outside_shift)
+    if not paragraphs or not any(shifts):
         return tuple(paragraphs)
     containers = main_containers(paragraphs, options)
     if not containers:
         return tuple(paragraphs)
     inside = inside_containers(paragraphs, containers)
+    region = main_region(paragraphs, containers, options)
+    in_region = inside_containers(paragraphs, [region] if region else [])
     cf_classes = []
-    for p, is_inside in zip(paragraphs, inside, strict=True):
+    for p, is_inside, is_in_region in zip(paragraphs, inside, in_region, strict=True):
         if is_inside:
             steps = options.inside_shift if p.link_density <= options.max_link_density else 0
+        elif is_in_region:
+            steps = options.region_shift
         else:
             steps = options.outside_shift
         if steps > 0 and _ruled_bad(p):
