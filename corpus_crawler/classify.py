@@ -11,7 +11,7 @@ import difflib
 import functools
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, fields
 from types import ModuleType
 from typing import Any, NamedTuple
 
@@ -397,7 +397,9 @@ class ContainerOptions:
 
 
 def _parent(xpath: str) -> str:
-    return xpath[: xpath.rfind("/")] if xpath.count("/") > 1 else ""
+    """The parent element's xpath ("" above the root element)."""
+    cut = xpath.rfind("/")
+    return xpath[:cut] if cut > 0 else ""
 
 
 def _points(p: Paragraph, options: ContainerOptions) -> int:
@@ -406,24 +408,64 @@ def _points(p: Paragraph, options: ContainerOptions) -> int:
     return points + min(p.length // options.length_per_point, options.max_length_points)
 
 
-def _scores(paragraphs: Sequence[Paragraph], options: ContainerOptions) -> dict[str, float]:
-    scores: dict[str, float] = {}
-    for p in paragraphs:
-        if p.length < options.min_block_length or p.heading:
-            continue
-        points = _points(p, options)
-        parent = _parent(p.xpath)
-        if parent:
-            scores[parent] = scores.get(parent, 0.0) + points
-            grandparent = _parent(parent)
-            if grandparent:
-                scores[grandparent] = (
-                    scores.get(grandparent, 0.0) + points * options.grandparent_share
-                )
-    return scores
+class _Subtrees:
+    """Per element above the blocks: characters, link characters and readability
+    points of the blocks below it, summed bottom-up once (each element visited
+    once, not once per block below it)."""
+
+    __slots__ = ("chars", "links", "points", "scores")
+
+    def __init__(self, paragraphs: Sequence[Paragraph], options: ContainerOptions) -> None:
+        chars: dict[str, int] = {}
+        links: dict[str, int] = {}
+        points: dict[str, float] = {}
+        scores: dict[str, float] = {}
+        share = options.grandparent_share
+        for p in paragraphs:
+            xpath = p.xpath
+            chars[xpath] = chars.get(xpath, 0) + p.length
+            links[xpath] = links.get(xpath, 0) + p.link_chars
+            if p.length < options.min_block_length or p.heading:
+                continue
+            block_points = _points(p, options)
+            if p.link_density <= options.max_link_density:
+                # the region counts text, not link lists (a footer of them
+                # would pull it up to <body>)
+                points[xpath] = points.get(xpath, 0.0) + block_points
+            parent = _parent(xpath)
+            if parent:
+                scores[parent] = scores.get(parent, 0.0) + block_points
+                grandparent = _parent(parent)
+                if grandparent:
+                    scores[grandparent] = scores.get(grandparent, 0.0) + block_points * share
+        # deepest first, so each element's totals are complete before they go up
+        seen = set(chars)
+        depth_buckets: dict[int, list[str]] = {}
+        for path in seen:
+            depth_buckets.setdefault(path.count("/"), []).append(path)
+        for depth in range(max(depth_buckets, default=0), 1, -1):
+            for path in depth_buckets.get(depth, ()):
+                parent = _parent(path)
+                if not parent:
+                    continue
+                chars[parent] = chars.get(parent, 0) + chars[path]
+                links[parent] = links.get(parent, 0) + links[path]
+                if path in points:
+                    points[parent] = points.get(parent, 0.0) + points[path]
+                if parent not in seen:
+                    seen.add(parent)
+                    depth_buckets.setdefault(depth - 1, []).append(parent)
+        self.chars = chars
+        self.links = links
+        self.points = points
+        self.scores = scores
 
 
-def main_containers(paragraphs: Sequence[Paragraph], options: ContainerOptions) -> list[str]:
+def main_containers(
+    paragraphs: Sequence[Paragraph],
+    options: ContainerOptions,
+    subtrees: _Subtrees | None = None,
+) -> list[str]:
     """xpaths of the main container and the siblings that join it ([] when nothing scores).
 
     readability's rule: a block of at least `min_block_length` characters scores
@@ -433,24 +475,15 @@ def main_containers(paragraphs: Sequence[Paragraph], options: ContainerOptions) 
     density; the best one wins, and siblings scoring at least
     `sibling_share` of it (and `sibling_min_score`) join it.
     """
-    scores = _scores(paragraphs, options)
-    if not scores:
+    if subtrees is None:
+        subtrees = _Subtrees(paragraphs, options)
+    if not subtrees.scores:
         return []
-    chars = dict.fromkeys(scores, 0)
-    links = dict.fromkeys(scores, 0)
-    for p in paragraphs:
-        # Every ancestor that is a candidate sums the text below it.
-        xpath = p.xpath
-        cut = len(xpath)
-        while cut > 0:
-            ancestor = xpath[:cut]
-            if ancestor in chars:
-                chars[ancestor] += p.length
-                links[ancestor] += p.link_chars
-            cut = xpath.rfind("/", 0, cut)
+    chars = subtrees.chars
+    links = subtrees.links
     final = {
         path: score * (1.0 - links[path] / chars[path]) if chars[path] else score
-        for path, score in scores.items()
+        for path, score in subtrees.scores.items()
     }
     best = max(final, key=final.__getitem__)
     threshold = max(options.sibling_min_score, final[best] * options.sibling_share)
@@ -465,7 +498,10 @@ def main_containers(paragraphs: Sequence[Paragraph], options: ContainerOptions) 
 
 
 def main_region(
-    paragraphs: Sequence[Paragraph], containers: Sequence[str], options: ContainerOptions
+    paragraphs: Sequence[Paragraph],
+    containers: Sequence[str],
+    options: ContainerOptions,
+    subtrees: _Subtrees | None = None,
 ) -> str | None:
     """The nearest ancestor of the main container (or the container itself) whose
     blocks hold `region_share` of the page's points (None: no container).
@@ -477,25 +513,18 @@ def main_region(
     """
     if not containers:
         return None
-    points_under: dict[str, float] = {}
-    total = 0.0
-    for p in paragraphs:
-        if p.length < options.min_block_length or p.heading:
-            continue
-        if p.link_density > options.max_link_density:
-            continue
-        points = _points(p, options)
-        total += points
-        ancestor = p.xpath
-        while ancestor:
-            points_under[ancestor] = points_under.get(ancestor, 0.0) + points
-            ancestor = _parent(ancestor)
-    needed = options.region_share * total
-    held = sum(points_under.get(c, 0.0) for c in containers)
+    if subtrees is None:
+        subtrees = _Subtrees(paragraphs, options)
+    points = subtrees.points
+    top = containers[0]
+    while _parent(top):
+        top = _parent(top)
+    needed = options.region_share * points.get(top, 0.0)
+    held = sum(points.get(c, 0.0) for c in containers)
     region = containers[0]
     while held < needed and _parent(region):
         region = _parent(region)
-        held = points_under.get(region, 0.0)
+        held = points.get(region, 0.0)
     return region
 
 
@@ -530,13 +559,15 @@ def container_pass(
     shifts = (options.inside_shift, options.region_shift, options.outside_shift)
     if not paragraphs or not any(shifts):
         return tuple(paragraphs)
-    containers = main_containers(paragraphs, options)
+    subtrees = _Subtrees(paragraphs, options)
+    containers = main_containers(paragraphs, options, subtrees)
     if not containers:
         return tuple(paragraphs)
     inside = inside_containers(paragraphs, containers)
-    region = main_region(paragraphs, containers, options)
+    region = main_region(paragraphs, containers, options, subtrees)
     in_region = inside_containers(paragraphs, [region] if region else [])
     cf_classes = []
+    changed = False
     for p, is_inside, is_in_region in zip(paragraphs, inside, in_region, strict=True):
         if is_inside:
             steps = options.inside_shift if p.link_density <= options.max_link_density else 0
@@ -546,13 +577,42 @@ def container_pass(
             steps = options.outside_shift
         if steps > 0 and _ruled_bad(p):
             steps = 0
-        cf_classes.append(_shifted(p.cf_class, steps))
+        cls = p.cf_class
+        if steps:
+            cls = _SCALE[max(0, min(3, _RANK[cls] + steps))]
+            changed = changed or cls is not p.cf_class
+        cf_classes.append(cls)
+    if not changed:
+        return tuple(paragraphs)
     headings = [p.heading for p in paragraphs]
     lengths = [p.length for p in paragraphs]
     revised = headings_pre_pass(cf_classes, headings, lengths, params)
     final = classify_context_sensitive(revised)
     final = headings_post_pass(final, cf_classes, headings, lengths, params)
     return tuple(
-        p if p.cf_class is cf and p.final_class is fin else replace(p, cf_class=cf, final_class=fin)
+        p if p.cf_class is cf and p.final_class is fin else _reclassified(p, cf, fin)
         for p, cf, fin in zip(paragraphs, cf_classes, final, strict=True)
+    )
+
+
+def _reclassified(p: Paragraph, cf: ParagraphClass, final: ParagraphClass) -> Paragraph:
+    # dataclasses.replace looks the fields up on every call: a third of the pass's time
+    return Paragraph(
+        p.text,
+        cf,
+        final,
+        p.length,
+        p.word_count,
+        p.link_chars,
+        p.link_density,
+        p.stopword_count,
+        p.stopword_density,
+        p.dom_path,
+        p.xpath,
+        p.heading,
+        p.headline,
+        p.in_select,
+        p.image,
+        p.kind,
+        p.scores,
     )
