@@ -33,6 +33,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import lxml.html
 
@@ -261,7 +262,7 @@ def _point_of(options: ContainerOptions) -> tuple[tuple[str, object], ...]:
     return tuple((name, getattr(options, name)) for name in SHIFT_GRID)
 
 
-def _point_text(point: Sequence[tuple[str, object]]) -> str:
+def _point_text(point: Any) -> str:
     short = {"inside_shift": "in", "region_shift": "region", "outside_shift": "out"}
     return " ".join(f"{short.get(k, 'share')} {v}" for k, v in point)
 
