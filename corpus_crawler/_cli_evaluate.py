@@ -110,7 +110,7 @@ def build_config(args: argparse.Namespace) -> ExtractConfig:
         language=language,
         params=params,
         extractor_options=options,
-    )
+    ).checked()
 
 
 def load_function(spec: str) -> ExtractFn:

@@ -123,7 +123,7 @@ def config_from_args(args: argparse.Namespace) -> ExtractConfig:
         params=params,
         stoplist_path=args.stoplist,
         accept_languages=accept,
-    )
+    ).checked()
 
 
 def _accept_code(code: str, resolve: Any) -> str:

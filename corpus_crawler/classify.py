@@ -7,11 +7,23 @@ Each takes values and returns a new list of classes.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import NamedTuple
+import difflib
+import functools
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields
+from types import ModuleType
+from typing import Any, NamedTuple
 
-from .config import JustextParams
-from .model import ParagraphClass
+from .config import ConfigError, JustextParams
+from .model import Paragraph, ParagraphClass
+from .segment import HEADING_TAGS, Segment
+
+_fast: ModuleType | None
+try:  # the compiled classifier (corpus_crawler/_classify_fast.pyx), built by pip install
+    from . import _classify_fast as _fast
+except ImportError:  # pragma: no cover - no compiler where it was installed
+    _fast = None
 
 GOOD = ParagraphClass.GOOD
 NEAR_GOOD = ParagraphClass.NEAR_GOOD
@@ -183,3 +195,424 @@ def classify(
     final = classify_context_sensitive(revised)
     final = headings_post_pass(final, cf_classes, headings, lengths, params)
     return cf_classes, final
+
+
+# --------------------------------------------------------------------------- features
+
+
+_HEADING_PATH = re.compile(r"\bh\d\b")
+
+
+def classify_segments(
+    segments: Sequence[Segment],
+    stoplist: frozenset[str],
+    params: JustextParams,
+    *,
+    reference: bool = False,
+    compiled: bool | None = None,
+) -> tuple[Paragraph, ...]:
+    """Features once per block, the four classification phases, frozen Paragraphs.
+
+    `compiled` picks the implementation (default: the compiled one when it was
+    built, corpus_crawler/_classify_fast.pyx); both give equal Paragraphs.
+    """
+    flags_of = _reference_path_flags if reference else _seed_path_flags
+    if compiled is None:
+        compiled = _fast is not None
+    if compiled and _fast is not None:
+        return _fast.paragraphs(list(segments), stoplist, params, reference, flags_of)
+    texts = [s.text for s in segments]
+    lengths = [len(t) for t in texts]
+    words = [t.lower().split() for t in texts]
+    word_counts = [len(w) for w in words]
+    if stoplist:
+        contains = stoplist.__contains__
+        stop_counts = [sum(map(contains, w)) for w in words]
+    else:
+        stop_counts = [0] * len(texts)
+    link_chars = [s.link_chars for s in segments]
+    path_flags = [flags_of(s.dom_path) for s in segments]
+    copyright_code = "&copy" if reference else COPYRIGHT_CODE
+    no_headings = params.no_headings
+    features = [
+        Features(
+            length,
+            links,
+            links / length if length else 0.0,
+            stops / count if count else 0.0,
+            COPYRIGHT_CHAR in text or copyright_code in text,
+            heading and not no_headings,
+            headline,
+            in_select,
+            seg.images > 0 and not text,
+        )
+        for seg, text, length, links, stops, count, (heading, headline, in_select) in zip(
+            segments, texts, lengths, link_chars, stop_counts, word_counts, path_flags, strict=False
+        )
+    ]
+    cf_classes, final_classes = classify(features, params, reference=reference)
+    return tuple(
+        [
+            Paragraph(
+                seg.text,
+                cf,
+                final,
+                f.length,
+                count,
+                f.link_chars,
+                f.link_density,
+                stops,
+                f.stopword_density,
+                seg.dom_path,
+                seg.xpath,
+                f.heading,
+                f.headline,
+                f.in_select,
+                f.image,
+                "h" if f.heading else "p",
+            )
+            for seg, f, count, stops, cf, final in zip(
+                segments,
+                features,
+                word_counts,
+                stop_counts,
+                cf_classes,
+                final_classes,
+                strict=False,
+            )
+        ]
+    )
+
+
+def _reference_flags(path: str) -> tuple[bool, bool, bool]:
+    """(heading, headline, in_select) of a dom path, as jusText 3.0.2 tests them:
+    a regex and a substring test on the dotted path."""
+    return (_HEADING_PATH.search(path) is not None, False, "select" in path)
+
+
+def _seed_flags(path: str) -> tuple[bool, bool, bool]:
+    """(heading, headline, in_select) of a dom path, tag by tag."""
+    tags = path.split(".")
+    return (not HEADING_TAGS.isdisjoint(tags), "h1" in tags, "select" in tags)
+
+
+# Pages of a site share their template's paths, so answers are kept across
+# pages; only for ordinary paths (a hostile page's can be thousands of tags deep).
+_cached_reference_flags = functools.lru_cache(maxsize=8192)(_reference_flags)
+_cached_seed_flags = functools.lru_cache(maxsize=8192)(_seed_flags)
+_CACHED_PATH_LENGTH = 400
+
+
+def _reference_path_flags(path: str) -> tuple[bool, bool, bool]:
+    if len(path) > _CACHED_PATH_LENGTH:
+        return _reference_flags(path)
+    return _cached_reference_flags(path)
+
+
+def _seed_path_flags(path: str) -> tuple[bool, bool, bool]:
+    if len(path) > _CACHED_PATH_LENGTH:
+        return _seed_flags(path)
+    return _cached_seed_flags(path)
+
+
+# --------------------------------------------------------------------------- main container
+#
+# The `corpus` and `article` presets add one piece of evidence to jusText's
+# context-free classes: whether a block lies in the page's main container, the
+# element that readability (Arc90's algorithm, as readability.js and
+# readability-lxml still run it) would pick. It is found from the blocks the
+# one segmentation walk already made (their xpaths, lengths and link
+# characters), so it costs no second walk over the tree.
+
+#: Characters that separate clauses; readability scores a paragraph one point per comma.
+_CLAUSE_COMMAS = re.compile("[,\uff0c\u3001\u060c]")
+
+
+@dataclass(frozen=True, slots=True)
+class ContainerOptions:
+    """How the main container is found and how it moves jusText's classes.
+
+    The scoring constants are readability's own (readability.js
+    `_grabArticle`), not tuned here; the two shifts are what the presets tune
+    (configs/extractors/presets.yaml holds the measurements).
+    """
+
+    #: Blocks shorter than this score nothing (readability: 25 characters).
+    min_block_length: int = 25
+    #: One point per this many characters, at most `max_length_points`.
+    length_per_point: int = 100
+    max_length_points: int = 3
+    #: Share of a block's score its grandparent gets (the parent gets it all).
+    grandparent_share: float = 0.5
+    #: Siblings of the best container join it at this share of its score...
+    sibling_share: float = 0.2
+    #: ...and at least this score.
+    sibling_min_score: float = 10.0
+    #: Blocks inside with more link characters than this are not promoted
+    #: (readability's conditional cleaning drops such weighty blocks).
+    max_link_density: float = 0.5
+    #: The region: the container's nearest ancestor (or itself) holding at least
+    #: this share of the points of all blocks of the page (0: the container itself).
+    #: It catches articles whose paragraphs are spread over sibling wrappers.
+    region_share: float = 0.5
+    #: Class steps (on BAD < SHORT < NEAR_GOOD < GOOD) for blocks inside the
+    #: container, inside the region but not the container, and outside both.
+    inside_shift: int = 0
+    region_shift: int = 0
+    outside_shift: int = 0
+
+    def __post_init__(self) -> None:
+        for name in ("min_block_length", "length_per_point", "max_length_points"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ConfigError(f"{name} must be a whole number >= 1, got {value!r}")
+        for name in ("inside_shift", "region_shift", "outside_shift"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or not -3 <= value <= 3:
+                raise ConfigError(
+                    f"{name} must be a whole number of class steps between -3 and 3, got {value!r}"
+                )
+        for name in ("grandparent_share", "sibling_share", "max_link_density", "region_share"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise ConfigError(f"{name} must be a number between 0 and 1, got {value!r}")
+            if not 0.0 <= float(value) <= 1.0:
+                raise ConfigError(f"{name} must be between 0 and 1, got {value}")
+        value = self.sibling_min_score
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+            raise ConfigError(f"sibling_min_score must be a number >= 0, got {value!r}")
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any], source: str) -> ContainerOptions:
+        known = [f.name for f in fields(cls)]
+        for key in data:
+            if key not in known:
+                close = difflib.get_close_matches(str(key), known, n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else f"; known: {', '.join(known)}"
+                raise ConfigError(f"unknown key {key!r} in {source}{hint}")
+        try:
+            return cls(**dict(data))
+        except ConfigError as exc:
+            raise ConfigError(f"{source}: {exc}") from None
+
+
+def _parent(xpath: str) -> str:
+    """The parent element's xpath ("" above the root element)."""
+    cut = xpath.rfind("/")
+    return xpath[:cut] if cut > 0 else ""
+
+
+def _points(p: Paragraph, options: ContainerOptions) -> int:
+    """readability's score of one block: 1 + commas + a point per `length_per_point` chars."""
+    points = 1 + len(_CLAUSE_COMMAS.findall(p.text))
+    return points + min(p.length // options.length_per_point, options.max_length_points)
+
+
+class _Subtrees:
+    """Per element above the blocks: characters, link characters and readability
+    points of the blocks below it, summed bottom-up once (each element visited
+    once, not once per block below it)."""
+
+    __slots__ = ("chars", "links", "points", "scores")
+
+    def __init__(self, paragraphs: Sequence[Paragraph], options: ContainerOptions) -> None:
+        chars: dict[str, int] = {}
+        links: dict[str, int] = {}
+        points: dict[str, float] = {}
+        scores: dict[str, float] = {}
+        share = options.grandparent_share
+        for p in paragraphs:
+            xpath = p.xpath
+            chars[xpath] = chars.get(xpath, 0) + p.length
+            links[xpath] = links.get(xpath, 0) + p.link_chars
+            if p.length < options.min_block_length or p.heading:
+                continue
+            block_points = _points(p, options)
+            if p.link_density <= options.max_link_density:
+                # the region counts text, not link lists (a footer of them
+                # would pull it up to <body>)
+                points[xpath] = points.get(xpath, 0.0) + block_points
+            parent = _parent(xpath)
+            if parent:
+                scores[parent] = scores.get(parent, 0.0) + block_points
+                grandparent = _parent(parent)
+                if grandparent:
+                    scores[grandparent] = scores.get(grandparent, 0.0) + block_points * share
+        # deepest first, so each element's totals are complete before they go up
+        seen = set(chars)
+        depth_buckets: dict[int, list[str]] = {}
+        for path in seen:
+            depth_buckets.setdefault(path.count("/"), []).append(path)
+        for depth in range(max(depth_buckets, default=0), 1, -1):
+            for path in depth_buckets.get(depth, ()):
+                parent = _parent(path)
+                if not parent:
+                    continue
+                chars[parent] = chars.get(parent, 0) + chars[path]
+                links[parent] = links.get(parent, 0) + links[path]
+                if path in points:
+                    points[parent] = points.get(parent, 0.0) + points[path]
+                if parent not in seen:
+                    seen.add(parent)
+                    depth_buckets.setdefault(depth - 1, []).append(parent)
+        self.chars = chars
+        self.links = links
+        self.points = points
+        self.scores = scores
+
+
+def main_containers(
+    paragraphs: Sequence[Paragraph],
+    options: ContainerOptions,
+    subtrees: _Subtrees | None = None,
+) -> list[str]:
+    """xpaths of the main container and the siblings that join it ([] when nothing scores).
+
+    readability's rule: a block of at least `min_block_length` characters scores
+    1 + its commas + one point per `length_per_point` characters (at most
+    `max_length_points`); its parent gets the score, its grandparent
+    `grandparent_share` of it; a container's score shrinks by its link
+    density; the best one wins, and siblings scoring at least
+    `sibling_share` of it (and `sibling_min_score`) join it.
+    """
+    if subtrees is None:
+        subtrees = _Subtrees(paragraphs, options)
+    if not subtrees.scores:
+        return []
+    chars = subtrees.chars
+    links = subtrees.links
+    final = {
+        path: score * (1.0 - links[path] / chars[path]) if chars[path] else score
+        for path, score in subtrees.scores.items()
+    }
+    best = max(final, key=final.__getitem__)
+    threshold = max(options.sibling_min_score, final[best] * options.sibling_share)
+    parent = _parent(best)
+    chosen = [best]
+    chosen += [
+        path
+        for path, score in final.items()
+        if path != best and score >= threshold and _parent(path) == parent
+    ]
+    return chosen
+
+
+def main_region(
+    paragraphs: Sequence[Paragraph],
+    containers: Sequence[str],
+    options: ContainerOptions,
+    subtrees: _Subtrees | None = None,
+) -> str | None:
+    """The nearest ancestor of the main container (or the container itself) whose
+    blocks hold `region_share` of the page's points (None: no container).
+
+    readability picks one wrapper; a page that spreads its article over sibling
+    wrappers (one <div> per few paragraphs) leaves most of it outside. Blocks
+    count here only with at most `max_link_density` link characters, so a
+    footer of link lists does not pull the region up to <body>.
+    """
+    if not containers:
+        return None
+    if subtrees is None:
+        subtrees = _Subtrees(paragraphs, options)
+    points = subtrees.points
+    top = containers[0]
+    while _parent(top):
+        top = _parent(top)
+    needed = options.region_share * points.get(top, 0.0)
+    held = sum(points.get(c, 0.0) for c in containers)
+    region = containers[0]
+    while held < needed and _parent(region):
+        region = _parent(region)
+        held = points.get(region, 0.0)
+    return region
+
+
+def inside_containers(paragraphs: Sequence[Paragraph], containers: Sequence[str]) -> list[bool]:
+    prefixes = tuple(c + "/" for c in containers)
+    exact = frozenset(containers)
+    return [p.xpath in exact or p.xpath.startswith(prefixes) for p in paragraphs]
+
+
+_SCALE = (BAD, SHORT, NEAR_GOOD, GOOD)
+_RANK = {cls: rank for rank, cls in enumerate(_SCALE)}
+
+
+def _shifted(cls: ParagraphClass, steps: int) -> ParagraphClass:
+    return _SCALE[max(0, min(3, _RANK[cls] + steps))]
+
+
+def _ruled_bad(p: Paragraph) -> bool:
+    # The seed's hard rules (copyright, <select>, images) are not evidence a
+    # container can outweigh.
+    text = p.text
+    return p.in_select or p.image or COPYRIGHT_CHAR in text or "&copy" in text
+
+
+def container_pass(
+    paragraphs: Sequence[Paragraph],
+    params: JustextParams,
+    options: ContainerOptions,
+) -> tuple[Paragraph, ...]:
+    """Paragraphs with their context-free classes moved by the main-container
+    evidence and the three later phases run again on the result."""
+    shifts = (options.inside_shift, options.region_shift, options.outside_shift)
+    if not paragraphs or not any(shifts):
+        return tuple(paragraphs)
+    subtrees = _Subtrees(paragraphs, options)
+    containers = main_containers(paragraphs, options, subtrees)
+    if not containers:
+        return tuple(paragraphs)
+    inside = inside_containers(paragraphs, containers)
+    region = main_region(paragraphs, containers, options, subtrees)
+    in_region = inside_containers(paragraphs, [region] if region else [])
+    cf_classes = []
+    changed = False
+    for p, is_inside, is_in_region in zip(paragraphs, inside, in_region, strict=True):
+        if is_inside:
+            steps = options.inside_shift if p.link_density <= options.max_link_density else 0
+        elif is_in_region:
+            steps = options.region_shift
+        else:
+            steps = options.outside_shift
+        if steps > 0 and _ruled_bad(p):
+            steps = 0
+        cls = p.cf_class
+        if steps:
+            cls = _SCALE[max(0, min(3, _RANK[cls] + steps))]
+            changed = changed or cls is not p.cf_class
+        cf_classes.append(cls)
+    if not changed:
+        return tuple(paragraphs)
+    headings = [p.heading for p in paragraphs]
+    lengths = [p.length for p in paragraphs]
+    revised = headings_pre_pass(cf_classes, headings, lengths, params)
+    final = classify_context_sensitive(revised)
+    final = headings_post_pass(final, cf_classes, headings, lengths, params)
+    return tuple(
+        p if p.cf_class is cf and p.final_class is fin else _reclassified(p, cf, fin)
+        for p, cf, fin in zip(paragraphs, cf_classes, final, strict=True)
+    )
+
+
+def _reclassified(p: Paragraph, cf: ParagraphClass, final: ParagraphClass) -> Paragraph:
+    # dataclasses.replace looks the fields up on every call: a third of the pass's time
+    return Paragraph(
+        p.text,
+        cf,
+        final,
+        p.length,
+        p.word_count,
+        p.link_chars,
+        p.link_density,
+        p.stopword_count,
+        p.stopword_density,
+        p.dom_path,
+        p.xpath,
+        p.heading,
+        p.headline,
+        p.in_select,
+        p.image,
+        p.kind,
+        p.scores,
+    )

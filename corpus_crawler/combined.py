@@ -27,12 +27,13 @@ from lxml import etree
 
 from . import classify as _classify
 from ._configfiles import extractor_config_path, read_yaml
+from .classify import classify_segments
 from .config import DEFAULT_CONFIG, ConfigError, ExtractConfig, JustextParams, Preset
 from .declutter import DEFAULT_DECLUTTER_OPTIONS, DeclutterOptions, declutter
 from .declutter import load_declutter_options as _load_declutter_options
-from .extract import choose_language, classify_segments, stoplist_and_params
 from .kimatu import DEFAULT_KIMATU_OPTIONS, KimatuOptions, kimatu
 from .kimatu import load_kimatu_options as _load_kimatu_options
+from .language_setup import choose_language, stoplist_and_params
 from .model import Paragraph, ParagraphClass
 from .segment import segment
 

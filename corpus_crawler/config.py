@@ -17,6 +17,11 @@ class ConfigError(ValueError):
     """A setting is wrong; the message says which one and how to fix it."""
 
 
+class UnknownLanguage(ConfigError):
+    """`ExtractConfig.language` names no shipped language; extract() raises it on
+    the first page instead of dropping every page."""
+
+
 class Preset(enum.Enum):
     #: The algorithm exactly as seed 000 describes it (the default).
     SEED = "seed"
@@ -24,6 +29,12 @@ class Preset(enum.Enum):
     REFERENCE = "reference"
     #: No stoplist; stop-word thresholds act as 0 (jusText's `-s None`).
     LANGUAGE_INDEPENDENT = "language-independent"
+    #: The seed with the main-container evidence promoting blocks inside it:
+    #: all running text of a page, comments and lists included (issue 13).
+    CORPUS = "corpus"
+    #: The seed with the main-container evidence promoting blocks inside it and
+    #: demoting those outside: the main article only (issue 13).
+    ARTICLE = "article"
 
     def __str__(self) -> str:
         return self.value
@@ -148,16 +159,35 @@ class ExtractConfig:
             raise ConfigError(f"max_bytes must be positive, got {self.max_bytes}")
         if self.max_blocks <= 0:
             raise ConfigError(f"max_blocks must be positive, got {self.max_blocks}")
-        if self.language is not None and self.language != "auto":
-            # A misspelt language fails here, once, not on every page.
-            from .stoplists import resolve_language
+        if self.language is not None and (
+            not isinstance(self.language, str) or not self.language.strip()
+        ):
+            raise ConfigError(
+                f"language must be a language code or name, 'auto' or None, got {self.language!r}"
+            )
+        # Nothing here reads a file (building a config is free); `checked()` reads
+        # the language index and option files, and extract() raises the same
+        # ConfigError on its first page.
 
-            object.__setattr__(self, "language", resolve_language(self.language))
+    def checked(self) -> ExtractConfig:
+        """This config with its language resolved to a stoplist code ("English" ->
+        "en") and its extractor options validated; raises ConfigError naming the fix.
+
+        Reads configs/languages/index.yaml and the extractor's option files, once
+        per process: call it where settings are read, so a misspelt language fails
+        there rather than on the first page.
+        """
+        from .language_setup import resolved_language
+
+        language = resolved_language(self.language)
         if self.extractor_options and self.extractor in ("declutter", "kimatu", "combined"):
-            # Check once here rather than failing on every page later.
             from .extractors import extractor_options
 
             extractor_options(self.extractor, self.extractor_options)
+        from .extractors import container_options
+
+        container_options(self.preset)
+        return self if language == self.language else replace(self, language=language)
 
 
 DEFAULT_CONFIG = ExtractConfig()

@@ -1,20 +1,55 @@
-"""The extractors besides jusText behind `extract()`'s one interface.
+"""The extractors behind `extract()`'s one interface: an enum to a function.
 
-Each takes the decoded, preprocessed tree and returns Paragraphs (plus cleaned
-HTML where it makes some), so the pipeline, the writers and `evaluate` work
-unchanged whichever is chosen with `ExtractConfig.extractor`.
+Each takes the decoded, preprocessed tree and returns an `Extraction`
+(paragraphs, cleaned HTML where it makes some, the page's language), so the
+pipeline, the writers and `evaluate` work unchanged whichever is chosen with
+`ExtractConfig.extractor`. The import graph is one way: extract.py imports
+this module, this module imports combined.py, declutter and kimatu (lazily,
+so that a jusText run never loads them), and none of those imports back.
 """
 
 from __future__ import annotations
 
+import enum
 import functools
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, NamedTuple
 
 from lxml import etree
 
-from .config import ConfigError, ExtractConfig
-from .model import Paragraph
+from .classify import ContainerOptions, classify_segments, container_pass
+from .config import ConfigError, ExtractConfig, Preset
+from .language_setup import accepted, choose_language, stoplist_and_params
+from .model import DropReason, Paragraph
+from .segment import TooManyBlocks, segment
+
+
+class Extractor(enum.Enum):
+    JUSTEXT = "justext"
+    DECLUTTER = "declutter"
+    KIMATU = "kimatu"
+    COMBINED = "combined"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class Extraction(NamedTuple):
+    """What an extractor made of one page."""
+
+    paragraphs: tuple[Paragraph, ...]
+    language: str | None = None
+    language_confidence: float | None = None
+    html: str | None = None
+    #: Set when the page yields nothing for a reason the extractor saw first.
+    drop_reason: DropReason | None = None
+    drop_detail: str = ""
+
+
+ExtractorFunction = Callable[[etree._Element, ExtractConfig], Extraction]
+
+
+# --------------------------------------------------------------------------- options
 
 
 @functools.lru_cache(maxsize=1)
@@ -34,7 +69,7 @@ def _kimatu_defaults() -> Any:
 def extractor_options(name: str, overrides: Mapping[str, Any]) -> Any:
     """The options object of extractor `name`: its YAML defaults with `overrides`.
 
-    Raises ConfigError naming the bad key, so ExtractConfig can check once.
+    Raises ConfigError naming the bad key, so a config can be checked once.
     """
     if name == "declutter":
         defaults = _declutter_defaults()
@@ -49,27 +84,97 @@ def extractor_options(name: str, overrides: Mapping[str, Any]) -> Any:
     return defaults.merged(overrides, f"{name} options") if overrides else defaults
 
 
-def run_extractor(
-    name: str, root: etree._Element, config: ExtractConfig
-) -> tuple[tuple[Paragraph, ...], str | None]:
-    """Paragraphs (and cleaned HTML, if any) of a non-jusText extractor."""
-    if name == "declutter":
-        from .declutter import declutter
+#: The presets whose blocks take the main-container evidence, by their section
+#: in configs/extractors/presets.yaml.
+CONTAINER_PRESETS = (Preset.CORPUS, Preset.ARTICLE)
 
-        options = extractor_options("declutter", config.extractor_options)
-        result = declutter(root, options)
-        return tuple(result.paragraphs), result.html
-    if name == "kimatu":
-        from .kimatu import kimatu
 
-        options = extractor_options("kimatu", config.extractor_options)
-        kimatu_result = kimatu(root, options)
-        return tuple(kimatu_result.paragraphs), None
-    if name == "combined":
-        from .combined import combined, shipped_combined_options
+@functools.lru_cache(maxsize=1)
+def _preset_file() -> Mapping[str, ContainerOptions]:
+    from ._configfiles import extractor_config_path, read_yaml
 
-        combined_options = shipped_combined_options()
-        if config.extractor_options:
-            combined_options = combined_options.merged(config.extractor_options, "combined options")
-        return combined(root, config, combined_options), None
-    raise ConfigError(f"extractor {name!r} is not available here")
+    path = extractor_config_path("presets")
+    data = read_yaml(path, "preset options")
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"{path}: expected a mapping of preset names to their options")
+    options = {}
+    for preset in CONTAINER_PRESETS:
+        section = data.get(preset.value)
+        if not isinstance(section, Mapping):
+            raise ConfigError(f"{path}: add a `{preset.value}:` mapping of container options")
+        options[preset.value] = ContainerOptions.from_mapping(section, f"{path} {preset.value}")
+    return options
+
+
+def container_options(preset: Preset) -> ContainerOptions | None:
+    """The main-container options of a preset (None for presets without it)."""
+    if preset not in CONTAINER_PRESETS:
+        return None
+    return _preset_file()[preset.value]
+
+
+# --------------------------------------------------------------------------- extractors
+
+
+def _justext(root: etree._Element, config: ExtractConfig) -> Extraction:
+    reference = config.preset is Preset.REFERENCE
+    try:
+        segments = segment(root, reference=reference, max_blocks=config.max_blocks)
+    except TooManyBlocks as exc:
+        return Extraction((), drop_reason=DropReason.TOO_LARGE, drop_detail=str(exc))
+    if not segments:
+        return Extraction((), drop_reason=DropReason.EMPTY, drop_detail="no text")
+    language, confidence = choose_language([s.text for s in segments], config)
+    if not accepted(language, confidence, config):
+        # checked before classifying: a rejected page costs no classification
+        return Extraction((), language, confidence, drop_reason=DropReason.WRONG_LANGUAGE)
+    stoplist, params = stoplist_and_params(language, config)
+    paragraphs = classify_segments(segments, stoplist, params, reference=reference)
+    options = container_options(config.preset)
+    if options is not None:
+        paragraphs = container_pass(paragraphs, params, options)
+    return Extraction(paragraphs, language, confidence)
+
+
+def _with_language(paragraphs: tuple[Paragraph, ...], config: ExtractConfig) -> Extraction:
+    language, confidence = choose_language([p.text for p in paragraphs], config)
+    return Extraction(paragraphs, language, confidence)
+
+
+def _declutter(root: etree._Element, config: ExtractConfig) -> Extraction:
+    from .declutter import declutter
+
+    result = declutter(root, extractor_options("declutter", config.extractor_options))
+    return _with_language(tuple(result.paragraphs), config)._replace(html=result.html)
+
+
+def _kimatu(root: etree._Element, config: ExtractConfig) -> Extraction:
+    from .kimatu import kimatu
+
+    result = kimatu(root, extractor_options("kimatu", config.extractor_options))
+    return _with_language(tuple(result.paragraphs), config)
+
+
+def _combined(root: etree._Element, config: ExtractConfig) -> Extraction:
+    from .combined import combined
+
+    options = extractor_options("combined", config.extractor_options)
+    paragraphs = combined(root, config, options)
+    return _with_language(paragraphs, config)
+
+
+EXTRACTORS: Mapping[Extractor, ExtractorFunction] = {
+    Extractor.JUSTEXT: _justext,
+    Extractor.DECLUTTER: _declutter,
+    Extractor.KIMATU: _kimatu,
+    Extractor.COMBINED: _combined,
+}
+
+
+def run_extractor(name: str | Extractor, root: etree._Element, config: ExtractConfig) -> Extraction:
+    """The registered extractor `name` on a preprocessed tree."""
+    try:
+        extractor = Extractor(name)
+    except ValueError:
+        raise ConfigError(f"extractor {name!r} is not available here") from None
+    return EXTRACTORS[extractor](root, config)

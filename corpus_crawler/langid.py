@@ -316,16 +316,29 @@ def _build_index(stoplists: Mapping[str, frozenset[str]]) -> _StopwordIndex:
 
 @functools.cache
 def _stopword_index() -> _StopwordIndex:
-    stoplists = all_stoplists()
+    # Kept prebuilt between runs (corpus_crawler._prebuilt): parsing every stoplist and
+    # indexing it is most of a second, paid before the first page of every
+    # `corpus-crawler extract --lang auto`.
+    from ._prebuilt import load_or_build
+    from .stoplists import language_files
+
     # ~300 k small acyclic objects: the cyclic GC would run dozens of times for nothing
     # (half the build time, measured).
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _build_index(stoplists)
+        codes, words, groups, weights = load_or_build(
+            "langid-index", "1", language_files(), _build_index_fields
+        )
+        return _StopwordIndex(codes, words, groups, weights)
     finally:
         if collecting:
             gc.enable()
+
+
+def _build_index_fields() -> tuple[Any, ...]:
+    index = _build_index(all_stoplists())
+    return (index.codes, dict(index.words), index.groups, index.weights)
 
 
 def _allowed(codes: Iterable[str], candidates: Collection[str] | None) -> list[bool]:

@@ -289,7 +289,7 @@ class Extraction:
             accept_languages=frozenset(self.accept_languages) or None,
             extractor_options=dict(self.extractor_options),
             **kwargs,
-        )
+        ).checked()  # the language and option files are read here, once
 
 
 @dataclass(frozen=True, slots=True)

@@ -429,18 +429,32 @@ def stopword_index() -> Mapping[str, tuple[str, ...]]:
     """word -> sorted codes of the languages whose stoplist has it (for language guessing).
 
     Equal tuples are shared, so the ~120 k entries cost little beyond the words themselves.
+    Kept prebuilt between runs (corpus_crawler._prebuilt): parsing every language file
+    is most of a second.
     """
-    languages: dict[str, list[str]] = {}
+    from ._prebuilt import load_or_build
+
     with _gc_paused():
-        for code, words in sorted(_all_stoplists().items()):
-            for word in words:
-                languages.setdefault(word, []).append(code)
-        shared: dict[tuple[str, ...], tuple[str, ...]] = {}
-        index = {}
-        for word, codes in languages.items():
-            key = tuple(codes)
-            index[word] = shared.setdefault(key, key)
+        index = load_or_build("stopword-index", "1", language_files(), _build_stopword_index)
     return MappingProxyType(index)
+
+
+def language_files() -> list[Path]:
+    """Every file under configs/languages/ that stoplists are read from."""
+    return sorted(_languages_dir().glob("*.yaml"))
+
+
+def _build_stopword_index() -> dict[str, tuple[str, ...]]:
+    languages: dict[str, list[str]] = {}
+    for code, words in sorted(_all_stoplists().items()):
+        for word in words:
+            languages.setdefault(word, []).append(code)
+    shared: dict[tuple[str, ...], tuple[str, ...]] = {}
+    index = {}
+    for word, codes in languages.items():
+        key = tuple(codes)
+        index[word] = shared.setdefault(key, key)
+    return index
 
 
 def load_stoplist_file(path: str | Path) -> frozenset[str]:

@@ -87,7 +87,7 @@ class ExtractSettings:
                 extractor_options=settings.getdict("CORPUS_EXTRACT_OPTIONS"),
                 max_bytes=settings.getint("CORPUS_EXTRACT_MAX_BYTES", 0)
                 or max(settings.getint("DOWNLOAD_MAXSIZE"), 1),
-            )
+            ).checked()
         except ConfigError as exc:
             raise ConfigError(f"CORPUS_EXTRACT_* settings: {exc}") from None
         workers = settings.getint("CORPUS_EXTRACT_WORKERS", 0) or default_workers()

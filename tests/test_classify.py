@@ -34,6 +34,8 @@ from corpus_crawler.model import Document, Paragraph, ParagraphClass
 
 # the module, not the function `corpus_crawler.extract` that shadows it
 extract_module = importlib.import_module("corpus_crawler.extract")
+# The compiled classifier is chosen in classify.py (beside the phases it runs).
+classify_module = importlib.import_module("corpus_crawler.classify")
 
 GOOD = ParagraphClass.GOOD
 NEAR_GOOD = ParagraphClass.NEAR_GOOD
@@ -106,9 +108,9 @@ def run(
 ) -> Run:
     """Every rule is checked with both classifiers: the compiled one and the Python one."""
     if request.param == "python":
-        monkeypatch.setattr(extract_module, "_fast", None)
+        monkeypatch.setattr(classify_module, "_fast", None)
     else:
-        assert extract_module._fast is not None, "the compiled classifier is not built"
+        assert classify_module._fast is not None, "the compiled classifier is not built"
     return Run(stoplist_file)
 
 

@@ -29,6 +29,8 @@ from corpus_crawler.segment import Segment, segment
 
 # the module, not the function `corpus_crawler.extract` that shadows it
 extract_module = importlib.import_module("corpus_crawler.extract")
+# The compiled classifier is chosen in classify.py (beside the phases it runs).
+classify_module = importlib.import_module("corpus_crawler.classify")
 
 GoldPages = Callable[[str], Iterator[tuple[str, bytes, str, dict[str, object]]]]
 GOLD_SETS = ("cleaneval-dev", "cleanportaleval", "readability")
@@ -52,7 +54,7 @@ def both(
 
 def test_the_compiled_classifier_is_built() -> None:
     """Without it, the comparisons below would compare the Python classifier with itself."""
-    fast = extract_module._fast
+    fast = classify_module._fast
     assert fast is not None, "corpus_crawler._classify_fast was not compiled: pip install -e ."
     assert fast.FAST_PARAGRAPHS, "Paragraph's slot layout changed: update _classify_fast.pyx"
 
@@ -187,13 +189,13 @@ def test_extract_gives_the_same_documents_without_the_compiled_core(
 ) -> None:
     """What a user without a C compiler gets: the same Documents, field for field."""
     segment_module = importlib.import_module("corpus_crawler.segment")
-    assert extract_module._fast is not None and segment_module._fast is not None
+    assert classify_module._fast is not None and segment_module._fast is not None
     config = ExtractConfig(preset=preset, language="auto")
     pages = [
         (page_id, html) for gold_set in GOLD_SETS for page_id, html, _, _ in gold_pages(gold_set)
     ]
     compiled = [extract_module.extract(html, config=config) for _, html in pages]
-    monkeypatch.setattr(extract_module, "_fast", None)
+    monkeypatch.setattr(classify_module, "_fast", None)
     monkeypatch.setattr(segment_module, "_fast", None)
     python = [extract_module.extract(html, config=config) for _, html in pages]
     differing = [

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from corpus_crawler.config import ConfigError, ExtractConfig, JustextParams, Preset
+from corpus_crawler.extract import extract
 
 
 def error(**values: Any) -> str:
@@ -212,7 +213,40 @@ def test_max_bytes_must_be_positive(size: int) -> None:
 
 
 def test_unknown_language_is_a_config_error() -> None:
-    """A typo in the language must fail when the config is made, not turn every page of a
-    crawl into an EXTRACTOR_ERROR drop (which is what extract() does with it today)."""
+    """A typo in the language must fail where the settings are read (`checked()`, which
+    the CLI and the crawl profile call) and, if a caller skipped that, on the first page,
+    never turn every page of a crawl into an EXTRACTOR_ERROR drop (issue 13 wants
+    building the config itself to read no file, so the check moved out of the constructor)."""
+    config = ExtractConfig(language="englsh")
     with pytest.raises(ConfigError, match="unknown language 'englsh'"):
-        ExtractConfig(language="englsh")
+        config.checked()
+    with pytest.raises(ConfigError, match="unknown language 'englsh'"):
+        extract(b"<html><body><p>Some text here.</p></body></html>", config=config)
+
+
+def test_checked_resolves_the_language_name() -> None:
+    assert ExtractConfig(language="English").checked().language == "en"
+    assert ExtractConfig(language="auto").checked().language == "auto"
+    assert ExtractConfig(language=None).checked().language is None
+
+
+def test_building_a_config_reads_no_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 13: ExtractConfig does no file I/O when it is constructed."""
+    import builtins
+    import io
+    import pathlib
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError(f"file read while building an ExtractConfig: {args!r}")
+
+    from corpus_crawler import stoplists
+
+    stoplists.clear_caches()
+    monkeypatch.setattr(builtins, "open", refuse)
+    monkeypatch.setattr(io, "open", refuse)
+    monkeypatch.setattr(pathlib.Path, "read_text", refuse)
+    monkeypatch.setattr(pathlib.Path, "read_bytes", refuse)
+    monkeypatch.setattr(pathlib.Path, "open", refuse)
+    for preset in Preset:
+        ExtractConfig(language="Czech", preset=preset)
+    ExtractConfig(extractor="combined", extractor_options={"both_keep": 2}, language="de")

@@ -556,3 +556,122 @@ def test_cli_show(capsys: pytest.CaptureFixture[str]) -> None:
     assert words == sorted(justext.get_stoplist("Czech"))
     assert main(["stoplist", "show", "Czeck"]) == 2
     assert "did you mean 'Czech'" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- prebuilt index (issue 13)
+
+
+def test_prebuilt_data_is_built_once_and_rebuilt_when_a_source_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from corpus_crawler import _prebuilt
+
+    monkeypatch.setenv(_prebuilt.ENVIRONMENT_VARIABLE, str(tmp_path / "cache"))
+    source = tmp_path / "xx.yaml"
+    source.write_text("stoplist: [a, b]\n", encoding="utf-8")
+    builds: list[int] = []
+
+    def build() -> dict[str, tuple[str, ...]]:
+        builds.append(1)
+        return {"word": ("xx",), "count": (str(len(builds)),)}
+
+    first = _prebuilt.load_or_build("test-index", "1", [source], build)
+    again = _prebuilt.load_or_build("test-index", "1", [source], build)
+    assert first == again == {"word": ("xx",), "count": ("1",)}
+    assert len(builds) == 1
+    source.write_text("stoplist: [a, b, c]\n", encoding="utf-8")
+    changed = _prebuilt.load_or_build("test-index", "1", [source], build)
+    assert changed["count"] == ("2",)
+    # a new builder version is a new key too
+    _prebuilt.load_or_build("test-index", "2", [source], build)
+    assert len(builds) == 3
+
+
+def test_a_corrupt_or_unwritable_cache_only_costs_a_rebuild(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from corpus_crawler import _prebuilt
+
+    cache = tmp_path / "cache"
+    monkeypatch.setenv(_prebuilt.ENVIRONMENT_VARIABLE, str(cache))
+    source = tmp_path / "xx.yaml"
+    source.write_text("x\n", encoding="utf-8")
+    assert _prebuilt.load_or_build("idx", "1", [source], lambda: {"a": 1}) == {"a": 1}
+    (written,) = cache.glob("idx-*.marshal")
+    written.write_bytes(b"\x00garbage")
+    assert _prebuilt.load_or_build("idx", "1", [source], lambda: {"a": 2}) == {"a": 2}
+    blocked = tmp_path / "file-not-folder"
+    blocked.write_text("", encoding="utf-8")
+    monkeypatch.setenv(_prebuilt.ENVIRONMENT_VARIABLE, str(blocked / "cache"))
+    assert _prebuilt.load_or_build("idx", "1", [source], lambda: {"a": 3}) == {"a": 3}
+    monkeypatch.setenv(_prebuilt.ENVIRONMENT_VARIABLE, "off")
+    assert _prebuilt.cache_folder() is None
+
+
+def test_language_guess_is_the_same_from_the_prebuilt_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cached stopword indexes give the same answers as ones built from the YAML."""
+    from corpus_crawler import _prebuilt, langid
+
+    texts = [
+        "Der Hund läuft schnell über die Straße und bellt, weil er nicht allein sein will.",
+        "The quick brown fox jumps over the lazy dog because it wants to be with the others.",
+        "Le chien court vite dans la rue et il aboie parce qu'il ne veut pas être seul.",
+    ]
+
+    def answers() -> tuple[list[tuple[str | None, float]], dict[str, tuple[str, ...]]]:
+        langid._stopword_index.cache_clear()
+        stoplists.stopword_index.cache_clear()
+        guesses = [langid.identify_by_stopwords(t) for t in texts]
+        index = stoplists.stopword_index()
+        return [(g.code, round(g.confidence, 9)) for g in guesses], {
+            w: index[w] for w in ("die", "the", "für", "très", "že")
+        }
+
+    monkeypatch.setenv(_prebuilt.ENVIRONMENT_VARIABLE, "off")
+    built = answers()
+    monkeypatch.setenv(_prebuilt.ENVIRONMENT_VARIABLE, str(tmp_path / "cache"))
+    answers()  # writes the cache
+    assert len(list((tmp_path / "cache").glob("*.marshal"))) == 2
+    cached = answers()
+    assert cached == built
+    assert [code for code, _ in built[0]] == ["de", "en", "fr"]
+    langid._stopword_index.cache_clear()
+    stoplists.stopword_index.cache_clear()
+
+
+def test_auto_language_reads_one_language_file_once_the_index_is_prebuilt(tmp_path: Path) -> None:
+    """Issue 13's start-up: with the prebuilt index, `--lang auto` parses the YAML of the
+    page's language only, not the 100 stoplists (which took a second per run)."""
+    import os
+    import subprocess
+
+    page = tmp_path / "page.html"
+    page.write_text(
+        "<html><body><p>"
+        + "This is a sentence that has enough of the words which English uses all the time. " * 5
+        + "</p></body></html>",
+        encoding="utf-8",
+    )
+    probe = (
+        "import sys\n"
+        "from corpus_crawler import extract, ExtractConfig, stoplists\n"
+        "doc = extract(open(sys.argv[1], 'rb').read(), config=ExtractConfig())\n"
+        "print(doc.language, stoplists._load_code.cache_info().currsize)\n"
+    )
+    env = dict(os.environ, CORPUS_CRAWLER_CACHE=str(tmp_path / "cache"))
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", probe, str(page)],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=120,
+        ).stdout.split()
+        for _ in range(2)
+    ]
+    assert runs[0][0] == runs[1][0] == "en"
+    assert int(runs[0][1]) >= 100  # the first run builds the index from every file
+    assert int(runs[1][1]) == 1  # later runs read only English's file
