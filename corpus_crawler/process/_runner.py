@@ -303,6 +303,10 @@ class _Runner:
                         results[position] = future.result()
                     except BrokenProcessPool:
                         self._retry(position, order, in_flight, attempts, results)
+                    except Exception:  # a failed task is counted and reported, never fatal
+                        unit, index = order[position]
+                        logger.exception("task %d of %s failed", index, unit.description)
+                        results[position] = None
                 while next_write in results:
                     unit, index = order[next_write]
                     result = results.pop(next_write)
