@@ -38,11 +38,11 @@ from warcio.statusandheaders import StatusAndHeadersParserException
 
 __all__ = [
     "ARCHIVE_SUFFIXES",
-    "record_header",
     "ArchiveError",
     "ArchiveKind",
     "RecordDamage",
     "next_record_start",
+    "record_header",
     "scan_records",
     "sniff_kind",
 ]

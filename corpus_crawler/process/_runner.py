@@ -21,6 +21,7 @@ done unit in the folder and processed as a last unit (``revisits-N``).
 from __future__ import annotations
 
 import collections
+import dataclasses
 import json
 import logging
 import os
@@ -55,6 +56,8 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 SUMMARY_NAME = "process-summary.json"
+#: The smallest byte range `chunk_bytes` is lowered to for load balance.
+MIN_CHUNK_BYTES = 1024 * 1024
 #: Revisits processed per task.
 REVISIT_BATCH = 200
 #: Times a task is retried after its worker process died (then it is counted as failed).
@@ -156,6 +159,9 @@ def process_archives(
     progress: ProgressFactory | None = None,
 ) -> ProcessSummary:
     """Reprocess `inputs` into `options.output`; see the module docstring."""
+    if options.document_filter is not None and not options.settings.full_documents:
+        settings = dataclasses.replace(options.settings, full_documents=True)
+        options = dataclasses.replace(options, settings=settings)
     runner = _Runner(inputs, options, engine, progress)
     return runner.run()
 
@@ -175,6 +181,8 @@ class _Runner:
         self.out = options.output
         self.run_counts: collections.Counter[str] = collections.Counter()
         self.started = time.monotonic()
+        self.started_cpu = time.process_time()
+        self.worker_cpu = 0.0
         self.skipped_units: list[str] = []
         self.processed_units: list[str] = []
         self.failed_tasks: list[str] = []
@@ -197,6 +205,7 @@ class _Runner:
         try:
             self.state = state
             self._discard_open_files()
+            self.chunk_bytes = self._chunk_bytes()
             units = [u for u in (self._plan(path, kinds[path]) for path in self.inputs) if u]
             self._run_units(units)
             revisits = self._revisit_unit()
@@ -222,6 +231,13 @@ class _Runner:
         if problems:
             raise ProcessError("; ".join(problems))
         return kinds
+
+    def _chunk_bytes(self) -> int:
+        # Enough tasks for every worker to stay busy to the end (a few per worker), but
+        # never tiny ones: each task reopens the file and finds its first record.
+        total = sum(path.stat().st_size for path in self.inputs)
+        balanced = -(-total // (4 * max(1, self.engine.workers)))
+        return min(self.options.chunk_bytes, max(MIN_CHUNK_BYTES, balanced))
 
     def _discard_open_files(self) -> None:
         # The folder is locked: an `*.open` output here was left by a run that died.
@@ -249,7 +265,7 @@ class _Runner:
         if record is not None:
             self._restart(key, prefix)
         settings = self.options.settings
-        chunk = self.options.chunk_bytes
+        chunk = self.chunk_bytes
         if kind.splittable and stat.st_size > chunk:
             starts = list(range(0, stat.st_size, chunk))
         else:
@@ -371,6 +387,7 @@ class _Runner:
         damage: list[dict[str, Any]],
     ) -> None:
         gate = self.options.document_filter
+        self.worker_cpu += result.cpu_seconds
         task_counts = collections.Counter(result.counts)
         for kept in result.documents:
             if gate is not None and not gate(kept.document, kept.meta):
@@ -438,7 +455,9 @@ class _Runner:
 
     @staticmethod
     def _dropped(counts: collections.Counter[str] | dict[str, int]) -> dict[str, int]:
-        return {k.split("/", 1)[1]: v for k, v in sorted(counts.items()) if k.startswith("dropped/")}
+        return {
+            k.split("/", 1)[1]: v for k, v in sorted(counts.items()) if k.startswith("dropped/")
+        }
 
     def _summary(self) -> dict[str, Any]:
         state = self.state
@@ -453,9 +472,7 @@ class _Runner:
             total.update(counts)
             damage.extend(unit.stats.get("damage", []))
             if unit.kind == "input":
-                inputs.append(
-                    {"path": unit.path, "documents": counts.get("documents", 0)}
-                )
+                inputs.append({"path": unit.path, "documents": counts.get("documents", 0)})
             for path in state.files(unit.key):
                 if not path.exists():
                     continue
@@ -496,6 +513,9 @@ class _Runner:
                 "units_skipped": len(self.skipped_units),
                 "documents": self.run_counts.get("documents", 0),
                 "seconds": round(time.monotonic() - self.started, 3),
+                # the main process's share bounds what more workers can give (it writes)
+                "main_cpu_seconds": round(time.process_time() - self.started_cpu, 3),
+                "worker_cpu_seconds": round(self.worker_cpu, 3),
             },
         }
 
@@ -556,7 +576,10 @@ class _UnitOutput:
             )
             self._note(self._watch(self.warc))
         if self.prevertical is not None:
-            self.prevertical.write(kept.document, meta)
+            if kept.prevertical_text is not None:
+                self.prevertical.write_formatted(kept.prevertical_text)
+            else:
+                self.prevertical.write(kept.document, meta)
             self._note(self._watch(self.prevertical))
         if self.vertical is not None:
             if kept.vertical_text is not None:

@@ -61,6 +61,11 @@ class ProcessSettings:
     max_page_bytes: int = 10 * 1024 * 1024
     page_timeout: float = 30.0
     outputs: OutputChoice = field(default_factory=OutputChoice)
+    #: Send every kept `Document` back whole (a `DocumentFilter` needs its paragraphs).
+    #: Off, workers send the formatted corpus text and a one-paragraph document with the
+    #: same clean text: unpickling hundreds of `Paragraph`s per page would make the
+    #: main process, which writes every file, the bottleneck of `-j N`.
+    full_documents: bool = False
 
     @classmethod
     def from_profile(cls, profile: Profile) -> ProcessSettings:

@@ -15,6 +15,7 @@ main process writes every output, in input order (see `_runner`).
 from __future__ import annotations
 
 import collections
+import dataclasses
 import time
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -29,8 +30,8 @@ from warcio.timeutils import iso_date_to_datetime
 from pipelines.items import document_id
 from pipelines.worker import PageTask, WorkerConfig, process_page
 
-from ..model import Document, DropReason
-from ..vertical import DocMeta, VerticalConfig, VerticalFormat
+from ..model import Document, DropReason, Paragraph, ParagraphClass
+from ..vertical import DocMeta, VerticalConfig, VerticalFormat, format_document
 from ._archive import ArchiveKind, RecordDamage, record_header, scan_records
 from ._settings import HTML_TYPES, ArchiveDrop, ProcessSettings
 
@@ -113,8 +114,11 @@ class RevisitTask:
 
 @dataclass(frozen=True, slots=True)
 class KeptDocument:
+    #: The document (only its clean text, unless `ProcessSettings.full_documents`).
     document: Document
     meta: DocMeta
+    #: Prevertical text, formatted in the worker (None if the prevertical is off).
+    prevertical_text: str | None
     #: Tokenised vertical text, formatted in the worker (None if the vertical is off).
     vertical_text: str | None
     #: The record the text comes from (``WARC-Refers-To`` of the conversion record).
@@ -140,10 +144,7 @@ class TaskResult:
 def run_task(task: ChunkTask | RevisitTask) -> TaskResult:
     """The function the pool (or Dask) runs."""
     started = time.process_time()
-    if isinstance(task, ChunkTask):
-        result = _run_chunk(task)
-    else:
-        result = _run_revisits(task)
+    result = _run_chunk(task) if isinstance(task, ChunkTask) else _run_revisits(task)
     result.cpu_seconds = time.process_time() - started
     return result
 
@@ -225,14 +226,35 @@ def _process(page: _Page, settings: ProcessSettings, config: WorkerConfig, out: 
     words = sum(p.word_count for p in document.good_paragraphs)
     out.counts["documents"] += 1
     out.counts["words"] += words
-    out.documents.append(KeptDocument(document, meta, result.vertical_text, page.record_id, words))
+    prevertical: str | None = None
+    if settings.outputs.prevertical:
+        # what VerticalWriter.write would format, done here to spare the main process
+        prevertical = format_document(
+            document,
+            meta,
+            format=VerticalFormat.PREVERTICAL,
+            all_paragraphs=settings.outputs.keep_all_paragraphs,
+        )
+    if not (settings.full_documents or settings.outputs.warc_metadata):
+        document = _clean_text_only(document)
+    out.documents.append(
+        KeptDocument(document, meta, prevertical, result.vertical_text, page.record_id, words)
+    )
+
+
+def _clean_text_only(document: Document) -> Document:
+    """The document with one good paragraph holding its clean text (all a conversion
+    record needs: `Document.text` and the metadata stay the same)."""
+    text = document.text
+    paragraph = Paragraph(text=text, cf_class=ParagraphClass.GOOD, final_class=ParagraphClass.GOOD)
+    return dataclasses.replace(document, paragraphs=(paragraph,), html=None)
 
 
 def _parse_date(value: str) -> datetime | None:
     if not value:
         return None
     try:
-        return iso_date_to_datetime(value)  # type: ignore[no-any-return]
+        return iso_date_to_datetime(value)
     except (ValueError, TypeError):
         return None
 
