@@ -445,6 +445,75 @@ def test_corrupt_and_truncated_records_are_reported_and_skipped(
     assert "damaged records" in result.stderr
 
 
+def test_arc_files_are_read(gold_html: list[bytes], tmp_path: Path) -> None:
+    def arc_record(url: str, content_type: str, payload: bytes) -> bytes:
+        head = f"{url} 192.0.2.1 20050614070159 {content_type} {len(payload)}\n".encode()
+        return head + payload + b"\n"
+
+    header = b"1 0 test\nURL IP-address Archive-date Content-type Archive-length\n"
+    body = gold_html[0]
+    http = b"HTTP/1.0 200 OK\r\nContent-Type: text/html\r\nContent-Length: %d\r\n\r\n" % len(
+        body
+    )
+    records = [
+        arc_record("filedesc://old.arc", "text/plain", header),
+        arc_record("http://example.org/a.html", "text/html", http + body),
+        arc_record("http://example.org/b.png", "image/png", b"0123456789"),
+    ]
+    (tmp_path / "old.arc").write_bytes(b"".join(records))
+    # one gzip member per record, as ARC and WARC writers do
+    (tmp_path / "old.arc.gz").write_bytes(b"".join(gzip.compress(r) for r in records))
+    for name in ("old.arc", "old.arc.gz"):
+        out = tmp_path / f"out-{name}"
+        run_cli("process", str(tmp_path / name), "-o", str(out), "--no-progress")
+        docs = documents(out)
+        assert set(docs) == {"http://example.org/a.html"}
+        text = "\n".join(t for _, t in docs["http://example.org/a.html"][1])
+        assert text == expected_text(body, "http://example.org/a.html")
+        assert docs["http://example.org/a.html"][0]["crawl_date"] == "2005-06-14 07:01"
+        assert summary(out)["dropped"] == {"no-http-headers": 1}
+    # gzipped as a whole (not per record): reported with the fix, not fatal
+    (tmp_path / "whole.arc.gz").write_bytes(gzip.compress(b"".join(records)))
+    result = run_cli("process", str(tmp_path / "whole.arc.gz"), "-o", str(tmp_path / "w"))
+    (damage,) = summary(tmp_path / "w")["damaged_records"]
+    assert "warcio recompress" in damage["error"] and "damaged records: 1" in result.stderr
+    assert "process: 100%" in result.stderr  # the progress bar
+
+
+def test_the_dedup_hook_sees_every_document_in_input_order(
+    gold_html: list[bytes], tmp_path: Path
+) -> None:
+    from corpus_crawler.process import LocalEngine, ProcessOptions, process_archives
+
+    builder = ArchiveBuilder(tmp_path / "dups.warc.gz")
+    for i in range(12):
+        builder.response(f"http://example.org/p{i}.html", gold_html[i % 4])
+    builder.close()
+    seen: list[str] = []
+    texts: set[str] = set()
+
+    def keep_first(document: Any, meta: Any) -> bool:
+        seen.append(meta.final_url)
+        # the hook gets whole documents, paragraphs and all
+        assert document.paragraphs == tuple(p for p in document.paragraphs)
+        new = document.text not in texts
+        texts.add(document.text)
+        return new
+
+    engine = LocalEngine(2)
+    try:
+        result = process_archives(
+            [builder.path],
+            ProcessOptions(tmp_path / "out", document_filter=keep_first, chunk_bytes=50_000),
+            engine,
+        )
+    finally:
+        engine.close()
+    assert seen == [f"http://example.org/p{i}.html" for i in range(12)]
+    assert result.documents == 4 and result.dropped == {"duplicate": 8}
+    assert doc_list(tmp_path / "out") == [f"http://example.org/p{i}.html" for i in range(4)]
+
+
 def test_not_an_archive_is_a_clear_error(tmp_path: Path) -> None:
     bogus = tmp_path / "notes.warc.gz"
     bogus.write_bytes(b"hello, this is not a WARC file\n")

@@ -233,6 +233,11 @@ def scan_records(
                 # The record being parsed, or the one handed out last if its tail was torn.
                 damaged = max(current, iterator.offset)
                 message = f"{type(exc).__name__}: {_first_line(exc)}"
+                if "non-chunked gzip" in message:
+                    message = (
+                        "the file is gzipped as a whole, not one gzip member per record:"
+                        " recompress it with `warcio recompress IN OUT` and process that"
+                    )
                 resume = _resume_point(handle, damaged, kind)
                 on_damage(RecordDamage(damaged, message, resume))
                 position = resume

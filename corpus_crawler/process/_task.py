@@ -329,6 +329,10 @@ class _ChunkReader:
             out.drop(ArchiveDrop.NO_HTTP_HEADERS)
             return
         status = _status(http)
+        if status == 0:
+            # warcio found no status line: an ARC record of a non-HTTP payload, say
+            out.drop(ArchiveDrop.NO_HTTP_HEADERS)
+            return
         if not 200 <= status < 300:
             if 300 <= status < 400:
                 self._remember_redirect(url, http.get_header("Location") or "")
