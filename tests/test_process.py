@@ -452,9 +452,7 @@ def test_arc_files_are_read(gold_html: list[bytes], tmp_path: Path) -> None:
 
     header = b"1 0 test\nURL IP-address Archive-date Content-type Archive-length\n"
     body = gold_html[0]
-    http = b"HTTP/1.0 200 OK\r\nContent-Type: text/html\r\nContent-Length: %d\r\n\r\n" % len(
-        body
-    )
+    http = b"HTTP/1.0 200 OK\r\nContent-Type: text/html\r\nContent-Length: %d\r\n\r\n" % len(body)
     records = [
         arc_record("filedesc://old.arc", "text/plain", header),
         arc_record("http://example.org/a.html", "text/html", http + body),
