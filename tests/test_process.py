@@ -383,7 +383,7 @@ def test_splitting_a_file_into_ranges_changes_nothing(
     gold_html: list[bytes], tmp_path: Path
 ) -> None:
     builder = ArchiveBuilder(tmp_path / "big.warc.gz")
-    for i in range(120):
+    for i in range(60):
         builder.response(f"http://example.org/p{i}.html", gold_html[i % len(gold_html)])
     builder.close()
     whole, split = tmp_path / "whole", tmp_path / "split"
@@ -392,10 +392,10 @@ def test_splitting_a_file_into_ranges_changes_nothing(
     run_cli("process", str(builder.path), "-o", str(split), "--no-progress", "-j", "2",
             "--chunk-mb", "0.04")  # fmt: skip
     assert doc_list(split) == doc_list(whole)
-    assert len(doc_list(whole)) == 120
+    assert len(doc_list(whole)) == 60
     assert documents(split) == documents(whole)
     con = sqlite3.connect(split / "process-state.sqlite")
-    assert con.execute("SELECT count(*) FROM captures").fetchone() == (120,)
+    assert con.execute("SELECT count(*) FROM captures").fetchone() == (60,)
 
 
 # -- damage ---------------------------------------------------------------------------------------
@@ -531,20 +531,20 @@ def test_resume_after_kill_9_gives_each_document_exactly_once(
 ) -> None:
     inputs = []
     (tmp_path / "in").mkdir()
-    for n in range(6):
+    for n in range(4):
         builder = ArchiveBuilder(tmp_path / "in" / f"part-{n}.warc.gz")
-        for i in range(60):
+        for i in range(40):
             builder.response(f"http://example.org/{n}/p{i}.html", gold_html[i % len(gold_html)])
         builder.close()
         inputs.append(str(builder.path))
     reference = tmp_path / "reference"
     run_cli("process", *inputs, "-o", str(reference), "--no-progress", "-j", "2")
     expected = sorted(doc_list(reference))
-    assert len(expected) == 360
+    assert len(expected) == 160
 
     out = tmp_path / "out"
     command = [sys.executable, "-m", "corpus_crawler.cli", "process", *inputs, "-o", str(out),
-               "--no-progress", "-j", "1", "--chunk-mb", "0.2"]  # fmt: skip
+               "--no-progress", "-j", "1", "--chunk-mb", "0.1"]  # fmt: skip
     process = subprocess.Popen(
         command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         start_new_session=True,
@@ -568,18 +568,57 @@ def test_resume_after_kill_9_gives_each_document_exactly_once(
     assert done_before.fetchone()[0] >= 1
 
     result = run_cli("process", *inputs, "-o", str(out), "--no-progress", "-j", "2",
-                     "--chunk-mb", "0.2")  # fmt: skip
+                     "--chunk-mb", "0.1")  # fmt: skip
     assert not list(out.glob("*.open"))
     assert sorted(doc_list(out)) == expected  # each document exactly once
     assert documents(out) == documents(reference)
     data = summary(out)
     assert data["this_run"]["units_skipped"] >= 1
-    assert data["documents"] == 360
+    assert data["documents"] == 160
     assert "already done" in result.stderr
     # a third run has nothing left to do
     again = run_cli("process", *inputs, "-o", str(out), "--no-progress")
-    assert "0 processed, 6 already done" in again.stderr
+    assert "0 processed, 4 already done" in again.stderr
     assert sorted(doc_list(out)) == expected
+
+
+def test_a_worker_killed_mid_task_is_replaced_and_its_task_redone(
+    gold_html: list[bytes], tmp_path: Path
+) -> None:
+    import psutil  # comes with distributed (the test extra)
+
+    builder = ArchiveBuilder(tmp_path / "in.warc.gz")
+    for i in range(80):
+        builder.response(f"http://example.org/p{i}.html", gold_html[i % len(gold_html)])
+    builder.close()
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "corpus_crawler.cli", "process", str(builder.path),
+               "-o", str(out), "--no-progress", "-j", "1", "--chunk-mb", "0.1"]  # fmt: skip
+    process = subprocess.Popen(
+        command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    killed = None
+    deadline = time.monotonic() + TIMEOUT
+    try:
+        main = psutil.Process(process.pid)
+        while killed is None and time.monotonic() < deadline:
+            # the pool's workers: the fork server's children (grandchildren of the run)
+            for child in main.children():
+                workers = child.children()
+                if workers and list(out.glob("*.prevert.open")):
+                    killed = workers[0].pid
+                    os.kill(killed, signal.SIGKILL)
+                    break
+            time.sleep(0.05)
+        _, stderr = process.communicate(timeout=TIMEOUT)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert killed is not None, "no worker was found to kill"
+    assert process.returncode == 0, stderr[-3000:]
+    assert "a worker died" in stderr
+    assert sorted(doc_list(out)) == sorted(f"http://example.org/p{i}.html" for i in range(80))
+    assert summary(out)["failed_tasks"] == []
 
 
 # -- Dask -----------------------------------------------------------------------------------

@@ -98,7 +98,7 @@ class ProcessOptions:
     output: Path
     settings: ProcessSettings = field(default_factory=ProcessSettings)
     chunk_bytes: int = DEFAULT_CHUNK_BYTES
-    #: Tasks sent to the engine and not yet written; 0: 4 per worker.
+    #: Tasks sent to the engine and not yet written; 0: 2 per worker.
     max_in_flight: int = 0
     document_filter: DocumentFilter | None = None
     #: Written into the ``warcinfo`` record of the conversion WARCs.
@@ -295,9 +295,13 @@ class _Runner:
         if not units:
             return
         total = sum(sum(u.sizes) for u in units)
-        bar = self.progress_factory(total) if self.progress_factory else None
+        # one bar, over the input bytes; the revisits' short last phase has none
+        show = self.progress_factory is not None and total > 0
+        bar = self.progress_factory(total) if self.progress_factory and show else None
         order: list[tuple[_Unit, int]] = [(u, i) for u in units for i in range(len(u.tasks))]
-        limit = self.options.max_in_flight or 4 * self.engine.workers
+        # Each result holds a range's documents (a few MB): two per worker keep them all
+        # busy while bounding what waits in memory to be written in order.
+        limit = self.options.max_in_flight or 2 * self.engine.workers
         in_flight: dict[Future[TaskResult], tuple[int, int]] = {}
         results: dict[int, TaskResult | None] = {}
         attempts: collections.Counter[int] = collections.Counter()
@@ -314,6 +318,8 @@ class _Runner:
                     next_submit += 1
                 done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
                 for future in done:
+                    if future not in in_flight:
+                        continue  # failed with a broken pool and already resubmitted
                     position, _ = in_flight.pop(future)
                     try:
                         results[position] = future.result()
