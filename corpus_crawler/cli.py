@@ -23,6 +23,7 @@ SUBCOMMANDS: dict[str, str] = {
     "stoplist": "corpus_crawler._cli_stoplist",
     "crawl": "pipelines.cli",
     "demo": "pipelines.cli",
+    "process": "corpus_crawler._cli_process",
 }
 
 

@@ -1,0 +1,172 @@
+"""`corpus-crawler process`: reprocess WARC/ARC archives into corpus files."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+from pathlib import Path
+from typing import Any
+
+from .config import ConfigError
+from .profile import ProfileError, load_profile
+
+__all__ = ["register", "run_process"]
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "process",
+        help="turn WARC/ARC archives (Common Crawl's, other crawlers', ours) into corpus files",
+        description=(
+            "Run the crawl's extraction, language identification and filters over the HTML"
+            " responses (and revisits) in WARC or ARC files and write the same prevertical,"
+            " vertical and conversion-WARC files a crawl writes. Resumable: run the same"
+            " command again after an interruption and finished inputs are skipped."
+        ),
+    )
+    parser.add_argument(
+        "archives", nargs="+", type=Path, metavar="ARCHIVE",
+        help="WARC/ARC files (.warc, .warc.gz, .arc, .arc.gz) or folders of them",
+    )  # fmt: skip
+    parser.add_argument("-o", "--output", required=True, type=Path, metavar="OUTDIR")
+    parser.add_argument(
+        "-j", "--jobs", type=int, default=0, metavar="N",
+        help="worker processes (default: one per core)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--profile", type=Path,
+        help="take the extraction and output settings from this crawl profile (the ones the"
+        " crawl that wrote the archives used, to get the same documents)",
+    )  # fmt: skip
+    parser.add_argument("--lang", help="language code, `auto` or `none` (overrides the profile)")
+    parser.add_argument(
+        "--min-words", type=int, help="drop documents with fewer good words (too-short)"
+    )
+    parser.add_argument("--vertical", action="store_true", help="also write the vertical file")
+    parser.add_argument("--no-warc", action="store_true", help="no conversion-record WARC")
+    parser.add_argument(
+        "--chunk-mb", type=float, default=16.0,
+        help="cut larger inputs into byte ranges of this size, one task each (default 16)",
+    )  # fmt: skip
+    engine = parser.add_mutually_exclusive_group()
+    engine.add_argument(
+        "--dask", action="store_true",
+        help="run the tasks on a local Dask cluster (127.0.0.1, no dashboard)",
+    )  # fmt: skip
+    engine.add_argument(
+        "--scheduler", metavar="tcp://HOST:PORT",
+        help="run the tasks on the Dask cluster with this scheduler (every worker must see the"
+        " input files at the same paths)",
+    )  # fmt: skip
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.set_defaults(func=run_process)
+
+
+def _settings(args: argparse.Namespace) -> tuple[Any, str]:
+    from .process import OutputChoice, ProcessSettings
+
+    if args.profile is not None:
+        profile = load_profile(args.profile)
+        settings = ProcessSettings.from_profile(profile)
+        name = profile.name
+    else:
+        settings, name = ProcessSettings(), ""
+    extract = settings.extract
+    if args.lang is not None:
+        language = None if args.lang.lower() == "none" else args.lang
+        # replace() validates like the constructor: an unknown language is a ConfigError
+        extract = dataclasses.replace(extract, language=language)
+    outputs: OutputChoice = settings.outputs
+    if args.vertical:
+        outputs = dataclasses.replace(outputs, vertical=True)
+    if args.no_warc:
+        outputs = dataclasses.replace(outputs, warc=False, warc_metadata=False)
+    settings = dataclasses.replace(
+        settings,
+        extract=extract,
+        outputs=outputs,
+        min_words=settings.min_words if args.min_words is None else args.min_words,
+    )
+    if settings.min_words < 0:
+        raise ConfigError(f"--min-words must be >= 0, got {settings.min_words}")
+    return settings, name
+
+
+def _progress(total: int) -> Any:
+    """One progress bar over the input bytes (tqdm until the shared progress module lands)."""
+    from tqdm import tqdm
+
+    return tqdm(
+        total=total, unit="B", unit_scale=True, desc="process", file=sys.stderr, mininterval=1.0
+    )
+
+
+def run_process(args: argparse.Namespace) -> int:
+    from .process import (
+        DaskEngine,
+        LocalEngine,
+        ProcessError,
+        ProcessOptions,
+        collect_inputs,
+        default_workers,
+        process_archives,
+    )
+
+    try:
+        settings, profile_name = _settings(args)
+        if args.jobs < 0:
+            raise ConfigError(f"-j must be >= 1 (or 0 for one per core), got {args.jobs}")
+        if args.chunk_mb <= 0:
+            raise ConfigError(f"--chunk-mb must be > 0, got {args.chunk_mb:g}")
+        inputs = collect_inputs(list(args.archives))
+    except (ConfigError, ProfileError, ProcessError) as exc:
+        print(f"corpus-crawler process: {exc}", file=sys.stderr)
+        return 2
+    workers = args.jobs or default_workers()
+    options = ProcessOptions(
+        output=args.output,
+        settings=settings,
+        chunk_bytes=max(1, int(args.chunk_mb * 1024 * 1024)),
+        profile_name=profile_name,
+    )
+    engine: Any
+    if args.dask or args.scheduler:
+        engine = DaskEngine(workers, args.scheduler)
+    else:
+        engine = LocalEngine(workers)
+    try:
+        summary = process_archives(
+            inputs, options, engine, progress=None if args.no_progress else _progress
+        )
+    except (ProcessError, RuntimeError) as exc:
+        print(f"corpus-crawler process: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        engine.close()
+    _print_summary(summary.data)
+    return 0
+
+
+def _print_summary(data: dict[str, Any]) -> None:
+    run = data["this_run"]
+    lines = [
+        f"inputs: {run['units_processed']} processed, {run['units_skipped']} already done"
+        f" ({run['engine']}, {run['workers']} workers, {run['seconds']:.1f} s)",
+        f"documents: {data['documents']} ({data['words']} words) from"
+        f" {data['pages_html']} HTML pages",
+        "records: " + ", ".join(f"{k} {v}" for k, v in data["records"].items()),
+        "dropped: " + (", ".join(f"{k} {v}" for k, v in data["dropped"].items()) or "none"),
+    ]
+    revisits = data["revisits"]
+    if revisits["resolved"] or revisits["unresolved"]:
+        lines.append(
+            f"revisits: {revisits['resolved']} resolved, {revisits['unresolved']} unresolved"
+        )
+    if data["damaged_records"]:
+        lines.append(f"damaged records: {len(data['damaged_records'])} (see the summary file)")
+    for kind, names in data["files"].items():
+        if names:
+            lines.append(f"{kind}: {len(names)} file(s) in {data['output']}")
+    print("\n".join(lines), file=sys.stderr)
+    print(str(Path(data["output"]) / "process-summary.json"))

@@ -1,0 +1,614 @@
+"""The main process of `corpus-crawler process`: plans tasks, runs them, writes the outputs.
+
+Each input file is a *unit* cut into byte-range tasks (`_task.ChunkTask`). Tasks
+go to the engine in input order with a bounded number in flight; their results
+are written in that same order, whatever order they finish in, so the output
+files are identical whatever ``-j`` is. Only this process writes: the library
+writers (`VerticalWriter`, `WarcWriter`) with one set of files per unit, named
+after the input (``{input stem}-{timestamp}-{serial}-{host}.prevert``).
+
+Crash safety (STYLE.md rule 12, and the "append, then act" state of
+`_state.ProcessState`): a unit's files are ``*.open`` until the unit is
+finished and recorded as done. A run that starts finds every unit that is not
+done, deletes whatever it had written and does it again; done units are
+skipped. So after ``kill -9`` at any moment, the next run gives every document
+exactly once.
+
+After the inputs, revisit records are resolved against the captures of every
+done unit in the folder and processed as a last unit (``revisits-N``).
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import json
+import logging
+import os
+import re
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, wait
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from .._files import safe_name_part
+from ..model import Document
+from ..vertical import DocMeta, VerticalWriter
+from ..warc import CrawlInfo, RobotsPolicy, WarcConfig, WarcWriter
+from ._archive import ARCHIVE_SUFFIXES, ArchiveError, ArchiveKind, sniff_kind
+from ._engines import Engine
+from ._settings import DEFAULT_CHUNK_BYTES, ArchiveDrop, ProcessSettings
+from ._state import FolderLock, ProcessState
+from ._task import ChunkTask, KeptDocument, ResolvedRevisit, RevisitTask, TaskResult
+
+__all__ = [
+    "DocumentFilter",
+    "ProcessError",
+    "ProcessOptions",
+    "ProcessSummary",
+    "collect_inputs",
+    "process_archives",
+]
+
+logger = logging.getLogger(__name__)
+
+SUMMARY_NAME = "process-summary.json"
+#: The smallest byte range `chunk_bytes` is lowered to for load balance.
+MIN_CHUNK_BYTES = 1024 * 1024
+#: Revisits processed per task.
+REVISIT_BATCH = 200
+#: Times a task is retried after its worker process died (then it is counted as failed).
+TASK_RETRIES = 2
+_OUTPUT_NAME = re.compile(r"-\d{14}(?:\d{3})?-\d{5}-[A-Za-z0-9._-]+\.(?:prevert|vert|warc\.gz)$")
+_OUTPUT_EXTENSIONS = (".prevert", ".vert", ".warc.gz")
+
+
+class ProcessError(Exception):
+    """Bad input to a run; the message names the file and the fix."""
+
+
+class DocumentFilter(Protocol):
+    """The dedup hook: True keeps a kept document, False drops it as `duplicate`.
+
+    Called in the main process, in input order, once per document per
+    attempt: a unit redone after a crash shows its documents again, so a
+    filter with a persistent store should treat a `DocMeta.doc_id` it has
+    already let through for the same URL as new, not as a duplicate.
+    """
+
+    def __call__(self, document: Document, meta: DocMeta) -> bool: ...
+
+
+ProgressFactory = Callable[[int], "Progress"]
+
+
+class Progress(Protocol):
+    def update(self, n: int) -> Any: ...
+
+    def set_postfix_str(self, text: str) -> Any: ...
+
+    def close(self) -> Any: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessOptions:
+    output: Path
+    settings: ProcessSettings = field(default_factory=ProcessSettings)
+    chunk_bytes: int = DEFAULT_CHUNK_BYTES
+    #: Tasks sent to the engine and not yet written; 0: 2 per worker.
+    max_in_flight: int = 0
+    document_filter: DocumentFilter | None = None
+    #: Written into the ``warcinfo`` record of the conversion WARCs.
+    profile_name: str = ""
+
+
+@dataclass(slots=True)
+class ProcessSummary:
+    data: dict[str, Any]
+
+    @property
+    def documents(self) -> int:
+        return int(self.data["documents"])
+
+    @property
+    def dropped(self) -> dict[str, int]:
+        return dict(self.data["dropped"])
+
+
+@dataclass(slots=True)
+class _Unit:
+    key: str
+    kind: str  # "input" or "revisits"
+    prefix: str
+    description: str
+    tasks: list[ChunkTask | RevisitTask]
+    sizes: list[int]
+    source_path: str = ""
+    archive_kind: ArchiveKind | None = None
+    revisit_ids: list[int] = field(default_factory=list)
+
+
+def collect_inputs(paths: list[Path]) -> list[Path]:
+    """The archives named on the command line; a folder stands for the archives in it."""
+    found: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            inside = sorted(
+                p for p in path.rglob("*") if p.is_file() and p.name.endswith(ARCHIVE_SUFFIXES)
+            )
+            if not inside:
+                raise ProcessError(
+                    f"{path}: no .warc, .warc.gz, .arc or .arc.gz files in this folder"
+                )
+            found.extend(inside)
+        elif path.is_file():
+            found.append(path)
+        else:
+            raise ProcessError(f"{path}: no such file or folder; check the path")
+    unique = list(dict.fromkeys(p.resolve() for p in found))
+    return unique
+
+
+def process_archives(
+    inputs: list[Path],
+    options: ProcessOptions,
+    engine: Engine,
+    progress: ProgressFactory | None = None,
+) -> ProcessSummary:
+    """Reprocess `inputs` into `options.output`; see the module docstring."""
+    if options.document_filter is not None and not options.settings.full_documents:
+        settings = dataclasses.replace(options.settings, full_documents=True)
+        options = dataclasses.replace(options, settings=settings)
+    runner = _Runner(inputs, options, engine, progress)
+    return runner.run()
+
+
+class _Runner:
+    def __init__(
+        self,
+        inputs: list[Path],
+        options: ProcessOptions,
+        engine: Engine,
+        progress: ProgressFactory | None,
+    ) -> None:
+        self.inputs = inputs
+        self.options = options
+        self.engine = engine
+        self.progress_factory = progress
+        self.out = options.output
+        self.run_counts: collections.Counter[str] = collections.Counter()
+        self.started = time.monotonic()
+        self.started_cpu = time.process_time()
+        self.worker_cpu = 0.0
+        self.skipped_units: list[str] = []
+        self.processed_units: list[str] = []
+        self.failed_tasks: list[str] = []
+
+    # -- the run -------------------------------------------------------------------------------
+
+    def run(self) -> ProcessSummary:
+        kinds = self._check_inputs()
+        self.out.mkdir(parents=True, exist_ok=True)
+        out = self.out.resolve()
+        inside = [str(p) for p in self.inputs if out in p.resolve().parents]
+        if inside:
+            # a redone unit deletes its outputs: never let them share a folder with inputs
+            raise ProcessError(
+                f"{inside[0]} is inside the output folder {self.out}: write to another folder"
+            )
+        lock = FolderLock(self.out)
+        lock.acquire()
+        state = ProcessState(self.out)
+        try:
+            self.state = state
+            self._discard_open_files()
+            self.chunk_bytes = self._chunk_bytes()
+            units = [u for u in (self._plan(path, kinds[path]) for path in self.inputs) if u]
+            self._run_units(units)
+            revisits = self._revisit_unit()
+            if revisits is not None:
+                self._run_units([revisits])
+            summary = self._summary()
+            _write_json(self.out / SUMMARY_NAME, summary)
+            return ProcessSummary(summary)
+        finally:
+            state.close()
+            lock.release()
+
+    def _check_inputs(self) -> dict[Path, ArchiveKind]:
+        kinds: dict[Path, ArchiveKind] = {}
+        problems: list[str] = []
+        for path in self.inputs:
+            try:
+                kinds[path] = sniff_kind(path)
+            except ArchiveError as exc:
+                problems.append(str(exc))
+            except OSError as exc:
+                problems.append(f"{path}: cannot read it ({exc.strerror})")
+        if problems:
+            raise ProcessError("; ".join(problems))
+        return kinds
+
+    def _chunk_bytes(self) -> int:
+        # Enough tasks for every worker to stay busy to the end (a few per worker), but
+        # never tiny ones: each task reopens the file and finds its first record.
+        total = sum(path.stat().st_size for path in self.inputs)
+        balanced = -(-total // (4 * max(1, self.engine.workers)))
+        return min(self.options.chunk_bytes, max(MIN_CHUNK_BYTES, balanced))
+
+    def _discard_open_files(self) -> None:
+        # The folder is locked: an `*.open` output here was left by a run that died.
+        for path in self.out.iterdir():
+            name = path.name
+            if name.endswith(".open") and name[:-5].endswith(_OUTPUT_EXTENSIONS):
+                logger.warning("discarding %s, left unfinished by an interrupted run", name)
+                path.unlink()
+
+    def _plan(self, path: Path, kind: ArchiveKind) -> _Unit | None:
+        state = self.state
+        stat = path.stat()
+        key = str(path)
+        record = state.unit(key)
+        if record is not None and record.done:
+            if (record.size, record.mtime_ns) != (stat.st_size, stat.st_mtime_ns):
+                raise ProcessError(
+                    f"{path}: changed since it was processed into {self.out} (size"
+                    f" {record.size} -> {stat.st_size}); process it into a new folder"
+                )
+            self.skipped_units.append(key)
+            return None
+        stem = _stem(path)
+        prefix = state.add_unit(key, "input", key, stat.st_size, stat.st_mtime_ns, stem)
+        if record is not None:
+            self._restart(key, prefix)
+        settings = self.options.settings
+        chunk = self.chunk_bytes
+        if kind.splittable and stat.st_size > chunk:
+            starts = list(range(0, stat.st_size, chunk))
+        else:
+            starts = [0]
+        tasks: list[ChunkTask | RevisitTask] = []
+        sizes: list[int] = []
+        for index, start in enumerate(starts):
+            end = starts[index + 1] if index + 1 < len(starts) else None
+            tasks.append(ChunkTask(key, index, str(path), kind, start, end, settings))
+            sizes.append((end if end is not None else stat.st_size) - start)
+        return _Unit(key, "input", prefix, str(path), tasks, sizes, str(path), kind)
+
+    def _restart(self, key: str, prefix: str) -> None:
+        removed = self.state.restart_unit(key, self.out)
+        pattern = re.compile(re.escape(prefix) + _OUTPUT_NAME.pattern)
+        for path in self.out.iterdir():
+            # a file renamed on close but not yet recorded when the run died
+            if pattern.match(path.name) and path.is_file():
+                path.unlink()
+                removed.append(path)
+        for path in removed:
+            logger.warning("discarding %s: its input is processed again from the start", path)
+
+    # -- tasks in order, bounded in flight ------------------------------------------------
+
+    def _run_units(self, units: list[_Unit]) -> None:
+        if not units:
+            return
+        total = sum(sum(u.sizes) for u in units)
+        # one bar, over the input bytes; the revisits' short last phase has none
+        show = self.progress_factory is not None and total > 0
+        bar = self.progress_factory(total) if self.progress_factory and show else None
+        order: list[tuple[_Unit, int]] = [(u, i) for u in units for i in range(len(u.tasks))]
+        # Each result holds a range's documents (a few MB): two per worker keep them all
+        # busy while bounding what waits in memory to be written in order.
+        limit = self.options.max_in_flight or 2 * self.engine.workers
+        in_flight: dict[Future[TaskResult], tuple[int, int]] = {}
+        results: dict[int, TaskResult | None] = {}
+        attempts: collections.Counter[int] = collections.Counter()
+        next_submit = 0
+        next_write = 0
+        output: _UnitOutput | None = None
+        unit_counts: collections.Counter[str] = collections.Counter()
+        unit_damage: list[dict[str, Any]] = []
+        try:
+            while next_write < len(order):
+                while next_submit < len(order) and len(in_flight) < limit:
+                    unit, index = order[next_submit]
+                    in_flight[self.engine.submit(unit.tasks[index])] = (next_submit, 0)
+                    next_submit += 1
+                done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
+                for future in done:
+                    if future not in in_flight:
+                        continue  # failed with a broken pool and already resubmitted
+                    position, _ = in_flight.pop(future)
+                    try:
+                        results[position] = future.result()
+                    except BrokenProcessPool:
+                        self._retry(position, order, in_flight, attempts, results)
+                    except Exception:  # a failed task is counted and reported, never fatal
+                        unit, index = order[position]
+                        logger.exception("task %d of %s failed", index, unit.description)
+                        results[position] = None
+                while next_write in results:
+                    unit, index = order[next_write]
+                    result = results.pop(next_write)
+                    if index == 0:
+                        output = _UnitOutput(unit, self.options, self.state, self.out)
+                        unit_counts = collections.Counter()
+                        unit_damage = []
+                    assert output is not None
+                    if result is None:
+                        unit_counts["tasks/failed"] += 1
+                        self.failed_tasks.append(f"{unit.description} task {index}")
+                    else:
+                        self._write(unit, result, output, unit_counts, unit_damage)
+                    if bar is not None:
+                        bar.update(unit.sizes[index])
+                        bar.set_postfix_str(
+                            f"docs={self.run_counts['documents']}"
+                            f" dropped={sum(self._dropped(self.run_counts).values())}"
+                        )
+                    if index == len(unit.tasks) - 1:
+                        output.close()
+                        stats = {"counts": dict(unit_counts), "damage": unit_damage}
+                        self.state.finish_unit(unit.key, stats, unit.revisit_ids)
+                        self.processed_units.append(unit.key)
+                        output = None
+                    next_write += 1
+        finally:
+            if bar is not None:
+                bar.close()
+
+    def _retry(
+        self,
+        position: int,
+        order: list[tuple[_Unit, int]],
+        in_flight: dict[Future[TaskResult], tuple[int, int]],
+        attempts: collections.Counter[int],
+        results: dict[int, TaskResult | None],
+    ) -> None:
+        unit, index = order[position]
+        attempts[position] += 1
+        logger.error(
+            "a worker died on %s (task %d, attempt %d)", unit.description, index, attempts[position]
+        )
+        # Every task in flight failed with the pool: start a new one and resubmit them.
+        self.engine.restart()
+        lost = list(in_flight.items())
+        in_flight.clear()
+        for _, (other, _) in lost:
+            other_unit, other_index = order[other]
+            in_flight[self.engine.submit(other_unit.tasks[other_index])] = (other, 0)
+        if attempts[position] > TASK_RETRIES:
+            results[position] = None
+        else:
+            in_flight[self.engine.submit(unit.tasks[index])] = (position, 0)
+
+    def _write(
+        self,
+        unit: _Unit,
+        result: TaskResult,
+        output: _UnitOutput,
+        counts: collections.Counter[str],
+        damage: list[dict[str, Any]],
+    ) -> None:
+        gate = self.options.document_filter
+        self.worker_cpu += result.cpu_seconds
+        task_counts = collections.Counter(result.counts)
+        for kept in result.documents:
+            if gate is not None and not gate(kept.document, kept.meta):
+                task_counts["documents"] -= 1
+                task_counts["words"] -= kept.words
+                task_counts[f"dropped/{ArchiveDrop.DUPLICATE}"] += 1
+                continue
+            output.write(kept)
+        counts.update(task_counts)
+        self.run_counts.update(task_counts)
+        for item in result.damage:
+            entry = {
+                "file": unit.source_path,
+                "offset": item.offset,
+                "error": item.message,
+                "resumed_at": item.resumed_at,
+            }
+            logger.warning(
+                "damaged record in %s at offset %d: %s", unit.source_path, item.offset, item.message
+            )
+            if len(damage) < 100:
+                damage.append(entry)
+        if unit.kind == "input" and unit.archive_kind is not None:
+            self.state.add_task_rows(
+                unit.key, unit.source_path, unit.archive_kind, result.captures, result.revisits
+            )
+
+    # -- revisits ----------------------------------------------------------------------------
+
+    def _revisit_unit(self) -> _Unit | None:
+        state = self.state
+        pending = list(state.pending_revisits())
+        if not pending:
+            return None
+        resolved: list[ResolvedRevisit] = []
+        ids: list[int] = []
+        unresolved = 0
+        for row_id, revisit in pending:
+            found = state.find_capture(revisit)
+            if found is None:
+                unresolved += 1
+                continue
+            path, offset, kind = found
+            resolved.append(ResolvedRevisit(revisit, path, offset, kind))
+            ids.append(row_id)
+        self.run_counts[f"dropped/{ArchiveDrop.REVISIT_UNRESOLVED}"] += unresolved
+        self.unresolved_revisits = unresolved
+        if not resolved:
+            return None
+        done = sum(1 for u in state.units() if u.kind == "revisits" and u.done)
+        key = f"revisits-{done + 1}"
+        existed = state.unit(key) is not None
+        prefix = state.add_unit(key, "revisits", "", 0, 0, key)
+        if existed:
+            self._restart(key, prefix)
+        tasks: list[ChunkTask | RevisitTask] = [
+            RevisitTask(key, index, tuple(resolved[i : i + REVISIT_BATCH]), self.options.settings)
+            for index, i in enumerate(range(0, len(resolved), REVISIT_BATCH))
+        ]
+        unit = _Unit(key, "revisits", prefix, f"{len(resolved)} revisits", tasks, [0] * len(tasks))
+        unit.revisit_ids = ids
+        return unit
+
+    # -- summary ---------------------------------------------------------------------------------
+
+    @staticmethod
+    def _dropped(counts: collections.Counter[str] | dict[str, int]) -> dict[str, int]:
+        return {
+            k.split("/", 1)[1]: v for k, v in sorted(counts.items()) if k.startswith("dropped/")
+        }
+
+    def _summary(self) -> dict[str, Any]:
+        state = self.state
+        total: collections.Counter[str] = collections.Counter()
+        damage: list[dict[str, Any]] = []
+        inputs: list[dict[str, Any]] = []
+        files: dict[str, list[str]] = {"prevertical": [], "vertical": [], "warc": []}
+        for unit in state.units():
+            if not unit.done or unit.stats is None:
+                continue
+            counts = unit.stats.get("counts", {})
+            total.update(counts)
+            damage.extend(unit.stats.get("damage", []))
+            if unit.kind == "input":
+                inputs.append({"path": unit.path, "documents": counts.get("documents", 0)})
+            for path in state.files(unit.key):
+                if not path.exists():
+                    continue
+                kind = (
+                    "warc"
+                    if path.name.endswith(".warc.gz")
+                    else "vertical"
+                    if path.name.endswith(".vert")
+                    else "prevertical"
+                )
+                files[kind].append(path.name)
+        unresolved = getattr(self, "unresolved_revisits", 0)
+        dropped = self._dropped(total)
+        if unresolved:
+            dropped[str(ArchiveDrop.REVISIT_UNRESOLVED)] = unresolved
+        records = {
+            k.split("/", 1)[1]: v for k, v in sorted(total.items()) if k.startswith("records/")
+        }
+        return {
+            "output": str(self.out),
+            "inputs": inputs,
+            "documents": total.get("documents", 0),
+            "words": total.get("words", 0),
+            "pages_html": total.get("pages/html", 0),
+            "records": records,
+            "dropped": dropped,
+            "revisits": {
+                "resolved": total.get("revisits/resolved", 0),
+                "unresolved": unresolved,
+            },
+            "damaged_records": damage,
+            "failed_tasks": self.failed_tasks,
+            "files": files,
+            "this_run": {
+                "engine": self.engine.name,
+                "workers": self.engine.workers,
+                "units_processed": len(self.processed_units),
+                "units_skipped": len(self.skipped_units),
+                "documents": self.run_counts.get("documents", 0),
+                "seconds": round(time.monotonic() - self.started, 3),
+                # the main process's share bounds what more workers can give (it writes)
+                "main_cpu_seconds": round(time.process_time() - self.started_cpu, 3),
+                "worker_cpu_seconds": round(self.worker_cpu, 3),
+            },
+        }
+
+
+class _UnitOutput:
+    """The output files of one unit; each is recorded in the state before it is written."""
+
+    def __init__(
+        self, unit: _Unit, options: ProcessOptions, state: ProcessState, out: Path
+    ) -> None:
+        settings = options.settings
+        self.unit = unit
+        self.state = state
+        self.recorded: set[Path] = set()
+        self.warc: WarcWriter | None = None
+        if settings.outputs.warc:
+            self.warc = WarcWriter(
+                WarcConfig(
+                    out,
+                    prefix=unit.prefix,
+                    max_bytes=settings.outputs.max_file_bytes,
+                    info=CrawlInfo(
+                        profile_name=options.profile_name,
+                        robots=RobotsPolicy.IGNORE,
+                        description=f"clean text reprocessed from {unit.description}",
+                    ),
+                    paragraph_metadata=settings.outputs.warc_metadata,
+                )
+            )
+        self.verticals: list[VerticalWriter] = []
+        self.prevertical: VerticalWriter | None = None
+        self.vertical: VerticalWriter | None = None
+        config = settings.prevertical_config(out, unit.prefix)
+        if config is not None:
+            self.prevertical = VerticalWriter(config)
+        config = settings.vertical_config(out, unit.prefix)
+        if config is not None:
+            self.vertical = VerticalWriter(config)
+
+    def _note(self, paths: Iterator[Path | None]) -> None:
+        for path in paths:
+            if path is not None and path not in self.recorded:
+                self.recorded.add(path)
+                self.state.add_file(self.unit.key, path)
+
+    def _watch(self, writer: WarcWriter | VerticalWriter) -> Iterator[Path | None]:
+        yield writer.current_path
+        yield from writer.files
+
+    def write(self, kept: KeptDocument) -> None:
+        meta = kept.meta
+        if self.warc is not None:
+            self.warc.write_document(
+                kept.document,
+                refers_to=kept.source_record_id,
+                url=meta.final_url or meta.url,
+                date=meta.crawl_date,
+            )
+            self._note(self._watch(self.warc))
+        if self.prevertical is not None:
+            if kept.prevertical_text is not None:
+                self.prevertical.write_formatted(kept.prevertical_text)
+            else:
+                self.prevertical.write(kept.document, meta)
+            self._note(self._watch(self.prevertical))
+        if self.vertical is not None:
+            if kept.vertical_text is not None:
+                self.vertical.write_formatted(kept.vertical_text)
+            else:
+                self.vertical.write(kept.document, meta)
+            self._note(self._watch(self.vertical))
+
+    def close(self) -> None:
+        for writer in (self.warc, self.prevertical, self.vertical):
+            if writer is not None:
+                writer.close()
+                self._note(self._watch(writer))
+
+
+def _stem(path: Path) -> str:
+    name = path.name
+    for suffix in (".gz", ".warc", ".arc"):
+        name = name.removesuffix(suffix)
+    return safe_name_part(name) or "archive"
+
+
+def _write_json(path: Path, data: dict[str, Any]) -> None:
+    temporary = path.with_name(path.name + ".tmp")
+    temporary.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    os.replace(temporary, path)
