@@ -546,10 +546,14 @@ def write_cdxj(warc_path: Path) -> Path:
 
     target = cdxj_path(warc_path)
     partial = target.with_name(target.name + OPEN_SUFFIX)
-    with open(partial, "w", encoding="utf-8") as handle:
-        CDXJIndexer(output=handle, inputs=[str(warc_path)], sort=True).process_all()
-        handle.flush()
-        os.fsync(handle.fileno())
+    try:
+        with open(partial, "w", encoding="utf-8") as handle:
+            CDXJIndexer(output=handle, inputs=[str(warc_path)], sort=True).process_all()
+            handle.flush()
+            os.fsync(handle.fileno())
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
     os.replace(partial, target)
     fsync_directory(target.parent)
     return target
@@ -969,11 +973,16 @@ def recover(directory: Path | str, *, index: bool = True) -> list[Recovered]:
     recovered = recover_files(directory, (WARC_EXTENSION, TEXT_EXTENSION), _valid_warc_prefix)
     if index and directory.is_dir():
         for warc_path in sorted(directory.glob("*" + WARC_EXTENSION)):
-            if not cdxj_path(warc_path).exists():
-                try:
-                    write_cdxj(warc_path)
-                except Exception as error:  # an unreadable WARC: the file is kept as it is
-                    logger.error("could not index %s: %s", warc_path, error)
+            if cdxj_path(warc_path).exists():
+                continue
+            try:
+                index = write_cdxj(warc_path)
+            except Exception as error:  # an unreadable WARC: the file is kept as it is
+                logger.error("could not index %s: %s", warc_path, error)
+                continue
+            if index.stat().st_size == 0:  # no WARC records: not ours to index
+                index.unlink()
+                logger.warning("%s holds no WARC record; not indexed", warc_path)
     return recovered
 
 
