@@ -976,12 +976,12 @@ def recover(directory: Path | str, *, index: bool = True) -> list[Recovered]:
             if cdxj_path(warc_path).exists():
                 continue
             try:
-                index = write_cdxj(warc_path)
+                written = write_cdxj(warc_path)
             except Exception as error:  # an unreadable WARC: the file is kept as it is
                 logger.error("could not index %s: %s", warc_path, error)
                 continue
-            if index.stat().st_size == 0:  # no WARC records: not ours to index
-                index.unlink()
+            if written.stat().st_size == 0:  # no WARC records: not ours to index
+                written.unlink()
                 logger.warning("%s holds no WARC record; not indexed", warc_path)
     return recovered
 

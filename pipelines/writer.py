@@ -82,8 +82,12 @@ class OutputSettings:
                     if settings.getbool("ROBOTSTXT_OBEY")
                     else RobotsPolicy.IGNORE,
                     user_agent=settings.get("USER_AGENT") or "",
+                    operator=settings.get("CORPUS_WARC_OPERATOR") or "",
+                    publisher=settings.get("CORPUS_WARC_PUBLISHER") or "",
+                    http_header_from=settings.get("CORPUS_WARC_HTTP_HEADER_FROM") or "",
                 ),
                 paragraph_metadata=settings.getbool("CORPUS_WARC_METADATA"),
+                cdxj=settings.getbool("CORPUS_WARC_CDXJ", True),
             )
         prevertical: VerticalConfig | None = None
         if settings.getbool("CORPUS_PREVERTICAL_ENABLED", True):
