@@ -38,7 +38,11 @@ stored de-chunked, so ``Transfer-Encoding`` is renamed
 ``X-Crawler-Transfer-Encoding`` (and a ``Content-Length`` sent next to it, which
 did not frame the message, ``X-Crawler-Content-Length``); no ``Content-Length``
 is invented. A body cut at the size cap or the download timeout is stored as
-far as it was received, with ``WARC-Truncated: length`` / ``time``.
+far as it was received, with ``WARC-Truncated: length`` / ``time`` (its
+``Content-Length``, which no longer describes the stored body, renamed
+``X-Crawler-Content-Length``). A ``Location`` with non-ASCII bytes is stored
+percent-encoded, the URL every client follows, with the raw bytes beside it as
+``X-Crawler-Location`` (replay tools cannot send a non-Latin-1 header).
 
 `Exchange.body_decoded` is for callers that only have a decoded body (the
 headers are then rewritten as Common Crawl does, see `stored_response_headers`).
@@ -323,26 +327,36 @@ def stored_response_headers(
     body_decoded: bool = True,
     method: str = "GET",
     status: int = 200,
+    truncated: bool = False,
 ) -> list[tuple[str, str]]:
     """The response headers as stored next to a body (see the module docstring).
 
     `body_decoded` false: the body is as sent but de-chunked, so only
     ``Transfer-Encoding`` (and a ``Content-Length`` beside it, which did not
     frame the message) get the ``X-Crawler-`` prefix; everything else stays as
-    received and nothing is added.
+    received and nothing is added. With `truncated` (the body is a prefix), the
+    ``Content-Length`` that no longer describes it is renamed too.
 
     `body_decoded` true (de-chunked and decompressed, as Common Crawl stores
     bodies): ``Transfer-Encoding`` and ``Content-Encoding`` are renamed and
     ``Content-Length`` is the stored length, a differing original kept as
     ``X-Crawler-Content-Length``.
+
+    Either way a ``Location`` or ``Content-Location`` with non-ASCII bytes is
+    stored as the URL every client follows (those bytes percent-encoded, as
+    WHATWG URL parsing does) with the raw value beside it as
+    ``X-Crawler-Location``: replay tools cannot send a non-Latin-1 header, and
+    pywb drops it, so the raw redirect would not replay.
     """
-    headers = list(headers)
+    headers = _ascii_locations(headers)
     if not body_decoded:
-        if not any(name.lower() == "transfer-encoding" for name, _ in headers):
-            return headers
+        chunked = any(name.lower() == "transfer-encoding" for name, _ in headers)
+        framing = {"transfer-encoding"}
+        if chunked or truncated:
+            framing.add("content-length")
         return [
             (RENAMED_HEADER_PREFIX + _CANONICAL[name.lower()], value)
-            if name.lower() in ("transfer-encoding", "content-length")
+            if name.lower() in framing
             else (name, value)
             for name, value in headers
         ]
@@ -385,6 +399,21 @@ _CANONICAL = {
     "content-encoding": "Content-Encoding",
     "content-length": "Content-Length",
 }
+_URL_HEADERS = {"location": "Location", "content-location": "Content-Location"}
+
+
+def _ascii_locations(headers: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    for name, value in headers:
+        canonical = _URL_HEADERS.get(name.lower())
+        if canonical is None or value.isascii():
+            out.append((name, value))
+            continue
+        raw = _wire_bytes(value)
+        encoded = "".join(chr(b) if b < 0x80 else f"%{b:02X}" for b in raw)
+        out.append((name, encoded))
+        out.append((RENAMED_HEADER_PREFIX + canonical, value))
+    return out
 
 
 def _one_line(value: str) -> str:
@@ -835,6 +864,7 @@ class WarcWriter:
             body_decoded=exchange.body_decoded,
             method=exchange.method,
             status=exchange.status,
+            truncated=exchange.truncated is not None,
         )
         if exchange.status_line:
             protocol, _, status_line = _one_line(exchange.status_line).partition(" ")
