@@ -11,12 +11,17 @@ from __future__ import annotations
 import gzip
 import socket
 import socketserver
+import subprocess
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import TracebackType
 
-__all__ = ["CAP", "PAGES", "WireServer", "WirePage"]
+__all__ = ["CAP", "PAGES", "WireCrawl", "WirePage", "WireServer", "crawl"]
+
+ROOT = Path(__file__).resolve().parent.parent.parent
 
 #: The size cap (limits.max_page_bytes) the tests crawl with.
 CAP = 40_000
@@ -174,7 +179,7 @@ class _Handler(socketserver.BaseRequestHandler):
         self.server.log.append(path)
         page = PAGES.get(path)
         if page is None:
-            sock.sendall(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+            sock.sendall(PAGES["/robots.txt"].wire())
             return
         wire = page.wire()
         if page.stall_after is None:
@@ -226,3 +231,57 @@ class WireServer:
         self._server.stop.set()
         self._server.shutdown()
         self._server.server_close()
+
+
+PROFILE = """\
+name: wire
+seeds:
+  urls: ["{base}/"]
+  sitemaps_from_robots: false
+politeness:
+  download_delay: 0
+  autothrottle: false
+network:
+  allowed_networks: [127.0.0.1/32]
+limits:
+  max_page_bytes: {cap}
+  download_timeout: 2
+  retry_times: 0
+extraction:
+  workers: 1
+output:
+  progress_interval: 0
+  warc:
+    prefix: wire
+    metadata_records: true
+    operator: "Corpus Team <corpus@example.org>"
+    publisher: "Example Institute"
+    http_header_from: "corpus@example.org"
+settings:
+  # Scrapy's cookie jar asks tldextract for the public suffix list (issue 11).
+  COOKIES_ENABLED: false
+"""
+
+
+def crawl(workdir: Path, *, extra_args: tuple[str, ...] = (), timeout: float = 180) -> WireCrawl:
+    """Crawl the wire site with `corpus-crawler crawl` in a subprocess; the output folder."""
+    out = workdir / "wire"
+    with WireServer() as server:
+        profile = workdir / "wire.yaml"
+        profile.write_text(PROFILE.format(base=server.base_url, cap=CAP), encoding="utf-8")
+        command = [sys.executable, "-m", "corpus_crawler.cli", "crawl", str(profile)]
+        command += ["-o", str(out), *extra_args]
+        result = subprocess.run(
+            command, cwd=ROOT, capture_output=True, text=True, timeout=timeout, check=False
+        )
+        log = server.log
+    assert result.returncode == 0, f"crawl failed:\n{result.stdout}\n{result.stderr[-5000:]}"
+    return WireCrawl(out=out, base_url=server.base_url, log=log, stdout=result.stdout)
+
+
+@dataclass(frozen=True)
+class WireCrawl:
+    out: Path
+    base_url: str
+    log: list[str]
+    stdout: str
