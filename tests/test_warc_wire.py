@@ -201,11 +201,11 @@ def test_request_is_dated_at_send_time_and_fetch_time_is_recorded(crawl: Crawl) 
 
 
 def test_the_request_sends_and_archives_the_from_header(crawl: Crawl) -> None:
-    request = [
+    (request,) = [
         r
         for r in crawl.records
         if r.type == "request" and r.headers["WARC-Target-URI"] == crawl.base_url + "/"
-    ][0]
+    ]
     assert b"From: corpus@example.org" in request.head.split(b"\r\n")
 
 
