@@ -56,7 +56,9 @@ compare output byte for byte.
 
 from __future__ import annotations
 
+import base64
 import enum
+import hashlib
 import http
 import json
 import logging
@@ -107,6 +109,7 @@ __all__ = [
     "ExchangeRecords",
     "Recovered",
     "RecoveryAction",
+    "RevisitProfile",
     "RobotsPolicy",
     "Truncation",
     "WarcConfig",
@@ -115,6 +118,7 @@ __all__ = [
     "identify_payload_type",
     "iso639_3",
     "new_record_id",
+    "payload_digest",
     "recover",
     "stored_response_headers",
     "write_cdxj",
@@ -157,6 +161,18 @@ class Truncation(enum.Enum):
     TIME = "time"
     DISCONNECT = "disconnect"
     UNSPECIFIED = "unspecified"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class RevisitProfile(enum.Enum):
+    """The ``WARC-Profile`` of a ``revisit`` record (WARC 1.1, section 6.7)."""
+
+    #: The payload is byte for byte the one of an earlier capture (same payload digest).
+    IDENTICAL_PAYLOAD_DIGEST = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"
+    #: The server said so (304 Not Modified to a conditional request).
+    SERVER_NOT_MODIFIED = "http://netpreserve.org/warc/1.1/revisit/server-not-modified"
 
     def __str__(self) -> str:
         return self.value
@@ -683,6 +699,58 @@ class WarcWriter:
         assert path is not None
         return ExchangeRecords(request_id, response_id, path, metadata_id)
 
+    def write_revisit(
+        self,
+        exchange: Exchange,
+        *,
+        profile: RevisitProfile,
+        refers_to: str,
+        refers_to_uri: str,
+        refers_to_date: datetime,
+    ) -> ExchangeRecords:
+        """Write the request and a ``revisit`` record (headers only) for a capture that
+        repeats an earlier one: `refers_to` is that response's record id, with its
+        target URI and date, so replay tools serve the earlier payload.
+
+        With `RevisitProfile.IDENTICAL_PAYLOAD_DIGEST`, `exchange.body` is the
+        payload received (only its digest is stored); with ``SERVER_NOT_MODIFIED``
+        it is the (empty) body of the 304 response.
+        """
+        if self._file.size >= self._config.max_bytes:
+            self._close_files()
+        response_moment = exchange.date if exchange.date is not None else self._clock()
+        request_moment = exchange.request_date or response_moment
+        self._first_record_date = request_moment
+        self._file.ensure_open()
+        request_id = self._record_ids()
+        revisit_id = self._record_ids()
+        data = self._request_record(exchange, _warc_date(request_moment), request_id, revisit_id)
+        date = _warc_date(response_moment)
+        headers = self._common_headers("revisit", exchange, date, revisit_id, request_id)
+        headers["WARC-Refers-To"] = refers_to
+        headers["WARC-Refers-To-Target-URI"] = refers_to_uri
+        headers["WARC-Refers-To-Date"] = _warc_date(refers_to_date)
+        headers["WARC-Profile"] = str(profile)
+        if profile is RevisitProfile.IDENTICAL_PAYLOAD_DIGEST:
+            headers["WARC-Payload-Digest"] = payload_digest(exchange.body)
+        http_headers = self._response_http_headers(exchange)
+        data += self._serialize(
+            "revisit",
+            headers["WARC-Target-URI"],
+            headers,
+            b"",
+            "application/http; msgtype=response",
+            http_headers,
+        )
+        metadata_id: str | None = None
+        if exchange.fetch_time_ms is not None:
+            metadata_id = self._record_ids()
+            data += self._fetch_metadata(exchange, date, metadata_id, revisit_id)
+        self._file.write(data)
+        path = self._file.final_path
+        assert path is not None
+        return ExchangeRecords(request_id, revisit_id, path, metadata_id)
+
     def write_document(
         self,
         document: Document,
@@ -858,6 +926,23 @@ class WarcWriter:
     def _response_record(
         self, exchange: Exchange, date: str, record_id: str, request_id: str
     ) -> bytes:
+        http_headers = self._response_http_headers(exchange)
+        warc_headers = self._common_headers("response", exchange, date, record_id, request_id)
+        payload_type = identify_payload_type(exchange.body, http_headers.headers)
+        if payload_type:
+            warc_headers["WARC-Identified-Payload-Type"] = payload_type
+        if exchange.truncated is not None:
+            warc_headers["WARC-Truncated"] = str(exchange.truncated)
+        return self._serialize(
+            "response",
+            warc_headers["WARC-Target-URI"],
+            warc_headers,
+            exchange.body,
+            "application/http; msgtype=response",
+            http_headers,
+        )
+
+    def _response_http_headers(self, exchange: Exchange) -> _RawHttpHeaders:
         headers = stored_response_headers(
             _clean_headers(exchange.response_headers),
             len(exchange.body),
@@ -872,21 +957,7 @@ class WarcWriter:
             reason = _one_line(exchange.reason) or _standard_reason(exchange.status)
             status_line = f"{exchange.status} {reason}".rstrip()
             protocol = _http_version(exchange.http_version)
-        http_headers = _RawHttpHeaders(status_line, headers, protocol=protocol)
-        warc_headers = self._common_headers("response", exchange, date, record_id, request_id)
-        payload_type = identify_payload_type(exchange.body, headers)
-        if payload_type:
-            warc_headers["WARC-Identified-Payload-Type"] = payload_type
-        if exchange.truncated is not None:
-            warc_headers["WARC-Truncated"] = str(exchange.truncated)
-        return self._serialize(
-            "response",
-            warc_headers["WARC-Target-URI"],
-            warc_headers,
-            exchange.body,
-            "application/http; msgtype=response",
-            http_headers,
-        )
+        return _RawHttpHeaders(status_line, headers, protocol=protocol)
 
     def _fetch_metadata(
         self, exchange: Exchange, date: str, record_id: str, response_id: str
@@ -933,6 +1004,11 @@ class WarcWriter:
             self._config.compression_level, zlib.DEFLATED, zlib.MAX_WBITS | 16
         )
         return compressor.compress(buffer.getvalue()) + compressor.flush()
+
+
+def payload_digest(payload: bytes) -> str:
+    """``sha1:<base32>``, the payload digest warcio writes (and revisit records compare)."""
+    return "sha1:" + base64.b32encode(hashlib.sha1(payload).digest()).decode("ascii")
 
 
 def _warc_fields(fields: Iterable[tuple[str, str]]) -> bytes:
