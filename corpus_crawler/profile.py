@@ -305,6 +305,14 @@ class WarcOutput:
     conversion_records: bool = True
     #: A `metadata` record with the class of each paragraph of each kept document.
     metadata_records: bool = False
+    #: `warcinfo` fields: who runs the crawl (name and contact), as Heritrix's `operator`.
+    operator: str = ""
+    #: `warcinfo` field: the institution that publishes the archive.
+    publisher: str = ""
+    #: A contact e-mail sent as the `From` request header and named in `warcinfo`.
+    http_header_from: str = ""
+    #: Write a CDXJ index (pywb, py-wacz) beside each finished WARC file.
+    cdxj: bool = True
 
     def __post_init__(self) -> None:
         _require(self.max_file_bytes > 0, "max_file_bytes", "must be > 0")

@@ -57,7 +57,14 @@ LOCK_NAME = ".corpus-crawler.lock"
 #: Uncommitted output (written after the last commit of a crashed run) is moved here.
 UNCOMMITTED_DIR = "uncommitted"
 #: The files whose length the campaign commits.
-OUTPUT_EXTENSIONS = (".warc.gz", ".prevert", ".prevert.gz", ".vert", ".vert.gz")
+OUTPUT_EXTENSIONS = (
+    ".warc.gz",
+    ".warc.wet.gz",
+    ".prevert",
+    ".prevert.gz",
+    ".vert",
+    ".vert.gz",
+)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS frontier (

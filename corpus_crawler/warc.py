@@ -1,4 +1,4 @@
-"""WARC/1.1 output of a crawl: every HTTP exchange, plus the clean text of kept pages.
+"""WARC/1.1 output of a crawl: every HTTP exchange as received, plus WET-like text files.
 
 Usage, from the one writer path of a crawl (the Scrapy pipeline; this module
 never imports Scrapy)::
@@ -10,46 +10,65 @@ never imports Scrapy)::
         if document.kept:
             warc.write_document(document, refers_to=ids.response_id)
 
-What is written, per file (``{prefix}-{timestamp}-{serial:05d}-{hostname}.warc.gz``):
+Files (IIPC names, ``{prefix}-{timestamp}-{serial:05d}-{hostname}``):
 
-* a ``warcinfo`` record first (software, hostname, format, conformsTo, robots
-  policy, crawl profile, operator);
-* per `Exchange`: a ``request`` then a ``response`` record, each naming the
-  other in ``WARC-Concurrent-To``, with block and payload digests (SHA-1,
-  base32, computed by warcio) and ``WARC-IP-Address`` when known;
-* per kept `Document`: a ``conversion`` record with its clean text
-  (``WARC-Refers-To`` the response) and, if `WarcConfig.paragraph_metadata`,
-  a ``metadata`` record with the class and features of every paragraph.
+* ``*.warc.gz``: a ``warcinfo`` record first (software, hostname, format,
+  conformsTo, robots policy, operator, publisher, ``http-header-from``, crawl
+  profile), then per `Exchange` a ``request`` record (dated when the request was
+  sent), a ``response`` record (dated when it was received; with
+  ``WARC-Identified-Payload-Type`` and, for a cut body, ``WARC-Truncated``) and,
+  when the fetch time is known, a ``metadata`` record in
+  ``application/warc-fields`` with ``fetchTimeMs`` as Common Crawl writes it.
+  Request and response name each other in ``WARC-Concurrent-To``; digests are
+  SHA-1 base32 (computed by warcio).
+* ``*.cdxj`` beside each finished WARC: its CDXJ index (cdxj-indexer), which
+  pywb and py-wacz read as it is.
+* ``*.warc.wet.gz``: per kept `Document` a ``conversion`` record with its clean
+  text (``WARC-Refers-To`` the response record, ``WARC-Identified-Content-Language``
+  in ISO 639-3 as Common Crawl's WET files have it) and, with
+  `WarcConfig.paragraph_metadata`, a ``metadata`` record (``application/warc-fields``)
+  with the class and features of each paragraph. Keeping them out of the main
+  WARC means replay tools never take the text or the metadata for a capture.
 
-Scrapy hands over bodies de-chunked and decompressed. As Common Crawl does, the
-stored response then renames ``Transfer-Encoding``/``Content-Encoding`` to
-``X-Crawler-Transfer-Encoding``/``X-Crawler-Content-Encoding`` and sets
-``Content-Length`` to the stored body length, keeping a differing original as
-``X-Crawler-Content-Length``; so WARC readers do not try to de-chunk or
-decompress the payload again. Header values that are not ASCII are
-percent-encoded by warcio (RFC 8187).
+How the response is stored: the status line, header names (case), order,
+repeats and raw bytes (non-ASCII values included, never percent-encoded) as the
+server sent them, and the body with its content coding (gzip, br) as sent. The
+one thing an HTTP client always undoes is the transfer coding: the body is
+stored de-chunked, so ``Transfer-Encoding`` is renamed
+``X-Crawler-Transfer-Encoding`` (and a ``Content-Length`` sent next to it, which
+did not frame the message, ``X-Crawler-Content-Length``); no ``Content-Length``
+is invented. A body cut at the size cap or the download timeout is stored as
+far as it was received, with ``WARC-Truncated: length`` / ``time`` (its
+``Content-Length``, which no longer describes the stored body, renamed
+``X-Crawler-Content-Length``). A ``Location`` with non-ASCII bytes is stored
+percent-encoded, the URL every client follows, with the raw bytes beside it as
+``X-Crawler-Location`` (replay tools cannot send a non-Latin-1 header).
+
+`Exchange.body_decoded` is for callers that only have a decoded body (the
+headers are then rewritten as Common Crawl does, see `stored_response_headers`).
 
 Records are built and gzipped by warcio (one gzip member per record); the
-records of one call (a request and its response; a conversion and its
-metadata) are written with one ``write`` and flushed. See
+records of one call are written with one ``write`` and flushed. See
 `corpus_crawler._files` for the ``*.open`` naming and rotation, and `recover`
 for restarts. The clock and the record-id factory are injectable so that tests
 compare output byte for byte.
-
-``WARC-Identified-Content-Language`` carries ``Document.language`` as the
-extractor gives it (not mapped to ISO 639-3).
 """
 
 from __future__ import annotations
 
+import base64
 import enum
+import hashlib
 import http
 import json
+import logging
+import os
 import uuid
 import zlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import lru_cache
 from io import BytesIO
 from pathlib import Path
 from typing import Any
@@ -63,12 +82,14 @@ from warcio.timeutils import datetime_to_iso_date
 from warcio.warcwriter import WARCWriter
 
 from ._files import (
+    OPEN_SUFFIX,
     Clock,
     Recovered,
     RecoveryAction,
     RotatingFile,
     as_utc,
     default_hostname,
+    fsync_directory,
     gzip_member_ends,
     recover_files,
     safe_name_part,
@@ -78,26 +99,41 @@ from .config import ConfigError
 from .model import Document
 
 __all__ = [
+    "CDXJ_EXTENSION",
     "CONFORMS_TO",
+    "TEXT_EXTENSION",
+    "WARC_EXTENSION",
     "CrawlInfo",
     "DocumentRecords",
     "Exchange",
     "ExchangeRecords",
     "Recovered",
     "RecoveryAction",
+    "RevisitProfile",
     "RobotsPolicy",
+    "Truncation",
     "WarcConfig",
     "WarcWriter",
     "header_pairs",
+    "identify_payload_type",
+    "iso639_3",
     "new_record_id",
+    "payload_digest",
     "recover",
     "stored_response_headers",
+    "write_cdxj",
 ]
+
+logger = logging.getLogger(__name__)
 
 WARC_VERSION = "1.1"
 WARC_EXTENSION = ".warc.gz"
+#: Common Crawl's name for the files of conversion (plain text) records.
+TEXT_EXTENSION = ".warc.wet.gz"
+CDXJ_EXTENSION = ".cdxj"
 CONFORMS_TO = "https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/"
 RENAMED_HEADER_PREFIX = "X-Crawler-"
+WARC_FIELDS = "application/warc-fields"
 
 RecordIds = Callable[[], str]
 
@@ -116,6 +152,32 @@ class RobotsPolicy(enum.Enum):
         return self.value
 
 
+class Truncation(enum.Enum):
+    """Why a stored body is shorter than the one sent (the WARC 1.1 ``WARC-Truncated`` values)."""
+
+    #: Cut at the size cap (DOWNLOAD_MAXSIZE / ``limits.max_page_bytes``).
+    LENGTH = "length"
+    #: Cut at the download timeout.
+    TIME = "time"
+    DISCONNECT = "disconnect"
+    UNSPECIFIED = "unspecified"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class RevisitProfile(enum.Enum):
+    """The ``WARC-Profile`` of a ``revisit`` record (WARC 1.1, section 6.7)."""
+
+    #: The payload is byte for byte the one of an earlier capture (same payload digest).
+    IDENTICAL_PAYLOAD_DIGEST = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"
+    #: The server said so (304 Not Modified to a conditional request).
+    SERVER_NOT_MODIFIED = "http://netpreserve.org/warc/1.1/revisit/server-not-modified"
+
+    def __str__(self) -> str:
+        return self.value
+
+
 @dataclass(frozen=True, slots=True)
 class CrawlInfo:
     """What the ``warcinfo`` record at the head of every file says about the crawl."""
@@ -124,7 +186,12 @@ class CrawlInfo:
     #: The crawl profile (settings) as a JSON-serialisable mapping; written on one line.
     profile: Mapping[str, Any] | None = None
     robots: RobotsPolicy = RobotsPolicy.CLASSIC
+    #: Who runs the crawl (a person or team and a contact), as in Heritrix's ``operator``.
     operator: str = ""
+    #: The institution that publishes the archive (``publisher`` in Common Crawl's warcinfo).
+    publisher: str = ""
+    #: The ``From`` request header the crawler sends (a contact e-mail), if any.
+    http_header_from: str = ""
     user_agent: str = ""
     description: str = ""
     #: Defaults to ``corpus-crawler/<version>``.
@@ -149,6 +216,8 @@ class WarcConfig:
     compression_level: int = 6
     #: fsync after every record (survives power loss, costs a disk flush per record).
     fsync: bool = False
+    #: Write a CDXJ index beside each finished WARC file.
+    cdxj: bool = True
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "directory", Path(self.directory))
@@ -181,7 +250,9 @@ Headers = tuple[tuple[str, str], ...]
 def header_pairs(pairs: Iterable[tuple[str | bytes, str | bytes]]) -> Headers:
     """Headers as (name, value) strings; bytes are decoded as ISO-8859-1 (byte-preserving).
 
-    Scrapy keeps header names and values as bytes: pass
+    The writer encodes such strings back to the same bytes, so raw header bytes
+    (UTF-8 in a ``Location``, say) are stored exactly as received. Scrapy keeps
+    header names and values as bytes: pass
     ``[(k, v) for k, vs in response.headers.items() for v in vs]``.
     """
 
@@ -195,11 +266,14 @@ def header_pairs(pairs: Iterable[tuple[str | bytes, str | bytes]]) -> Headers:
 class Exchange:
     """One HTTP request and its response as they went over the wire.
 
-    `response_headers` are the headers as received (before any middleware
-    removed ``Content-Encoding``); `body` is the body as stored. When
-    `body_decoded` is true (Scrapy's default: de-chunked and decompressed) the
-    headers are rewritten as the module docstring says. A ``Host`` header is
-    added to the request when missing, as the HTTP client sends one.
+    `response_headers` are the headers as received (names, order and repeats;
+    raw bytes as ISO-8859-1 text, see `header_pairs`), before any middleware
+    removed ``Content-Encoding``; `body` is the body as stored. With
+    `body_decoded` false (what a capture at the downloader has: content coding
+    kept, transfer coding undone) only the transfer-coding headers are renamed;
+    with `body_decoded` true the headers are rewritten as `stored_response_headers`
+    says. A ``Host`` header is added to the request when missing, as the HTTP
+    client sends one.
     """
 
     url: str
@@ -208,7 +282,7 @@ class Exchange:
     method: str = "GET"
     request_headers: Headers = ()
     request_body: bytes = b""
-    #: Empty: the standard phrase for `status`.
+    #: Empty: the standard phrase for `status` (unless `status_line` is given).
     reason: str = ""
     response_headers: Headers = ()
     http_version: str = "HTTP/1.1"
@@ -216,6 +290,15 @@ class Exchange:
     #: When the response was received; default: the writer's clock.
     date: datetime | None = None
     body_decoded: bool = True
+    #: The status line exactly as received (``HTTP/1.1 200 Everything Fine``, ISO-8859-1
+    #: text); stored verbatim instead of `http_version`, `status` and `reason`.
+    status_line: str = ""
+    #: When the request was sent (the request record's ``WARC-Date``); default: `date`.
+    request_date: datetime | None = None
+    #: Milliseconds from sending the request to the end of the body (``fetchTimeMs``).
+    fetch_time_ms: int | None = None
+    #: Set when `body` is a prefix of what the server sent.
+    truncated: Truncation | None = None
 
     def __post_init__(self) -> None:
         parts = urlsplit(self.url)
@@ -225,6 +308,12 @@ class Exchange:
             raise ValueError(f"Exchange.status must be an HTTP status code, got {self.status!r}")
         if not self.method or any(c.isspace() for c in self.method):
             raise ValueError(f"Exchange.method must be an HTTP method, got {self.method!r}")
+        if self.status_line and not self.status_line.upper().startswith("HTTP/"):
+            raise ValueError(
+                f"Exchange.status_line must start with the HTTP version, got {self.status_line!r}"
+            )
+        if self.fetch_time_ms is not None and self.fetch_time_ms < 0:
+            raise ValueError(f"Exchange.fetch_time_ms must be >= 0, got {self.fetch_time_ms!r}")
         object.__setattr__(self, "request_headers", header_pairs(self.request_headers))
         object.__setattr__(self, "response_headers", header_pairs(self.response_headers))
 
@@ -235,12 +324,15 @@ class ExchangeRecords:
     response_id: str
     #: The file (final name) the records went to.
     path: Path
+    #: The ``metadata`` record with ``fetchTimeMs``, when one was written.
+    metadata_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class DocumentRecords:
     conversion_id: str
     metadata_id: str | None
+    #: The text file (``*.warc.wet.gz``, final name) the records went to.
     path: Path
 
 
@@ -251,11 +343,39 @@ def stored_response_headers(
     body_decoded: bool = True,
     method: str = "GET",
     status: int = 200,
+    truncated: bool = False,
 ) -> list[tuple[str, str]]:
-    """The response headers as stored next to a decoded body (see the module docstring)."""
-    headers = list(headers)
+    """The response headers as stored next to a body (see the module docstring).
+
+    `body_decoded` false: the body is as sent but de-chunked, so only
+    ``Transfer-Encoding`` (and a ``Content-Length`` beside it, which did not
+    frame the message) get the ``X-Crawler-`` prefix; everything else stays as
+    received and nothing is added. With `truncated` (the body is a prefix), the
+    ``Content-Length`` that no longer describes it is renamed too.
+
+    `body_decoded` true (de-chunked and decompressed, as Common Crawl stores
+    bodies): ``Transfer-Encoding`` and ``Content-Encoding`` are renamed and
+    ``Content-Length`` is the stored length, a differing original kept as
+    ``X-Crawler-Content-Length``.
+
+    Either way a ``Location`` or ``Content-Location`` with non-ASCII bytes is
+    stored as the URL every client follows (those bytes percent-encoded, as
+    WHATWG URL parsing does) with the raw value beside it as
+    ``X-Crawler-Location``: replay tools cannot send a non-Latin-1 header, and
+    pywb drops it, so the raw redirect would not replay.
+    """
+    headers = _ascii_locations(headers)
     if not body_decoded:
-        return headers
+        chunked = any(name.lower() == "transfer-encoding" for name, _ in headers)
+        framing = {"transfer-encoding"}
+        if chunked or truncated:
+            framing.add("content-length")
+        return [
+            (RENAMED_HEADER_PREFIX + _CANONICAL[name.lower()], value)
+            if name.lower() in framing
+            else (name, value)
+            for name, value in headers
+        ]
     out: list[tuple[str, str]] = []
     renamed = False
     length_at: int | None = None
@@ -265,8 +385,7 @@ def stored_response_headers(
         if lower == "transfer-encoding" or (
             lower == "content-encoding" and value.strip().lower() not in ("", "identity")
         ):
-            canonical = "Transfer-Encoding" if lower == "transfer-encoding" else "Content-Encoding"
-            out.append((RENAMED_HEADER_PREFIX + canonical, value))
+            out.append((RENAMED_HEADER_PREFIX + _CANONICAL[lower], value))
             renamed = True
         elif lower == "content-length":
             if length_at is None:
@@ -291,6 +410,28 @@ def stored_response_headers(
     return out
 
 
+_CANONICAL = {
+    "transfer-encoding": "Transfer-Encoding",
+    "content-encoding": "Content-Encoding",
+    "content-length": "Content-Length",
+}
+_URL_HEADERS = {"location": "Location", "content-location": "Content-Location"}
+
+
+def _ascii_locations(headers: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    for name, value in headers:
+        canonical = _URL_HEADERS.get(name.lower())
+        if canonical is None or value.isascii():
+            out.append((name, value))
+            continue
+        raw = _wire_bytes(value)
+        encoded = "".join(chr(b) if b < 0x80 else f"%{b:02X}" for b in raw)
+        out.append((name, encoded))
+        out.append((RENAMED_HEADER_PREFIX + canonical, value))
+    return out
+
+
 def _one_line(value: str) -> str:
     return value.replace("\r", " ").replace("\n", " ")
 
@@ -300,13 +441,177 @@ def _clean_headers(headers: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
     return [(_one_line(name), _one_line(value)) for name, value in headers]
 
 
+def _wire_bytes(text: str) -> bytes:
+    # ISO-8859-1 gives back the bytes `header_pairs` decoded; text that is not
+    # (a caller's own Unicode) is sent as UTF-8, as browsers and servers do.
+    try:
+        return text.encode("iso-8859-1")
+    except UnicodeEncodeError:
+        return text.encode("utf-8")
+
+
+class _RawHttpHeaders(StatusAndHeaders):
+    """warcio's header block, but with the bytes as received.
+
+    warcio percent-encodes any non-ASCII value (RFC 8187 style), which turns a
+    UTF-8 ``Location`` into a different URL that no longer replays.
+    """
+
+    def compute_headers_buffer(self, header_filter: Any = None) -> None:
+        first = " ".join(part for part in (self.protocol, self.statusline) if part)
+        lines = [_wire_bytes(first)] if first else []
+        lines.extend(_wire_bytes(name) + b": " + _wire_bytes(value) for name, value in self.headers)
+        self.headers_buff = b"".join(line + b"\r\n" for line in lines) + b"\r\n"
+
+
 def _warc_date(moment: datetime) -> str:
     naive = as_utc(moment).replace(tzinfo=None)
     return str(datetime_to_iso_date(naive, use_micros=True))
 
 
+# -- payload type and language ----------------------------------------------------------
+
+_SNIFF_BYTES = 1024
+# The WHATWG MIME sniffing tags that mark HTML (mimesniff section 7.1), lower case.
+_HTML_TAGS = (
+    b"<!doctype html", b"<html", b"<head", b"<script", b"<iframe", b"<h1", b"<div",
+    b"<font", b"<table", b"<a", b"<style", b"<title", b"<b", b"<body", b"<br", b"<p",
+    b"<!--",
+)  # fmt: skip
+_MAGIC = (
+    (b"%PDF-", "application/pdf"),
+    (b"\x89PNG\r\n\x1a\n", "image/png"),
+    (b"GIF87a", "image/gif"),
+    (b"GIF89a", "image/gif"),
+    (b"\xff\xd8\xff", "image/jpeg"),
+    (b"PK\x03\x04", "application/zip"),
+    (b"\x1f\x8b\x08", "application/gzip"),
+    (b"%!PS-Adobe-", "application/postscript"),
+    (b"\x00\x00\x01\x00", "image/vnd.microsoft.icon"),
+    (b"wOFF", "font/woff"),
+    (b"wOF2", "font/woff2"),
+)
+
+
+def _decoded_prefix(body: bytes, content_encoding: str) -> bytes:
+    coding = content_encoding.strip().lower()
+    try:
+        if coding in ("gzip", "x-gzip"):
+            return zlib.decompressobj(zlib.MAX_WBITS | 16).decompress(body, _SNIFF_BYTES)
+        if coding == "deflate":
+            try:
+                return zlib.decompressobj().decompress(body, _SNIFF_BYTES)
+            except zlib.error:  # raw deflate, as some servers send it
+                return zlib.decompressobj(-zlib.MAX_WBITS).decompress(body, _SNIFF_BYTES)
+        if coding == "br":
+            import brotli  # Scrapy's own dependency for br
+
+            return bytes(brotli.Decompressor().process(body[: 64 * 1024]))[:_SNIFF_BYTES]
+    except Exception:  # a broken coding: sniff nothing, fall back to the declared type
+        return b""
+    return body[:_SNIFF_BYTES]
+
+
+def identify_payload_type(body: bytes, headers: Iterable[tuple[str, str]]) -> str:
+    """The media type of `body` by its first bytes (``WARC-Identified-Payload-Type``).
+
+    Content coding (gzip, deflate, br) is undone on a prefix first. Magic
+    numbers and the WHATWG HTML tags decide; XML, JSON and text keep the
+    declared ``Content-Type`` when it is of their family; empty: unknown.
+    """
+    declared = ""
+    coding = ""
+    for name, value in headers:
+        lower = name.lower()
+        if lower == "content-type" and not declared:
+            declared = value.split(";", 1)[0].strip().lower()
+        elif lower == "content-encoding":
+            coding = value
+    head = _decoded_prefix(body, coding) if coding else body[:_SNIFF_BYTES]
+    if not head:
+        return ""
+    for magic, media_type in _MAGIC:
+        if head.startswith(magic):
+            return media_type
+    if head.startswith(b"RIFF") and head[8:12] == b"WEBP":
+        return "image/webp"
+    text = head.lstrip(b"\xef\xbb\xbf \t\r\n\x0c").lower()
+    if text.startswith(b"<?xml"):
+        if declared.endswith(("+xml", "/xml")):
+            return declared
+        return "application/xml"
+    for tag in _HTML_TAGS:
+        if text.startswith(tag) and text[len(tag) : len(tag) + 1] in (b" ", b">", b"\t", b"\n"):
+            return "text/html"
+    if b"\x00" in head:
+        return "application/octet-stream"
+    if declared.startswith("text/") or declared.endswith(("json", "xml", "javascript")):
+        return declared
+    return "text/plain"
+
+
+@lru_cache(maxsize=512)
+def iso639_3(code: str) -> str:
+    """The ISO 639-3 code of a language tag (``cs`` -> ``ces``, ``zh-Hant`` -> ``zho``).
+
+    Common Crawl writes these in ``WARC-Identified-Content-Language``; empty
+    when the tag names no ISO 639 language.
+    """
+    import pycountry
+
+    primary = code.strip().replace("_", "-").split("-", 1)[0].lower()
+    if len(primary) == 2:
+        language = pycountry.languages.get(alpha_2=primary)
+    elif len(primary) == 3:
+        language = pycountry.languages.get(alpha_3=primary)
+        if language is None:  # a bibliographic code (cze, ger)
+            language = pycountry.languages.get(bibliographic=primary)
+    else:
+        return ""
+    return str(language.alpha_3) if language is not None else ""
+
+
+# -- CDXJ -------------------------------------------------------------------------------
+
+
+def cdxj_path(warc_path: Path) -> Path:
+    """The index beside a WARC: ``NAME.warc.gz`` -> ``NAME.cdxj``."""
+    name = warc_path.name
+    stem = name[: -len(WARC_EXTENSION)] if name.endswith(WARC_EXTENSION) else name
+    return warc_path.with_name(stem + CDXJ_EXTENSION)
+
+
+def write_cdxj(warc_path: Path) -> Path:
+    """Index a finished WARC with cdxj-indexer (sorted, as pywb reads it); returns the index.
+
+    The index names the WARC by its file name alone, so the two move together.
+    Written as ``*.open`` and renamed, as the WARC files are.
+    """
+    from cdxj_indexer import CDXJIndexer
+
+    target = cdxj_path(warc_path)
+    partial = target.with_name(target.name + OPEN_SUFFIX)
+    try:
+        with open(partial, "w", encoding="utf-8") as handle:
+            CDXJIndexer(output=handle, inputs=[str(warc_path)], sort=True).process_all()
+            handle.flush()
+            os.fsync(handle.fileno())
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+    os.replace(partial, target)
+    fsync_directory(target.parent)
+    return target
+
+
+# -- the writer -------------------------------------------------------------------------
+
+
 class WarcWriter:
-    """Writes gzipped WARC/1.1 files; see the module docstring. One thread only."""
+    """Writes gzipped WARC/1.1 files and their text files; see the module docstring.
+
+    One thread only.
+    """
 
     def __init__(
         self,
@@ -320,6 +625,10 @@ class WarcWriter:
         self._record_ids: RecordIds = record_ids or new_record_id
         self._hostname = config.hostname or default_hostname()
         self._warcinfo_id = ""
+        self._text_warcinfo_id = ""
+        # The date of the record that makes a new file start: its warcinfo is never later.
+        self._first_record_date: datetime | None = None
+        self._indexes: list[Path] = []
         self._file = RotatingFile(
             config.directory,
             prefix=config.prefix,
@@ -331,18 +640,46 @@ class WarcWriter:
             header=self._warcinfo,
             fsync=config.fsync,
         )
+        # Closed with the WARC file (text is smaller than its HTML), so the text files
+        # follow the WARC files one for one in time.
+        self._text = RotatingFile(
+            config.directory,
+            prefix=config.prefix,
+            extension=TEXT_EXTENSION,
+            max_bytes=config.max_bytes,
+            hostname=self._hostname,
+            timestamp_digits=config.timestamp_digits,
+            clock=self._clock,
+            header=self._text_warcinfo,
+            fsync=config.fsync,
+        )
 
     # -- public API ---------------------------------------------------------------
 
     @property
     def files(self) -> tuple[Path, ...]:
-        """Finished files, in the order they were closed."""
+        """Finished WARC files, in the order they were closed."""
         return self._file.closed_paths
 
     @property
+    def text_files(self) -> tuple[Path, ...]:
+        """Finished text (``*.warc.wet.gz``) files, in the order they were closed."""
+        return self._text.closed_paths
+
+    @property
+    def index_files(self) -> tuple[Path, ...]:
+        """The CDXJ indexes written so far, one per finished WARC file."""
+        return tuple(self._indexes)
+
+    @property
     def current_path(self) -> Path | None:
-        """The final name of the file being written, if one is open."""
+        """The final name of the WARC file being written, if one is open."""
         return self._file.final_path
+
+    @property
+    def current_text_path(self) -> Path | None:
+        """The final name of the text (``*.warc.wet.gz``) file being written, if one is open."""
+        return self._text.final_path
 
     def write_exchange(
         self,
@@ -351,23 +688,83 @@ class WarcWriter:
         request_id: str | None = None,
         response_id: str | None = None,
     ) -> ExchangeRecords:
-        """Write the request and response records of one exchange (same file, same date).
+        """Write the request, response (and fetch metadata) records of one exchange.
 
         `request_id`/`response_id`: record ids minted beforehand (`new_record_id`), so
         that a later record can refer to the response without waiting for this write.
         """
-        self._file.rotate_if_full()
+        if self._file.size >= self._config.max_bytes:
+            self._close_files()
+        response_moment = exchange.date if exchange.date is not None else self._clock()
+        request_moment = exchange.request_date or response_moment
+        self._first_record_date = request_moment
         self._file.ensure_open()
-        date = _warc_date(exchange.date if exchange.date is not None else self._clock())
         request_id = request_id or self._record_ids()
         response_id = response_id or self._record_ids()
-        request = self._request_record(exchange, date, request_id, response_id)
-        response = self._response_record(exchange, date, response_id, request_id)
-        # One write for the pair, so that a crash rarely leaves a request without its response.
-        self._file.write(request + response)
+        data = self._request_record(exchange, _warc_date(request_moment), request_id, response_id)
+        response_date = _warc_date(response_moment)
+        data += self._response_record(exchange, response_date, response_id, request_id)
+        metadata_id: str | None = None
+        if exchange.fetch_time_ms is not None:
+            metadata_id = self._record_ids()
+            data += self._fetch_metadata(exchange, response_date, metadata_id, response_id)
+        # One write for the exchange, so that a crash rarely leaves a request without its response.
+        self._file.write(data)
         path = self._file.final_path
         assert path is not None
-        return ExchangeRecords(request_id, response_id, path)
+        return ExchangeRecords(request_id, response_id, path, metadata_id)
+
+    def write_revisit(
+        self,
+        exchange: Exchange,
+        *,
+        profile: RevisitProfile,
+        refers_to: str,
+        refers_to_uri: str,
+        refers_to_date: datetime,
+    ) -> ExchangeRecords:
+        """Write the request and a ``revisit`` record (headers only) for a capture that
+        repeats an earlier one: `refers_to` is that response's record id, with its
+        target URI and date, so replay tools serve the earlier payload.
+
+        With `RevisitProfile.IDENTICAL_PAYLOAD_DIGEST`, `exchange.body` is the
+        payload received (only its digest is stored); with ``SERVER_NOT_MODIFIED``
+        it is the (empty) body of the 304 response.
+        """
+        if self._file.size >= self._config.max_bytes:
+            self._close_files()
+        response_moment = exchange.date if exchange.date is not None else self._clock()
+        request_moment = exchange.request_date or response_moment
+        self._first_record_date = request_moment
+        self._file.ensure_open()
+        request_id = self._record_ids()
+        revisit_id = self._record_ids()
+        data = self._request_record(exchange, _warc_date(request_moment), request_id, revisit_id)
+        date = _warc_date(response_moment)
+        headers = self._common_headers("revisit", exchange, date, revisit_id, request_id)
+        headers["WARC-Refers-To"] = refers_to
+        headers["WARC-Refers-To-Target-URI"] = refers_to_uri
+        headers["WARC-Refers-To-Date"] = _warc_date(refers_to_date)
+        headers["WARC-Profile"] = str(profile)
+        if profile is RevisitProfile.IDENTICAL_PAYLOAD_DIGEST:
+            headers["WARC-Payload-Digest"] = payload_digest(exchange.body)
+        http_headers = self._response_http_headers(exchange)
+        data += self._serialize(
+            "revisit",
+            headers["WARC-Target-URI"],
+            headers,
+            b"",
+            "application/http; msgtype=response",
+            http_headers,
+        )
+        metadata_id: str | None = None
+        if exchange.fetch_time_ms is not None:
+            metadata_id = self._record_ids()
+            data += self._fetch_metadata(exchange, date, metadata_id, revisit_id)
+        self._file.write(data)
+        path = self._file.final_path
+        assert path is not None
+        return ExchangeRecords(request_id, revisit_id, path, metadata_id)
 
     def write_document(
         self,
@@ -377,10 +774,11 @@ class WarcWriter:
         url: str | None = None,
         date: datetime | None = None,
     ) -> DocumentRecords | None:
-        """Write the conversion (and metadata) record of a kept document.
+        """Write the conversion (and metadata) record of a kept document to the text file.
 
         `refers_to` is the response record's id from `write_exchange`; `url`
-        defaults to ``document.url``. Returns None (and writes nothing) for a
+        defaults to ``document.url``; `date` should be the response's date (the
+        text is of that capture). Returns None (and writes nothing) for a
         document that is not `Document.kept`.
         """
         if not document.kept:
@@ -388,8 +786,10 @@ class WarcWriter:
         target = url or document.url
         if not target:
             raise ValueError("write_document needs a URL: pass url= or set Document.url")
-        self._file.ensure_open()
-        warc_date = _warc_date(date if date is not None else self._clock())
+        moment = date if date is not None else self._clock()
+        self._first_record_date = moment
+        self._text.ensure_open()
+        warc_date = _warc_date(moment)
         conversion_id = self._record_ids()
         headers: dict[str, str] = {
             "WARC-Type": "conversion",
@@ -397,35 +797,35 @@ class WarcWriter:
             "WARC-Date": warc_date,
             "WARC-Target-URI": target,
             "WARC-Refers-To": refers_to,
-            "WARC-Warcinfo-ID": self._warcinfo_id,
+            "WARC-Warcinfo-ID": self._text_warcinfo_id,
         }
-        if document.language:
-            headers["WARC-Identified-Content-Language"] = document.language
+        language = iso639_3(document.language) if document.language else ""
+        if language:
+            headers["WARC-Identified-Content-Language"] = language
         text = document.text.encode("utf-8", "replace")
         data = self._serialize("conversion", target, headers, text, "text/plain; charset=utf-8")
         metadata_id: str | None = None
         if self._config.paragraph_metadata:
             metadata_id = self._record_ids()
-            body = json.dumps(
-                _paragraph_metadata(document, target), ensure_ascii=False, separators=(",", ":")
-            ).encode("utf-8", "replace")
             meta_headers = {
                 "WARC-Type": "metadata",
                 "WARC-Record-ID": metadata_id,
                 "WARC-Date": warc_date,
                 "WARC-Target-URI": target,
                 "WARC-Refers-To": refers_to,
-                "WARC-Warcinfo-ID": self._warcinfo_id,
+                "WARC-Warcinfo-ID": self._text_warcinfo_id,
             }
-            data += self._serialize("metadata", target, meta_headers, body, "application/json")
-        self._file.write(data)
-        path = self._file.final_path
+            body = _warc_fields(_paragraph_metadata(document, language))
+            data += self._serialize("metadata", target, meta_headers, body, WARC_FIELDS)
+        self._text.write(data)
+        path = self._text.final_path
         assert path is not None
         return DocumentRecords(conversion_id, metadata_id, path)
 
     def close(self) -> None:
-        """Finish the current file (rename ``*.open``); the next write starts a new one."""
-        self._file.close()
+        """Finish the current files (rename ``*.open``, index the WARC); the next write
+        starts new ones."""
+        self._close_files()
 
     def __enter__(self) -> WarcWriter:
         return self
@@ -433,9 +833,26 @@ class WarcWriter:
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
+    # -- files ----------------------------------------------------------------------
+
+    def _close_files(self) -> None:
+        finished = self._file.final_path
+        self._file.close()
+        self._text.close()
+        if finished is not None and self._config.cdxj:
+            try:
+                self._indexes.append(write_cdxj(finished))
+            except Exception as error:  # the WARC is whole; `recover` indexes it next start
+                logger.error("could not index %s: %s", finished, error, exc_info=error)
+
     # -- record building ------------------------------------------------------------
 
-    def _warcinfo(self, filename: str) -> bytes:
+    def _info_date(self) -> str:
+        now = self._clock()
+        first = self._first_record_date
+        return _warc_date(first if first is not None and as_utc(first) < as_utc(now) else now)
+
+    def _info_fields(self) -> list[tuple[str, str]]:
         info = self._config.info
         if info.software:
             software = info.software
@@ -451,23 +868,36 @@ class WarcWriter:
             ("robots", str(info.robots)),
             ("isPartOf", info.profile_name),
             ("operator", info.operator),
+            ("publisher", info.publisher),
             ("http-header-user-agent", info.user_agent),
+            ("http-header-from", info.http_header_from),
             ("description", info.description),
         ]
+        return fields
+
+    def _warcinfo(self, filename: str) -> bytes:
+        info = self._config.info
+        fields = self._info_fields()
         if info.profile is not None:
             profile = json.dumps(info.profile, sort_keys=True, ensure_ascii=False, default=str)
             fields.append(("crawl-profile", profile))
-        body = "".join(f"{name}: {_one_line(value)}\r\n" for name, value in fields if value)
         self._warcinfo_id = self._record_ids()
+        return self._info_record(filename, self._warcinfo_id, fields)
+
+    def _text_warcinfo(self, filename: str) -> bytes:
+        fields = self._info_fields()
+        fields.append(("content", "clean text of kept pages (conversion records)"))
+        self._text_warcinfo_id = self._record_ids()
+        return self._info_record(filename, self._text_warcinfo_id, fields)
+
+    def _info_record(self, filename: str, record_id: str, fields: list[tuple[str, str]]) -> bytes:
         headers = {
             "WARC-Type": "warcinfo",
-            "WARC-Record-ID": self._warcinfo_id,
-            "WARC-Date": _warc_date(self._clock()),
+            "WARC-Record-ID": record_id,
+            "WARC-Date": self._info_date(),
             "WARC-Filename": filename,
         }
-        return self._serialize(
-            "warcinfo", "", headers, body.encode("utf-8"), "application/warc-fields"
-        )
+        return self._serialize("warcinfo", "", headers, _warc_fields(fields), WARC_FIELDS)
 
     def _common_headers(
         self, record_type: str, exchange: Exchange, date: str, record_id: str, other_id: str
@@ -493,7 +923,7 @@ class WarcWriter:
         headers = _clean_headers(exchange.request_headers)
         if not any(name.lower() == "host" for name, _ in headers):
             headers.insert(0, ("Host", parts.netloc.rpartition("@")[2]))
-        http_headers = StatusAndHeaders(
+        http_headers = _RawHttpHeaders(
             f"{target} {_http_version(exchange.http_version)}",
             headers,
             protocol=exchange.method.upper(),
@@ -511,19 +941,13 @@ class WarcWriter:
     def _response_record(
         self, exchange: Exchange, date: str, record_id: str, request_id: str
     ) -> bytes:
-        headers = stored_response_headers(
-            _clean_headers(exchange.response_headers),
-            len(exchange.body),
-            body_decoded=exchange.body_decoded,
-            method=exchange.method,
-            status=exchange.status,
-        )
-        reason = _one_line(exchange.reason) or _standard_reason(exchange.status)
-        status_line = f"{exchange.status} {reason}".rstrip()
-        http_headers = StatusAndHeaders(
-            status_line, headers, protocol=_http_version(exchange.http_version)
-        )
+        http_headers = self._response_http_headers(exchange)
         warc_headers = self._common_headers("response", exchange, date, record_id, request_id)
+        payload_type = identify_payload_type(exchange.body, http_headers.headers)
+        if payload_type:
+            warc_headers["WARC-Identified-Payload-Type"] = payload_type
+        if exchange.truncated is not None:
+            warc_headers["WARC-Truncated"] = str(exchange.truncated)
         return self._serialize(
             "response",
             warc_headers["WARC-Target-URI"],
@@ -532,6 +956,42 @@ class WarcWriter:
             "application/http; msgtype=response",
             http_headers,
         )
+
+    def _response_http_headers(self, exchange: Exchange) -> _RawHttpHeaders:
+        headers = stored_response_headers(
+            _clean_headers(exchange.response_headers),
+            len(exchange.body),
+            body_decoded=exchange.body_decoded,
+            method=exchange.method,
+            status=exchange.status,
+            truncated=exchange.truncated is not None,
+        )
+        if exchange.status_line:
+            protocol, _, status_line = _one_line(exchange.status_line).partition(" ")
+        else:
+            reason = _one_line(exchange.reason) or _standard_reason(exchange.status)
+            status_line = f"{exchange.status} {reason}".rstrip()
+            protocol = _http_version(exchange.http_version)
+        return _RawHttpHeaders(status_line, headers, protocol=protocol)
+
+    def _fetch_metadata(
+        self, exchange: Exchange, date: str, record_id: str, response_id: str
+    ) -> bytes:
+        # Common Crawl's per-capture metadata record; application/warc-fields keeps it
+        # out of replay indexes (pywb and cdxj-indexer skip such records).
+        target = urldefrag(exchange.url).url
+        headers = {
+            "WARC-Type": "metadata",
+            "WARC-Record-ID": record_id,
+            "WARC-Date": date,
+            "WARC-Target-URI": target,
+            "WARC-Concurrent-To": response_id,
+            "WARC-Warcinfo-ID": self._warcinfo_id,
+        }
+        fields = [("fetchTimeMs", str(exchange.fetch_time_ms))]
+        if exchange.truncated is not None:
+            fields.append(("truncated", str(exchange.truncated)))
+        return self._serialize("metadata", target, headers, _warc_fields(fields), WARC_FIELDS)
 
     def _serialize(
         self,
@@ -561,6 +1021,18 @@ class WarcWriter:
         return compressor.compress(buffer.getvalue()) + compressor.flush()
 
 
+def payload_digest(payload: bytes) -> str:
+    """``sha1:<base32>``, the payload digest warcio writes (and revisit records compare)."""
+    return "sha1:" + base64.b32encode(hashlib.sha1(payload).digest()).decode("ascii")
+
+
+def _warc_fields(fields: Iterable[tuple[str, str]]) -> bytes:
+    """An ``application/warc-fields`` block: one ``name: value`` line per non-empty value."""
+    return "".join(f"{name}: {_one_line(value)}\r\n" for name, value in fields if value).encode(
+        "utf-8"
+    )
+
+
 def _http_version(version: str) -> str:
     version = version.strip()
     if not version:
@@ -577,41 +1049,62 @@ def _standard_reason(status: int) -> str:
         return ""
 
 
-def _paragraph_metadata(document: Document, url: str) -> dict[str, Any]:
-    return {
-        "url": url,
-        "title": document.title,
-        "language": document.language,
-        "language_confidence": document.language_confidence,
-        "extractor": document.extractor,
-        "preset": document.preset,
-        "paragraphs": [
-            {
-                "class": str(p.final_class),
-                "cf_class": str(p.cf_class),
-                "heading": p.heading,
-                "kind": p.kind,
-                "xpath": p.xpath,
-                "length": p.length,
-                "link_density": round(p.link_density, 4),
-                "stopword_density": round(p.stopword_density, 4),
-            }
-            for p in document.paragraphs
-        ],
-    }
+def _paragraph_metadata(document: Document, language: str) -> list[tuple[str, str]]:
+    fields = [
+        ("title", document.title or ""),
+        ("language", language or (document.language or "")),
+        (
+            "language-confidence",
+            "" if document.language_confidence is None else f"{document.language_confidence:.4f}",
+        ),
+        ("extractor", str(document.extractor or "")),
+        ("preset", str(document.preset or "")),
+    ]
+    for p in document.paragraphs:
+        features = {
+            "class": str(p.final_class),
+            "cf_class": str(p.cf_class),
+            "heading": p.heading,
+            "kind": p.kind,
+            "xpath": p.xpath,
+            "length": p.length,
+            "link_density": round(p.link_density, 4),
+            "stopword_density": round(p.stopword_density, 4),
+        }
+        # One JSON object per line: warc-fields values cannot span lines.
+        fields.append(
+            ("paragraph", json.dumps(features, ensure_ascii=False, separators=(",", ":")))
+        )
+    return fields
 
 
 # --- recovery -------------------------------------------------------------------
 
 
-def recover(directory: Path | str) -> list[Recovered]:
-    """Finish the ``*.warc.gz.open`` files a crashed writer left in `directory`.
+def recover(directory: Path | str, *, index: bool = True) -> list[Recovered]:
+    """Finish the ``*.warc.gz.open`` and ``*.warc.wet.gz.open`` files a crashed writer left.
 
     Each is cut after its last complete record (a whole gzip member that warcio
-    reads with matching digests) and renamed to ``*.warc.gz``; a file with no
-    readable record goes to ``quarantine/``. Returns (and logs) what was done.
+    reads with matching digests) and renamed to ``*.warc.gz`` / ``*.warc.wet.gz``;
+    a file with no readable record goes to ``quarantine/``. With `index`, every
+    finished WARC in `directory` without its CDXJ index gets one. Returns (and
+    logs) what was done.
     """
-    return recover_files(Path(directory), (WARC_EXTENSION,), _valid_warc_prefix)
+    directory = Path(directory)
+    recovered = recover_files(directory, (WARC_EXTENSION, TEXT_EXTENSION), _valid_warc_prefix)
+    if index and directory.is_dir():
+        for warc_path in sorted(directory.glob("*" + WARC_EXTENSION)):
+            if cdxj_path(warc_path).exists():
+                continue
+            try:
+                written = write_cdxj(warc_path)
+            except Exception as error:  # an unreadable WARC: the file is kept as it is
+                logger.error("could not index %s: %s", warc_path, error)
+                continue
+            if written.stat().st_size == 0:  # no WARC records: not ours to index
+                written.unlink()
+                logger.warning("%s holds no WARC record; not indexed", warc_path)
+    return recovered
 
 
 def _valid_warc_prefix(path: Path) -> tuple[int, int]:

@@ -106,6 +106,10 @@ def profile_settings(profile: Profile) -> dict[str, Any]:
         "CORPUS_WARC_MAX_FILE_BYTES": output.warc.max_file_bytes,
         "CORPUS_WARC_CONVERSION": output.warc.conversion_records,
         "CORPUS_WARC_METADATA": output.warc.metadata_records,
+        "CORPUS_WARC_OPERATOR": output.warc.operator,
+        "CORPUS_WARC_PUBLISHER": output.warc.publisher,
+        "CORPUS_WARC_HTTP_HEADER_FROM": output.warc.http_header_from,
+        "CORPUS_WARC_CDXJ": output.warc.cdxj,
         "CORPUS_PREVERTICAL_ENABLED": output.prevertical.enabled,
         "CORPUS_PREVERTICAL_MAX_FILE_BYTES": output.prevertical.max_file_bytes,
         "CORPUS_VERTICAL_ENABLED": output.vertical.enabled,
@@ -114,5 +118,12 @@ def profile_settings(profile: Profile) -> dict[str, Any]:
         "CORPUS_PROGRESS_ENABLED": output.progress_interval > 0,
         "CORPUS_PROGRESS_INTERVAL": output.progress_interval,
     }
+    if output.warc.http_header_from:
+        # Scrapy's default headers, plus the contact the warcinfo records name.
+        settings["DEFAULT_REQUEST_HEADERS"] = {
+            "Accept": "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8",
+            "Accept-Language": "en",
+            "From": output.warc.http_header_from,
+        }
     settings.update(profile.settings)
     return settings

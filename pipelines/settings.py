@@ -27,8 +27,9 @@ DOWNLOADER_MIDDLEWARES = {
     "pipelines.middlewares.ScopeGuardMiddleware": 60,
     # closest to the downloader: sees every exchange, redirects and errors included,
     # with the body as received (before HttpCompressionMiddleware, 590, decodes it)
-    "pipelines.middlewares.WarcCaptureMiddleware": 950,
-    "pipelines.middlewares.SizeCapMiddleware": 960,
+    "pipelines.capture.WarcCaptureMiddleware": 950,
+    # after the capture: a response cut at the size cap is archived, then dropped
+    "pipelines.capture.SizeCapMiddleware": 945,
 }
 
 EXTENSIONS = {
@@ -47,6 +48,10 @@ SCHEDULER = "pipelines.scheduler.CampaignScheduler"
 
 # Only http(s) is fetched.
 DOWNLOAD_HANDLERS = {"file": None, "data": None, "ftp": None, "s3": None}
+# Scrapy's HTTP/1.1 handler, keeping the status line and headers as received for the
+# WARC, and a body cut at DOWNLOAD_MAXSIZE (not cancelled) so that it can be archived.
+DOWNLOAD_HANDLERS["http"] = "pipelines.download.CorpusDownloadHandler"
+DOWNLOAD_HANDLERS["https"] = "pipelines.download.CorpusDownloadHandler"
 
 # Scrapy runs each response's callback output through CONCURRENT_ITEMS asyncio tasks,
 # all created up front: the default 100 cost ~3 ms of reactor time per response here,

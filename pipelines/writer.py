@@ -97,8 +97,12 @@ class OutputSettings:
                     if settings.getbool("ROBOTSTXT_OBEY")
                     else RobotsPolicy.IGNORE,
                     user_agent=settings.get("USER_AGENT") or "",
+                    operator=settings.get("CORPUS_WARC_OPERATOR") or "",
+                    publisher=settings.get("CORPUS_WARC_PUBLISHER") or "",
+                    http_header_from=settings.get("CORPUS_WARC_HTTP_HEADER_FROM") or "",
                 ),
                 paragraph_metadata=settings.getbool("CORPUS_WARC_METADATA"),
+                cdxj=settings.getbool("CORPUS_WARC_CDXJ", True),
             )
         prevertical: VerticalConfig | None = None
         if settings.getbool("CORPUS_PREVERTICAL_ENABLED", True):
@@ -408,15 +412,23 @@ class OutputWriter:
     def _file_lengths(self) -> dict[str, int]:
         """Current length of every file written since the last commit."""
         lengths: dict[str, int] = {}
-        for writer in self._writers():
-            current = writer.current_path
-            for path in writer.files:
+        for closed, current in self._streams():
+            for path in closed:
                 if path.name not in self._committed_closed:
                     lengths[path.name] = path.stat().st_size
             if current is not None:
                 open_path = current.with_name(current.name + OPEN_SUFFIX)
                 lengths[current.name] = open_path.stat().st_size
         return lengths
+
+    def _streams(self) -> list[tuple[tuple[Path, ...], Path | None]]:
+        """(closed files, file being written) of every output stream, text WARCs included."""
+        streams: list[tuple[tuple[Path, ...], Path | None]] = []
+        for writer in self._writers():
+            streams.append((writer.files, writer.current_path))
+            if isinstance(writer, WarcWriter):
+                streams.append((writer.text_files, writer.current_text_path))
+        return streams
 
     def _commit(self) -> None:
         if self.store is None or self._failure is not None:
@@ -436,8 +448,8 @@ class OutputWriter:
             self._error(exc)
             self._fail(f"cannot commit the campaign state: {exc}")
             return
-        for writer in self._writers():
-            self._committed_closed.update(path.name for path in writer.files)
+        for closed, _ in self._streams():
+            self._committed_closed.update(path.name for path in closed)
         self._uncommitted = {}
         self._dirty = False
 

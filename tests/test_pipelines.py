@@ -35,7 +35,6 @@ from pipelines.middlewares import (
     AddressGuardMiddleware,
     AddressPolicy,
     WarcCaptureMiddleware,
-    _as_stored,
 )
 from pipelines.outputs import VerticalPipeline, WarcDocumentPipeline
 from pipelines.worker import PageTask, WorkerConfig, extract_links, process_page
@@ -296,22 +295,6 @@ def test_a_bad_allowed_network_setting_names_the_fix() -> None:
 
 
 # -- WARC headers and items --------------------------------------------------------------------
-
-
-def test_stored_headers_state_the_stored_length() -> None:
-    headers = [(b"Content-Type", b"text/html"), (b"Content-Encoding", b"gzip")]
-    assert _as_stored(headers, 120) == [
-        ("Content-Type", "text/html"),
-        ("Content-Encoding", "gzip"),
-        ("Content-Length", "120"),
-    ]
-    chunked = [(b"Transfer-Encoding", b"chunked"), (b"Content-Length", b"99")]
-    assert _as_stored(chunked, 120) == [
-        ("X-Crawler-Transfer-Encoding", "chunked"),
-        ("X-Crawler-Content-Length", "99"),
-        ("Content-Length", "120"),
-    ]
-    assert _as_stored([(b"Content-Length", b"120")], 120) == [("Content-Length", "120")]
 
 
 def test_fetched_page_reads_the_response_and_nothing_more() -> None:

@@ -49,7 +49,12 @@ def every_warc_passes_the_checker(tmp_path: Path) -> Iterator[None]:
     """After each test, warcio's checker (the code behind ``warcio check``) must pass
     on every finished WARC the test left, except the ones it damaged on purpose."""
     yield
-    paths = [p for p in sorted(tmp_path.rglob("*.warc.gz")) if not p.name.startswith("damaged")]
+    paths = [
+        p
+        for pattern in ("*.warc.gz", "*.warc.wet.gz")
+        for p in sorted(tmp_path.rglob(pattern))
+        if not p.name.startswith("damaged")
+    ]
     if not paths:
         return
     output = StringIO()
@@ -214,27 +219,37 @@ def warcio_check(path: Path) -> subprocess.CompletedProcess[str]:
 def test_golden_records_byte_for_byte(tmp_path: Path) -> None:
     writer = write_sample(tmp_path, paragraph_metadata=True)
     (path,) = writer.files
+    (text,) = writer.text_files
     assert path.name == "test-20240506070809123-00000-crawler1.warc.gz"
+    assert text.name == "test-20240506070812123-00000-crawler1.warc.wet.gz"
     assert_golden("sample.warc", decompressed(path))
+    assert_golden("sample.warc.wet", decompressed(text))
+    (index,) = writer.index_files
+    assert index.name == "test-20240506070809123-00000-crawler1.cdxj"
+    assert_golden("sample.cdxj", index.read_bytes())
 
 
 def test_each_record_is_one_gzip_member(tmp_path: Path) -> None:
-    (path,) = write_sample(tmp_path, paragraph_metadata=True).files
-    with open(path, "rb") as handle:
-        ends = [end for end, _ in gzip_member_ends(handle)]
-    assert ends[-1] == path.stat().st_size
-    # warcinfo + 5 x (request, response) + conversion + metadata
-    assert len(ends) == len(records(path)) == 1 + 10 + 2
+    writer = write_sample(tmp_path, paragraph_metadata=True)
+    # warcinfo + 5 x (request, response); warcinfo + conversion + metadata
+    for path, count in ((writer.files[0], 1 + 10), (writer.text_files[0], 1 + 2)):
+        with open(path, "rb") as handle:
+            ends = [end for end, _ in gzip_member_ends(handle)]
+        assert ends[-1] == path.stat().st_size
+        assert len(ends) == len(records(path)) == count
 
 
 # --- readers and checkers -------------------------------------------------------------
 
 
 def test_warcio_check_passes(tmp_path: Path) -> None:
-    (path,) = write_sample(tmp_path, paragraph_metadata=True).files
-    result = warcio_check(path)
+    writer = write_sample(tmp_path, paragraph_metadata=True)
+    result = warcio_check(writer.files[0])
     assert result.returncode == 0, result.stdout + result.stderr
-    assert result.stdout.count("digest pass") == 13
+    assert result.stdout.count("digest pass") == 11
+    result = warcio_check(writer.text_files[0])
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.count("digest pass") == 3
 
 
 def test_warcio_check_notices_a_damaged_record(tmp_path: Path) -> None:
@@ -250,10 +265,12 @@ def test_warcio_check_notices_a_damaged_record(tmp_path: Path) -> None:
 
 
 def test_records_read_back_with_links_and_digests(tmp_path: Path) -> None:
-    (path,) = write_sample(tmp_path, paragraph_metadata=True).files
-    recs = records(path)
+    writer = write_sample(tmp_path, paragraph_metadata=True)
+    recs = records(writer.files[0])
+    text_recs = records(writer.text_files[0])
     types = [r.rec_type for r in recs]
-    assert types == ["warcinfo"] + ["request", "response"] * 5 + ["conversion", "metadata"]
+    assert types == ["warcinfo"] + ["request", "response"] * 5
+    assert [r.rec_type for r in text_recs] == ["warcinfo", "conversion", "metadata"]
     by_id = {r.rec_headers["WARC-Record-ID"]: r for r in recs}
     warcinfo_id = recs[0].rec_headers["WARC-Record-ID"]
     for request, response in zip(recs[1:11:2], recs[2:11:2], strict=True):
@@ -269,21 +286,29 @@ def test_records_read_back_with_links_and_digests(tmp_path: Path) -> None:
     for exchange, response in zip(exchanges, recs[2:11:2], strict=True):
         assert response.test_content == exchange.body
         assert response.http_headers.get_statuscode() == str(exchange.status)
-    conversion, metadata = recs[-2:]
+    conversion, metadata = text_recs[1:]
     assert by_id[conversion.rec_headers["WARC-Refers-To"]] is recs[4]
     assert by_id[metadata.rec_headers["WARC-Refers-To"]] is recs[4]
+    assert conversion.rec_headers["WARC-Warcinfo-ID"] == text_recs[0].rec_headers["WARC-Record-ID"]
     assert conversion.test_content == "Hello world.\nDruhý odstavec: čeština & <b>.".encode()
     assert conversion.rec_headers["Content-Type"] == "text/plain; charset=utf-8"
-    assert conversion.rec_headers["WARC-Identified-Content-Language"] == "cs"
-    meta = json.loads(metadata.test_content)
-    assert metadata.rec_headers["Content-Type"] == "application/json"
-    assert [p["class"] for p in meta["paragraphs"]] == ["bad", "good", "good"]
-    assert [p["cf_class"] for p in meta["paragraphs"]] == ["bad", "good", "bad"]
-    assert meta["paragraphs"][1]["heading"] is True
-    assert meta["paragraphs"][1]["xpath"] == "/html/body/p[1]"
-    assert meta["paragraphs"][0]["link_density"] == 1.0
-    assert meta["paragraphs"][2]["stopword_density"] == 0.25
-    assert meta["paragraphs"][2]["length"] == 30
+    # ISO 639-3, as Common Crawl's WET files have it
+    assert conversion.rec_headers["WARC-Identified-Content-Language"] == "ces"
+    assert metadata.rec_headers["Content-Type"] == "application/warc-fields"
+    fields = [line.split(": ", 1) for line in metadata.test_content.decode().splitlines()]
+    assert dict(fields[:3]) == {
+        "title": "Hello",
+        "language": "ces",
+        "language-confidence": "0.9100",
+    }
+    meta = [json.loads(value) for name, value in fields if name == "paragraph"]
+    assert [p["class"] for p in meta] == ["bad", "good", "good"]
+    assert [p["cf_class"] for p in meta] == ["bad", "good", "bad"]
+    assert meta[1]["heading"] is True
+    assert meta[1]["xpath"] == "/html/body/p[1]"
+    assert meta[0]["link_density"] == 1.0
+    assert meta[2]["stopword_density"] == 0.25
+    assert meta[2]["length"] == 30
 
 
 def test_warcinfo_describes_the_crawl(tmp_path: Path) -> None:
@@ -339,7 +364,8 @@ def test_decoded_bodies_are_declared_like_common_crawl(tmp_path: Path) -> None:
 
 
 def test_cdxj_indexer_finds_linked_pairs_and_conversions(tmp_path: Path) -> None:
-    (path,) = write_sample(tmp_path, paragraph_metadata=True).files
+    writer = write_sample(tmp_path, paragraph_metadata=True)
+    (path,) = writer.files
     code = "import sys; from cdxj_indexer.main import main; sys.exit(main())"
     result = subprocess.run(
         [sys.executable, "-c", code, "--records", "all", str(path)],
@@ -348,7 +374,7 @@ def test_cdxj_indexer_finds_linked_pairs_and_conversions(tmp_path: Path) -> None
         check=True,
     )
     lines = [line for line in result.stdout.splitlines() if line]
-    assert len(lines) == 13
+    assert len(lines) == 11
     by_offset: dict[int, dict[str, str]] = {}
     for line in lines:
         match = re.match(r"(\S+) (\d{14}) (\{.*\})$", line)
@@ -369,12 +395,13 @@ def test_cdxj_indexer_finds_linked_pairs_and_conversions(tmp_path: Path) -> None
             kinds.setdefault(record.rec_type, []).append(headers)
             ids[headers["WARC-Record-ID"]] = record.rec_type
     assert len(kinds["request"]) == len(kinds["response"]) == 5
-    assert len(kinds["conversion"]) == len(kinds["metadata"]) == 1
+    assert "conversion" not in kinds and "metadata" not in kinds
     for request in kinds["request"]:
         assert ids[request["WARC-Concurrent-To"]] == "response"
     for response in kinds["response"]:
         assert ids[response["WARC-Concurrent-To"]] == "request"
-    assert ids[kinds["conversion"][0]["WARC-Refers-To"]] == "response"
+    (conversion,) = [r for r in records(writer.text_files[0]) if r.rec_type == "conversion"]
+    assert ids[conversion.rec_headers["WARC-Refers-To"]] == "response"
     statuses = sorted(e.get("status", "") for e in by_offset.values() if "status" in e)
     assert statuses == ["200", "200", "301", "404", "500"]
 
@@ -395,11 +422,12 @@ def test_document_not_kept_writes_nothing(tmp_path: Path) -> None:
         assert writer.write_document(no_good, refers_to=ids.response_id) is None
         assert writer.write_document(dropped, refers_to=ids.response_id) is None
     assert [r.rec_type for r in records(writer.files[0])] == ["warcinfo", "request", "response"]
+    assert writer.text_files == ()
 
 
 def test_metadata_records_are_a_switch(tmp_path: Path) -> None:
-    (path,) = write_sample(tmp_path).files
-    assert "metadata" not in [r.rec_type for r in records(path)]
+    writer = write_sample(tmp_path)
+    assert [r.rec_type for r in records(writer.text_files[0])] == ["warcinfo", "conversion"]
 
 
 # --- files: naming, .open, rotation ------------------------------------------------
@@ -413,7 +441,8 @@ def test_file_is_open_while_written_and_renamed_on_close(tmp_path: Path) -> None
     assert final is not None
     assert [p.name for p in tmp_path.iterdir()] == [final.name + ".open"]
     writer.close()
-    assert [p.name for p in tmp_path.iterdir()] == [final.name]
+    index = final.name.removesuffix(".warc.gz") + ".cdxj"
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([final.name, index])
     assert writer.files == (final,)
     writer.close()  # closing twice is harmless
     assert writer.files == (final,)
@@ -431,7 +460,12 @@ def test_rotation_by_size_makes_several_valid_files(tmp_path: Path) -> None:
             writer.write_document(sample_document(), refers_to=ids.response_id)
     files = writer.files
     assert len(files) >= 3
-    assert sorted(tmp_path.iterdir()) == sorted(files)
+    assert sorted(tmp_path.glob("*.warc.gz")) == sorted(files)
+    # one text file and one index per WARC file: closed together
+    assert len(writer.text_files) == len(writer.index_files) == len(files)
+    assert {p.name.removesuffix(".cdxj") for p in writer.index_files} == {
+        p.name.removesuffix(".warc.gz") for p in files
+    }
     serials = []
     for path in files:
         match = re.fullmatch(r"test-(\d{14})-(\d{5})-crawler1\.warc\.gz", path.name)
@@ -473,9 +507,10 @@ def test_defaults_real_clock_and_uuid_ids(tmp_path: Path) -> None:
             record.rec_headers["WARC-Record-ID"],
         )
     assert f"software: corpus-crawler/{__version__}\r\n".encode() in recs[0].test_content
-    # The exchange's own date is kept; the warcinfo date is "now".
+    # The exchange's own date is kept, and the warcinfo is never dated after the
+    # first record of its file.
     assert recs[2].rec_headers["WARC-Date"] == "2024-05-06T07:09:09.123456Z"
-    assert recs[0].rec_headers["WARC-Date"].startswith(str(datetime.now(timezone.utc).year))
+    assert recs[0].rec_headers["WARC-Date"] == "2024-05-06T07:09:09.123456Z"
 
 
 # --- response headers ----------------------------------------------------------------
@@ -486,12 +521,28 @@ def test_defaults_real_clock_and_uuid_ids(tmp_path: Path) -> None:
     [
         # Nothing to say: the length matches and nothing was decoded.
         ([("Content-Length", "5")], 5, {}, [("Content-Length", "5")]),
-        # De-chunked without a length: one is added.
+        # De-chunked and decoded without a length: one is added.
         (
             [("Transfer-Encoding", "chunked")],
             5,
             {},
             [("X-Crawler-Transfer-Encoding", "chunked"), ("Content-Length", "5")],
+        ),
+        # Only de-chunked (body as sent otherwise): renamed, nothing invented; a
+        # Content-Length next to the chunking did not frame the message.
+        (
+            [
+                ("transfer-encoding", "chunked"),
+                ("Content-Encoding", "gzip"),
+                ("Content-Length", "9"),
+            ],
+            5,
+            {"body_decoded": False},
+            [
+                ("X-Crawler-Transfer-Encoding", "chunked"),
+                ("Content-Encoding", "gzip"),
+                ("X-Crawler-Content-Length", "9"),
+            ],
         ),
         # Decompressed: the original length is kept under another name, in place.
         (
@@ -539,8 +590,8 @@ def test_header_values_cannot_break_the_record(tmp_path: Path) -> None:
         writer.write_exchange(exchange)
     response = records(writer.files[0])[2]
     assert response.http_headers.get_header("X-Evil") == "a  WARC-Type: forged"
-    # warcio percent-encodes non-ASCII header values (RFC 8187).
-    assert response.http_headers.get_header("X-Name") == "%C5%BDlu%C5%A5ou%C4%8Dk%C3%BD"
+    # Text that is not raw bytes (not ISO-8859-1) is stored as UTF-8, never percent-encoded.
+    assert response.http_headers.get_header("X-Name") == "Žluťoučký"
     assert warcio_check(writer.files[0]).returncode == 0
 
 
@@ -673,9 +724,10 @@ def test_writer_after_recovery_continues_in_a_new_file(tmp_path: Path) -> None:
     writer = WarcWriter(make_config(crashed.parent), clock=fake_clock(), record_ids=fake_ids())
     with writer:
         writer.write_exchange(sample_exchanges()[0])
-    names = sorted(p.name for p in crashed.parent.iterdir())
+    names = sorted(p.name for p in crashed.parent.glob("*.warc.gz"))
     assert len(names) == 2
-    assert all(name.endswith(".warc.gz") for name in names)
+    # the recovered file was indexed at recovery, the new one at close
+    assert len(list(crashed.parent.glob("*.cdxj"))) == 2
 
 
 KILLED_WRITER = """
