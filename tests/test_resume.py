@@ -251,7 +251,8 @@ def path_of(url: str) -> str:
 def check_campaign(out: Path, site: Site, profile_text: str) -> dict[str, Any]:
     """The exactly-once checks; returns the last summary."""
     assert not list(out.glob("*.open")), "a file was left unfinished"
-    warcs = sorted(out.glob("*.warc.gz"))
+    # the main WARCs and the text WARCs (conversion records) beside them
+    warcs = sorted(out.glob("*.warc.gz")) + sorted(out.glob("*.warc.wet.gz"))
     for path in warcs:
         check = subprocess.run(
             [sys.executable, "-m", "warcio.cli", "check", str(path)],
@@ -285,6 +286,8 @@ def check_campaign(out: Path, site: Site, profile_text: str) -> dict[str, Any]:
         content_type = record.http_headers.get("content-type", "")
         if record.status != 200 or not content_type.startswith("text/html"):
             continue
+        if "WARC-Truncated" in record.headers:
+            continue  # cut at the size cap: archived, counted too-large, never a document
         charset = content_type.split("charset=", 1)[1] if "charset=" in content_type else None
         document = extract(record.content, record.uri, config, http_charset=charset)
         if document.kept and sum(p.word_count for p in document.good_paragraphs) >= 60:
