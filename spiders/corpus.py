@@ -32,13 +32,13 @@ from scrapy.crawler import Crawler
 from scrapy.exceptions import CloseSpider, DownloadCancelledError, IgnoreRequest
 from scrapy.http import Response, TextResponse
 from scrapy.settings import BaseSettings
-from scrapy.utils.gz import gunzip, gzip_magic_number
-from scrapy.utils.sitemap import Sitemap, sitemap_urls_from_robots
 from twisted.python.failure import Failure
 from w3lib.html import get_meta_refresh
 from w3lib.url import safe_url_string
 
 from corpus_crawler.profile import Profile, load_profile
+from corpus_crawler.sitemaps import SitemapBudget, SitemapKind, SitemapLimits, read_sitemap
+from corpus_crawler.traps import DomainLedger, TrapLimits, cap_links, seen_key
 from pipelines.bridge import NO_LIMIT, profile_settings
 from pipelines.items import FetchedPage
 from pipelines.signals import links_extracted
@@ -72,6 +72,8 @@ class SpiderConfig:
     #: Extract links in the callback (the extraction pipeline is off).
     links_in_callback: bool
     max_sitemap_bytes: int
+    traps: TrapLimits
+    sitemap_limits: SitemapLimits
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> SpiderConfig:
@@ -89,6 +91,20 @@ class SpiderConfig:
             follow_links=settings.getbool("CORPUS_SCOPE_FOLLOW_LINKS", True),
             links_in_callback=not settings.getbool("CORPUS_EXTRACT_ENABLED", True),
             max_sitemap_bytes=settings.getint("DOWNLOAD_MAXSIZE"),
+            traps=TrapLimits(
+                max_url_length=_limit(settings, "CORPUS_SCOPE_MAX_URL_LENGTH"),
+                max_segment_repeats=_limit(settings, "CORPUS_SCOPE_MAX_SEGMENT_REPEATS"),
+                max_query_parameters=_limit(settings, "CORPUS_SCOPE_MAX_QUERY_PARAMETERS"),
+                max_domain_depth=_limit(settings, "CORPUS_SCOPE_MAX_DOMAIN_DEPTH"),
+                max_pages_per_domain=_limit(settings, "CORPUS_SCOPE_MAX_PAGES_PER_DOMAIN"),
+                max_links_per_page=_limit(settings, "CORPUS_SCOPE_MAX_LINKS_PER_PAGE"),
+            ),
+            sitemap_limits=SitemapLimits(
+                max_bytes=settings.getint("CORPUS_SITEMAPS_MAX_BYTES", 50 * 1024 * 1024),
+                max_urls=settings.getint("CORPUS_SITEMAPS_MAX_URLS", 50_000),
+                max_depth=settings.getint("CORPUS_SITEMAPS_MAX_DEPTH", 2),
+                max_per_host=settings.getint("CORPUS_SITEMAPS_MAX_PER_HOST", 1000),
+            ),
         )
 
 
@@ -123,7 +139,9 @@ class CorpusSpider(Spider):
     def _set_up(self, crawler: Crawler) -> None:
         self.config = SpiderConfig.from_settings(crawler.settings)
         self._seen: set[str] = set()
-        self._pages_per_host: Counter[str] = Counter()
+        #: Pages and entry depth per registered domain (trap limits).
+        self._domains = DomainLedger(self.config.traps)
+        self._sitemap_budget = SitemapBudget(self.config.sitemap_limits)
         #: Counts kept here and added to the stats once per page, not once per link.
         self._counts: Counter[str] = Counter()
         self._pages = 0
@@ -167,7 +185,9 @@ class CorpusSpider(Spider):
             domains = tuple(
                 {h for h in (urlsplit(u).hostname for u in seeds + sitemaps) if h is not None}
             )
-        self.scope = UrlScope.build(domains, self.config.allowed_tlds, self.config.deny_patterns)
+        self.scope = UrlScope.build(
+            domains, self.config.allowed_tlds, self.config.deny_patterns, self.config.traps
+        )
         for url in seeds:
             refusal = self.scope.check(url)
             if refusal is not None:
@@ -177,7 +197,8 @@ class CorpusSpider(Spider):
                 yield request
         self._flush_counts()
         for url in sitemaps:
-            yield self._sitemap_request(url)
+            if (sitemap := self._sitemap_request(url)) is not None:
+                yield sitemap
         if self.config.sitemaps_from_robots:
             origins = dict.fromkeys(
                 f"{p.scheme}://{p.netloc}" for p in map(urlsplit, seeds) if p.netloc
@@ -188,7 +209,8 @@ class CorpusSpider(Spider):
                 self._robots_origins.update(origins)
             else:
                 for origin in origins:
-                    yield self._sitemap_request(origin + "/robots.txt")
+                    if (sitemap := self._sitemap_request(origin + "/robots.txt")) is not None:
+                        yield sitemap
 
     def _robots_received(self, response: Response, request: Request) -> None:
         """`response_received` handler: the Sitemap: lines of the robots.txt files that
@@ -204,45 +226,35 @@ class CorpusSpider(Spider):
             for sitemap in self._parse_sitemap(response):
                 self.crawler.engine.crawl(sitemap)
 
-    def _sitemap_request(self, url: str) -> Request:
-        return Request(url, callback=self._parse_sitemap, meta={"depth": 0, "corpus_sitemap": True})
+    def _sitemap_request(self, url: str, depth: int = 0) -> Request | None:
+        refusal = self._sitemap_budget.admit(url, depth)
+        if refusal is not None:
+            self._stats.inc_value(f"corpus/sitemaps/refused/{refusal}")
+            return None
+        meta = {"depth": 0, "corpus_sitemap": True, "corpus_sitemap_depth": depth}
+        return Request(url, callback=self._parse_sitemap, meta=meta)
 
     def _parse_sitemap(self, response: Response) -> Iterator[Request]:
-        if urlsplit(response.url).path == "/robots.txt":
-            for url in sitemap_urls_from_robots(response.body, base_url=response.url):
-                if self.scope.check(url, page=False) is None:
-                    yield self._sitemap_request(url)
-            return
-        body = self._sitemap_body(response)
-        if body is None:
-            self.logger.warning("ignoring a sitemap that is not XML: %s", response.url)
+        depth = int(response.meta.get("corpus_sitemap_depth", 0))
+        content = read_sitemap(response.body, response.url, self.config.sitemap_limits)
+        if content.kind is SitemapKind.INVALID:
+            self.logger.warning("ignoring a sitemap that is not XML or text: %s", response.url)
             self._stats.inc_value("corpus/sitemaps/invalid")
             return
-        sitemap = Sitemap(body)
         self._stats.inc_value("corpus/sitemaps/read")
-        for entry in sitemap:
-            loc = entry.get("loc")
-            if not loc:
-                continue
-            if sitemap.type == "sitemapindex":
-                if self.scope.check(loc, page=False) is None:
-                    yield self._sitemap_request(loc)
-            elif sitemap.type == "urlset":
-                request = self._page_request(loc, depth=0)
-                if request is not None:
-                    yield request
+        if content.truncated:
+            self._stats.inc_value("corpus/sitemaps/truncated")
+        for url in content.urls:
+            if not content.lists_sitemaps:
+                request = self._page_request(url, depth=0)
+            elif self.scope.check(url, page=False) is None:
+                # a robots.txt's Sitemap: lines are the top level, not one level down
+                request = self._sitemap_request(url, depth + (content.kind is SitemapKind.INDEX))
+            else:
+                request = None
+            if request is not None:
+                yield request
         self._flush_counts()
-
-    def _sitemap_body(self, response: Response) -> bytes | None:
-        if gzip_magic_number(response):
-            try:
-                return gunzip(response.body, max_size=self.config.max_sitemap_bytes)
-            except Exception:  # a damaged or oversized gzip: not a sitemap we can read
-                return None
-        head = response.body[:512].lstrip().lower()
-        if head.startswith(b"<?xml") or b"<urlset" in head or b"<sitemapindex" in head:
-            return response.body
-        return None
 
     # -- scope --------------------------------------------------------------------------
 
@@ -252,24 +264,23 @@ class CorpusSpider(Spider):
         """A request for a page, or None if it was seen already, is out of scope or over budget."""
         # Scrapy's request fingerprints keep fragments; one page is one page.
         url = url.partition("#")[0]
-        if url in self._seen:
+        key = seen_key(url)  # session ids do not make a page new
+        if key in self._seen:
             return None
-        self._seen.add(url)
+        # checked before it is remembered: refused links cost no memory
         refusal = self.scope.check(url)
         if refusal is not None:
             self._counts[f"corpus/links/refused/{refusal}"] += 1
             return None
+        self._seen.add(key)
         limit = self.config.max_pages
         if limit is not None and self._pages >= limit:
             self._stats.inc_value("corpus/links/over-max-pages")
             return None
-        limit = self.config.max_pages_per_domain
-        if limit is not None:
-            host = urlsplit(url).hostname or ""
-            if self._pages_per_host[host] >= limit:
-                self._stats.inc_value("corpus/links/over-max-pages-per-domain")
-                return None
-            self._pages_per_host[host] += 1
+        trap = self._domains.admit(url, depth)
+        if trap is not None:
+            self._counts[f"corpus/links/refused/{trap}"] += 1
+            return None
         self._pages += 1
         meta: dict[str, Any] = {"depth": depth}
         if verbatim:
@@ -294,6 +305,9 @@ class CorpusSpider(Spider):
             self._stats.inc_value("corpus/links/too-deep", len(tuple(links)))
             return
         self._stats.max_value("corpus/depth_max", depth)
+        links, cut = cap_links(tuple(links), self.config.traps)
+        if cut:
+            self._stats.inc_value("corpus/links/over-max-links-per-page", cut)
         for url in links:
             request = self._page_request(url, depth, page_url, verbatim=True)
             if request is not None:
