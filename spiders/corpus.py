@@ -36,11 +36,13 @@ from twisted.python.failure import Failure
 from w3lib.html import get_meta_refresh
 from w3lib.url import safe_url_string
 
+from corpus_crawler.config import ConfigError
 from corpus_crawler.profile import Profile, load_profile
 from corpus_crawler.sitemaps import SitemapBudget, SitemapKind, SitemapLimits, read_sitemap
 from corpus_crawler.traps import DomainLedger, TrapLimits, cap_links, seen_key
 from pipelines.bridge import NO_LIMIT, profile_settings
 from pipelines.items import FetchedPage
+from pipelines.settingtypes import check_command_line, check_setting_types, exit_with
 from pipelines.signals import links_extracted
 from spiders.scope import UrlScope
 
@@ -128,10 +130,15 @@ class CorpusSpider(Spider):
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> CorpusSpider:
         profile = kwargs.pop("profile", None)
-        if profile is not None:
-            loaded = profile if isinstance(profile, Profile) else load_profile(str(profile))
-            # "spider" priority: the profile beats settings.py, `-s` beats the profile.
-            crawler.settings.setdict(profile_settings(loaded), priority="spider")
+        try:
+            if profile is not None:
+                loaded = profile if isinstance(profile, Profile) else load_profile(str(profile))
+                check_setting_types(loaded.settings, f"{loaded.source or 'profile'}: settings.")
+                # "spider" priority: the profile beats settings.py, `-s` beats the profile.
+                crawler.settings.setdict(profile_settings(loaded), priority="spider")
+            check_command_line(crawler.settings)
+        except ConfigError as exc:  # a ProfileError too: one line, no traceback
+            exit_with(exc)
         spider = super().from_crawler(crawler, *args, **kwargs)
         spider._set_up(crawler)
         return spider
