@@ -11,10 +11,11 @@ never fetches.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from http.cookiejar import Cookie, CookieJar
+from http.cookiejar import Cookie
 
 from scrapy import Request
 from scrapy.downloadermiddlewares.cookies import CookiesMiddleware
+from scrapy.http.cookies import CookieJar
 from scrapy.utils.httpobj import urlparse_cached
 
 from corpus_crawler.domains import is_public_suffix

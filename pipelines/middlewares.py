@@ -33,6 +33,7 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
+
 class ScopeGuardMiddleware:
     """Redirects lead outside the crawl's scope only if the spider's scope allows the target."""
 

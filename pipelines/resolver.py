@@ -101,7 +101,8 @@ class PinnedResolver:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.reactor = reactor
-        self.system: IHostnameResolver = reactor.nameResolver
+        # zope interfaces do not type-check: the resolvers are Any to mypy
+        self.system: Any = reactor.nameResolver
         if isinstance(self.system, PinnedResolver):  # installed twice: wrap the real one
             self.system = self.system.system
         self.clock = clock
@@ -141,12 +142,12 @@ class PinnedResolver:
 
     def resolveHostName(
         self,
-        resolutionReceiver: IResolutionReceiver,
+        resolutionReceiver: Any,  # IResolutionReceiver
         hostName: str,
         portNumber: int = 0,
         addressTypes: Sequence[type[IAddress]] | None = None,
         transportSemantics: str = "TCP",
-    ) -> IHostResolution:
+    ) -> Any:  # IHostResolution
         resolution = _Resolution(hostName)
         resolutionReceiver.resolutionBegan(resolution)
 
@@ -223,7 +224,7 @@ class PinnedResolver:
 
     def _deliver(
         self,
-        receiver: IResolutionReceiver,
+        receiver: Any,
         answer: _Answer,
         port: int,
         address_types: Sequence[type[IAddress]] | None,

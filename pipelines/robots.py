@@ -11,6 +11,7 @@ prefix in the reactor's thread pool, so the reactor keeps serving other hosts.
 from __future__ import annotations
 
 from scrapy import Request, signals
+from scrapy.crawler import Crawler
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
 from scrapy.http import Response
 from scrapy.utils.defer import maybe_deferred_to_future
@@ -26,7 +27,7 @@ __all__ = ["BoundedRobotsTxtMiddleware"]
 class BoundedRobotsTxtMiddleware(RobotsTxtMiddleware):
     """Scrapy's RobotsTxtMiddleware, reading at most `CORPUS_ROBOTS_MAX_BYTES` in a thread."""
 
-    def __init__(self, crawler):  # type: ignore[no-untyped-def]
+    def __init__(self, crawler: Crawler) -> None:
         super().__init__(crawler)
         self.max_bytes = crawler.settings.getint("CORPUS_ROBOTS_MAX_BYTES", ROBOTS_TXT_MAX_BYTES)
 

@@ -45,8 +45,9 @@ def expected_types() -> Mapping[str, type]:
     }
     defaults.update(profile_settings(Profile()))
     types: dict[str, type] = {}
+    kinds: tuple[type, ...] = (bool, int, float, dict, str)
     for name, value in defaults.items():
-        for kind in (bool, int, float, dict, str):
+        for kind in kinds:
             if isinstance(value, kind):
                 types[name] = kind
                 break
