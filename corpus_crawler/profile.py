@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-import ipaddress
 import re
 import types
 import typing
@@ -26,6 +25,7 @@ from typing import Any
 
 import yaml
 
+from .addresses import parse_allowed_network, parse_dns_server
 from .config import ConfigError, ExtractConfig, JustextParams, Preset
 
 __all__ = [
@@ -122,12 +122,25 @@ class Scope:
     deny_patterns: tuple[str, ...] = ()
     #: Link hops from a seed; 0 fetches the seeds only. None: no limit.
     max_depth: int | None = 5
-    #: Pages scheduled per host. None: no limit.
+    #: Pages scheduled per registered domain (`a.example.co.uk` and `b.example.co.uk`
+    #: count together; public-suffix aware). None: no limit.
     max_pages_per_domain: int | None = None
     #: Pages scheduled in total. None: no limit.
     max_pages: int | None = None
     #: Follow links at all (false: fetch seeds and sitemap URLs only).
     follow_links: bool = True
+    # Trap limits (corpus_crawler/traps.py); null switches one off.
+    #: Characters of a URL (2,083: the longest URL Internet Explorer took).
+    max_url_length: int | None = 2083
+    #: Times one path segment may occur in a URL's path (`/a/b/a/b/a/b/a/b`: 4).
+    max_segment_repeats: int | None = 3
+    #: Parameters in a URL's query string.
+    max_query_parameters: int | None = 16
+    #: Link hops inside one registered domain, counted from where the crawl entered it
+    #: (bounds calendars and session ids even with `max_depth: null`).
+    max_domain_depth: int | None = 50
+    #: Links of one page considered for the crawl; the rest are counted and ignored.
+    max_links_per_page: int | None = 1000
 
     def __post_init__(self) -> None:
         _check_domains("allowed_domains", self.allowed_domains)
@@ -144,6 +157,15 @@ class Scope:
         for key in ("max_depth", "max_pages_per_domain", "max_pages"):
             value = getattr(self, key)
             _require(value is None or value >= 0, key, f"must be >= 0 or null, got {value}")
+        for key in (
+            "max_url_length",
+            "max_segment_repeats",
+            "max_query_parameters",
+            "max_domain_depth",
+            "max_links_per_page",
+        ):
+            value = getattr(self, key)
+            _require(value is None or value >= 1, key, f"must be >= 1 or null, got {value}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,18 +208,32 @@ class Network:
 
     #: Allow private, loopback, link-local and other non-public addresses.
     allow_private_addresses: bool = False
-    #: Networks allowed even though not public, e.g. `127.0.0.1/32` for local tests.
+    #: Networks allowed even though not public, e.g. `127.0.0.1/32` for local tests;
+    #: `10.0.0.0/8:8080` or `[fd00::/8]:8080` allows one port only.
     allowed_networks: tuple[str, ...] = ()
+    #: DNS servers to ask instead of the system resolver (`192.0.2.53`, `127.0.0.1:5353`).
+    dns_servers: tuple[str, ...] = ()
+    #: Host names whose answers are cached (least recently used go first).
+    dns_cache_size: int = 100_000
+    #: Seconds a DNS answer is reused.
+    dns_cache_seconds: float = 3600.0
+    #: Seconds a failed lookup is remembered (and not retried).
+    dns_failure_cache_seconds: float = 300.0
 
     def __post_init__(self) -> None:
         for network in self.allowed_networks:
             try:
-                ipaddress.ip_network(network, strict=False)
-            except ValueError:
-                raise _FieldError(
-                    "allowed_networks",
-                    f"{network!r} is not an IP network: write e.g. `127.0.0.1/32` or `::1/128`",
-                ) from None
+                parse_allowed_network(network)
+            except ValueError as exc:
+                raise _FieldError("allowed_networks", str(exc)) from None
+        for server in self.dns_servers:
+            try:
+                parse_dns_server(server)
+            except ValueError as exc:
+                raise _FieldError("dns_servers", str(exc)) from None
+        _require(self.dns_cache_size >= 0, "dns_cache_size", "must be >= 0")
+        for key in ("dns_cache_seconds", "dns_failure_cache_seconds"):
+            _require(getattr(self, key) >= 0, key, "must be >= 0 seconds")
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,6 +250,16 @@ class Limits:
     download_timeout: float = 30.0
     #: Retries of a failed request (5xx, timeouts, connection errors).
     retry_times: int = 2
+    #: Bytes of a robots.txt that are read (Google reads 500 KiB and ignores the rest).
+    max_robots_txt_bytes: int = 500 * 1024
+    #: Bytes of one sitemap after decompression (sitemaps.org: 50 MB).
+    max_sitemap_bytes: int = 50 * 1024 * 1024
+    #: URLs taken from one sitemap (sitemaps.org: 50,000).
+    max_sitemap_urls: int = 50_000
+    #: Sitemap-index nesting followed: 0 reads only the sitemaps the crawl starts from.
+    max_sitemap_depth: int = 2
+    #: Sitemaps fetched per host.
+    max_sitemaps_per_host: int = 1000
 
     def __post_init__(self) -> None:
         _require(
@@ -225,6 +271,14 @@ class Limits:
         _require(self.warn_page_bytes > 0, "warn_page_bytes", "must be > 0")
         _require(self.download_timeout > 0, "download_timeout", "must be > 0 seconds")
         _require(self.retry_times >= 0, "retry_times", f"must be >= 0, got {self.retry_times}")
+        for key in (
+            "max_robots_txt_bytes",
+            "max_sitemap_bytes",
+            "max_sitemap_urls",
+            "max_sitemaps_per_host",
+        ):
+            _require(getattr(self, key) > 0, key, f"must be > 0, got {getattr(self, key)}")
+        _require(self.max_sitemap_depth >= 0, "max_sitemap_depth", "must be >= 0")
 
 
 @dataclass(frozen=True, slots=True)

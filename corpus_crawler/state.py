@@ -37,6 +37,7 @@ from typing import IO, Any
 from urllib.parse import urlsplit
 
 from ._files import OPEN_SUFFIX, fsync_directory
+from .domains import registered_domain
 
 __all__ = [
     "DATABASE_NAME",
@@ -101,12 +102,9 @@ _TOTAL = ""
 
 
 def budget_key(url: str) -> str:
-    """What page budgets are counted by: today the host name.
-
-    The one place to change it (to `corpus_crawler.domains.registered_domain`,
-    once that exists, so that www.x.cz and x.cz share a budget).
-    """
-    return (urlsplit(url).hostname or "").lower()
+    """What page budgets are counted by: the registered domain (public-suffix aware,
+    offline), so www.x.cz, x.cz and a wildcard's endless subdomains share one budget."""
+    return registered_domain((urlsplit(url).hostname or "").lower())
 
 
 class CampaignLocked(RuntimeError):

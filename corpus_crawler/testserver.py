@@ -288,7 +288,9 @@ class SiteServer:
     Lookup order: routes (by path), pages (by path with query, then path), files.
     In text and XML replies, ``{{BASE_URL}}`` becomes the server's address (for
     robots.txt `Sitemap:` lines and sitemaps, which need absolute URLs).
-    Use as a context manager or call `start()` / `stop()`.
+    Use as a context manager or call `start()` / `stop()`. `host` and `port` bind
+    another loopback address (Linux routes all of 127/8 to lo) or a fixed port, e.g.
+    the same port on 127.0.0.2 for a test name that resolves to either address.
     """
 
     def __init__(
@@ -298,12 +300,14 @@ class SiteServer:
         routes: Mapping[str, Route] | None = None,
         pages: Mapping[str, Reply] | None = None,
         html_charset: str | None = None,
+        host: str = "127.0.0.1",
+        port: int = 0,
     ) -> None:
         self._state = _State(
             root=root, routes=dict(routes or {}), pages=dict(pages or {}), html_charset=html_charset
         )
         handler = type("Handler", (_Handler,), {"state": self._state})
-        self._server = _Server(("127.0.0.1", 0), handler)
+        self._server = _Server((host, port), handler)
         self._state.base_url = self.base_url
         self._thread: threading.Thread | None = None
 
@@ -312,8 +316,12 @@ class SiteServer:
         return int(self._server.server_address[1])
 
     @property
+    def host(self) -> str:
+        return str(self._server.server_address[0])
+
+    @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"http://{self.host}:{self.port}"
 
     def url(self, path: str = "/") -> str:
         return self.base_url + (path if path.startswith("/") else "/" + path)

@@ -65,6 +65,12 @@ def profile_settings(profile: Profile) -> dict[str, Any]:
         "CORPUS_SCOPE_MAX_PAGES_PER_DOMAIN": _limit(scope.max_pages_per_domain),
         "CORPUS_SCOPE_MAX_PAGES": _limit(scope.max_pages),
         "CORPUS_SCOPE_FOLLOW_LINKS": scope.follow_links,
+        # trap limits: UrlScope and the spider's domain ledger (corpus_crawler/traps.py)
+        "CORPUS_SCOPE_MAX_URL_LENGTH": _limit(scope.max_url_length),
+        "CORPUS_SCOPE_MAX_SEGMENT_REPEATS": _limit(scope.max_segment_repeats),
+        "CORPUS_SCOPE_MAX_QUERY_PARAMETERS": _limit(scope.max_query_parameters),
+        "CORPUS_SCOPE_MAX_DOMAIN_DEPTH": _limit(scope.max_domain_depth),
+        "CORPUS_SCOPE_MAX_LINKS_PER_PAGE": _limit(scope.max_links_per_page),
         # politeness: Scrapy's own settings
         "ROBOTSTXT_OBEY": polite.obey_robots_txt,
         "USER_AGENT": polite.user_agent,
@@ -79,12 +85,22 @@ def profile_settings(profile: Profile) -> dict[str, Any]:
         # network: AddressGuardMiddleware
         "CORPUS_NETWORK_ALLOW_PRIVATE": profile.network.allow_private_addresses,
         "CORPUS_NETWORK_ALLOWED_NETWORKS": list(profile.network.allowed_networks),
+        "CORPUS_NETWORK_DNS_SERVERS": list(profile.network.dns_servers),
+        "CORPUS_NETWORK_DNS_CACHE_SIZE": profile.network.dns_cache_size,
+        "CORPUS_NETWORK_DNS_CACHE_SECONDS": profile.network.dns_cache_seconds,
+        "CORPUS_NETWORK_DNS_FAILURE_SECONDS": profile.network.dns_failure_cache_seconds,
         # limits
         "CLOSESPIDER_TIMEOUT": limits.max_run_time or 0,
         "DOWNLOAD_MAXSIZE": limits.max_page_bytes,
         "DOWNLOAD_WARNSIZE": min(limits.warn_page_bytes, limits.max_page_bytes),
         "DOWNLOAD_TIMEOUT": limits.download_timeout,
         "RETRY_TIMES": limits.retry_times,
+        # robots.txt and sitemap bounds: BoundedRobotsTxtMiddleware, the spider's sitemaps
+        "CORPUS_ROBOTS_MAX_BYTES": limits.max_robots_txt_bytes,
+        "CORPUS_SITEMAPS_MAX_BYTES": limits.max_sitemap_bytes,
+        "CORPUS_SITEMAPS_MAX_URLS": limits.max_sitemap_urls,
+        "CORPUS_SITEMAPS_MAX_DEPTH": limits.max_sitemap_depth,
+        "CORPUS_SITEMAPS_MAX_PER_HOST": limits.max_sitemaps_per_host,
         # extraction: ExtractPipeline
         "CORPUS_EXTRACT_TEXT": extraction.enabled,
         "CORPUS_EXTRACT_EXTRACTOR": extraction.extractor,

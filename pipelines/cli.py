@@ -32,6 +32,7 @@ from typing import Any
 
 from corpus_crawler.config import ConfigError
 from corpus_crawler.profile import Profile, ProfileError, load_profile
+from pipelines.settingtypes import check_setting_types
 
 __all__ = [
     "CrawlResult",
@@ -314,6 +315,8 @@ def run_crawl(args: argparse.Namespace) -> int:
         return 2
     try:
         overrides = _overrides(args.settings)
+        check_setting_types(profile.settings, f"{args.profile}: settings.")
+        check_setting_types(overrides, "-s ")
     except ConfigError as exc:
         print(f"corpus-crawler: {exc}", file=sys.stderr)
         return 2
@@ -357,6 +360,7 @@ def run_demo(args: argparse.Namespace) -> int:
         return 2
     try:
         overrides = _overrides(args.settings)
+        check_setting_types(overrides, "-s ")
     except ConfigError as exc:
         print(f"corpus-crawler: {exc}", file=sys.stderr)
         return 2

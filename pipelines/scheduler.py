@@ -30,6 +30,7 @@ from scrapy.crawler import Crawler
 from scrapy.utils.request import request_from_dict
 
 from corpus_crawler.state import Admission, CampaignStore, budget_key
+from corpus_crawler.traps import seen_key
 from pipelines.campaign import CampaignExtension, CampaignSettings
 
 __all__ = ["CampaignScheduler", "request_from_json", "request_to_json"]
@@ -116,7 +117,7 @@ class CampaignScheduler(BaseScheduler):
         parent = meta.pop(ROW, None)
         parent_url = meta.pop(ROW_URL, request.url)
         budget = meta.pop(BUDGET, None)
-        fingerprint = None if request.dont_filter else self.fingerprinter.fingerprint(request)
+        fingerprint = None if request.dont_filter else self._fingerprint(request)
         try:
             admission = self.store.enqueue(
                 # serialised only if it is queued: most links of a page were seen before
@@ -142,6 +143,14 @@ class CampaignScheduler(BaseScheduler):
         else:
             stats.inc_value(f"corpus/links/{admission.value}")
         return False
+
+    def _fingerprint(self, request: Request) -> bytes:
+        # Session ids do not make a page new (corpus_crawler.traps.seen_key): the
+        # request keeps its URL, the seen set remembers it without them.
+        key = seen_key(request.url)
+        if key != request.url:
+            request = request.replace(url=key)
+        return self.fingerprinter.fingerprint(request)
 
     def next_request(self) -> Request | None:
         if not self._leased:

@@ -23,14 +23,27 @@ ITEM_PIPELINES = {
 
 DOWNLOADER_MIDDLEWARES = {
     # right after Scrapy's OffsiteMiddleware (50), before robots.txt is fetched (100)
-    "pipelines.middlewares.AddressGuardMiddleware": 55,
+    "pipelines.addressguard.AddressGuardMiddleware": 55,
     "pipelines.middlewares.ScopeGuardMiddleware": 60,
     # closest to the downloader: sees every exchange, redirects and errors included,
     # with the body as received (before HttpCompressionMiddleware, 590, decodes it)
     "pipelines.capture.WarcCaptureMiddleware": 950,
     # after the capture: a response cut at the size cap is archived, then dropped
     "pipelines.capture.SizeCapMiddleware": 945,
+    # the hostile web (issue 11): robots.txt read to 500 KiB in a thread, cookies checked
+    # against the bundled public suffix list (never downloaded), decompression bombs
+    # counted, names whose every address is refused counted instead of retried
+    "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
+    "pipelines.robots.BoundedRobotsTxtMiddleware": 100,
+    "scrapy.downloadermiddlewares.cookies.CookiesMiddleware": None,
+    "pipelines.cookies.OfflineCookiesMiddleware": 700,
+    "scrapy.downloadermiddlewares.httpcompression.HttpCompressionMiddleware": None,
+    "pipelines.decompression.BoundedHttpCompressionMiddleware": 590,
+    "pipelines.addressguard.RefusedAddressMiddleware": 940,
 }
+
+# Every connection goes to an address the network policy vetted (pipelines/resolver.py).
+TWISTED_DNS_RESOLVER = "pipelines.resolver.PinnedResolver"
 
 EXTENSIONS = {
     # the campaign folder: state, lock and the writer thread (others get it first)

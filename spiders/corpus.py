@@ -22,6 +22,7 @@ Run it with `scrapy crawl corpus -a profile=configs/crawls/example.yaml` or
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from collections.abc import AsyncIterator, Iterable, Iterator
 from dataclasses import dataclass
@@ -35,16 +36,18 @@ from scrapy.crawler import Crawler
 from scrapy.exceptions import CloseSpider, DownloadCancelledError, IgnoreRequest
 from scrapy.http import Response, TextResponse
 from scrapy.settings import BaseSettings
-from scrapy.utils.gz import gunzip, gzip_magic_number
-from scrapy.utils.sitemap import Sitemap, sitemap_urls_from_robots
 from twisted.python.failure import Failure
 from w3lib.html import get_meta_refresh
 from w3lib.url import safe_url_string
 
+from corpus_crawler.config import ConfigError
 from corpus_crawler.profile import Profile, load_profile
+from corpus_crawler.sitemaps import SitemapBudget, SitemapKind, SitemapLimits, read_sitemap
+from corpus_crawler.traps import DomainLedger, TrapLimits, cap_links
 from pipelines.bridge import NO_LIMIT, profile_settings
 from pipelines.extract import PageProcessor
 from pipelines.items import FetchedPage, RequestDone
+from pipelines.settingtypes import check_command_line, check_setting_types, exit_with
 from spiders.scope import UrlScope
 
 __all__ = ["CorpusSpider", "SpiderConfig"]
@@ -73,6 +76,8 @@ class SpiderConfig:
     #: Extract links in the callback (the extraction pipeline is off).
     links_in_callback: bool
     max_sitemap_bytes: int
+    traps: TrapLimits
+    sitemap_limits: SitemapLimits
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> SpiderConfig:
@@ -88,6 +93,20 @@ class SpiderConfig:
             follow_links=settings.getbool("CORPUS_SCOPE_FOLLOW_LINKS", True),
             links_in_callback=not settings.getbool("CORPUS_EXTRACT_ENABLED", True),
             max_sitemap_bytes=settings.getint("DOWNLOAD_MAXSIZE"),
+            traps=TrapLimits(
+                max_url_length=_limit(settings, "CORPUS_SCOPE_MAX_URL_LENGTH"),
+                max_segment_repeats=_limit(settings, "CORPUS_SCOPE_MAX_SEGMENT_REPEATS"),
+                max_query_parameters=_limit(settings, "CORPUS_SCOPE_MAX_QUERY_PARAMETERS"),
+                max_domain_depth=_limit(settings, "CORPUS_SCOPE_MAX_DOMAIN_DEPTH"),
+                max_pages_per_domain=_limit(settings, "CORPUS_SCOPE_MAX_PAGES_PER_DOMAIN"),
+                max_links_per_page=_limit(settings, "CORPUS_SCOPE_MAX_LINKS_PER_PAGE"),
+            ),
+            sitemap_limits=SitemapLimits(
+                max_bytes=settings.getint("CORPUS_SITEMAPS_MAX_BYTES", 50 * 1024 * 1024),
+                max_urls=settings.getint("CORPUS_SITEMAPS_MAX_URLS", 50_000),
+                max_depth=settings.getint("CORPUS_SITEMAPS_MAX_DEPTH", 2),
+                max_per_host=settings.getint("CORPUS_SITEMAPS_MAX_PER_HOST", 1000),
+            ),
         )
 
 
@@ -111,16 +130,27 @@ class CorpusSpider(Spider):
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> CorpusSpider:
         profile = kwargs.pop("profile", None)
-        if profile is not None:
-            loaded = profile if isinstance(profile, Profile) else load_profile(str(profile))
-            # "spider" priority: the profile beats settings.py, `-s` beats the profile.
-            crawler.settings.setdict(profile_settings(loaded), priority="spider")
+        try:
+            if profile is not None:
+                loaded = profile if isinstance(profile, Profile) else load_profile(str(profile))
+                check_setting_types(loaded.settings, f"{loaded.source or 'profile'}: settings.")
+                # "spider" priority: the profile beats settings.py, `-s` beats the profile.
+                crawler.settings.setdict(profile_settings(loaded), priority="spider")
+            check_command_line(crawler.settings)
+        except ConfigError as exc:  # a ProfileError too: one line, no traceback
+            exit_with(exc)
         spider = super().from_crawler(crawler, *args, **kwargs)
         spider._set_up(crawler)
         return spider
 
     def _set_up(self, crawler: Crawler) -> None:
         self.config = SpiderConfig.from_settings(crawler.settings)
+        #: Entry depth per registered domain (a trap limit of this run); the page
+        #: budgets are campaign state, counted by the scheduler on disk.
+        self._domains = DomainLedger(
+            dataclasses.replace(self.config.traps, max_pages_per_domain=None)
+        )
+        self._sitemap_budget = SitemapBudget(self.config.sitemap_limits)
         #: Counts kept here and added to the stats once per page, not once per link.
         self._counts: Counter[str] = Counter()
         #: Seed hosts whose robots.txt Sitemap: lines are still to be read.
@@ -169,7 +199,9 @@ class CorpusSpider(Spider):
             domains = tuple(
                 {h for h in (urlsplit(u).hostname for u in seeds + sitemaps) if h is not None}
             )
-        self.scope = UrlScope.build(domains, self.config.allowed_tlds, self.config.deny_patterns)
+        self.scope = UrlScope.build(
+            domains, self.config.allowed_tlds, self.config.deny_patterns, self.config.traps
+        )
         for url in seeds:
             refusal = self.scope.check(url)
             if refusal is not None:
@@ -179,7 +211,8 @@ class CorpusSpider(Spider):
                 yield request
         self._flush_counts()
         for url in sitemaps:
-            yield self._sitemap_request(url)
+            if (sitemap := self._sitemap_request(url)) is not None:
+                yield sitemap
         if self.config.sitemaps_from_robots:
             origins = dict.fromkeys(
                 f"{p.scheme}://{p.netloc}" for p in map(urlsplit, seeds) if p.netloc
@@ -190,7 +223,8 @@ class CorpusSpider(Spider):
                 self._robots_origins.update(origins)
             else:
                 for origin in origins:
-                    yield self._sitemap_request(origin + "/robots.txt")
+                    if (sitemap := self._sitemap_request(origin + "/robots.txt")) is not None:
+                        yield sitemap
 
     def _robots_received(self, response: Response, request: Request) -> None:
         """`response_received` handler: the Sitemap: lines of the robots.txt files that
@@ -206,54 +240,39 @@ class CorpusSpider(Spider):
             for sitemap in self._sitemap_links(response):
                 self.crawler.engine.crawl(sitemap)
 
-    def _sitemap_request(self, url: str) -> Request:
-        return Request(
-            url,
-            callback=self._parse_sitemap,
-            errback=self._download_failed,
-            meta={"depth": 0, "corpus_sitemap": True},
-        )
+    def _sitemap_request(self, url: str, depth: int = 0) -> Request | None:
+        refusal = self._sitemap_budget.admit(url, depth)
+        if refusal is not None:
+            self._stats.inc_value(f"corpus/sitemaps/refused/{refusal}")
+            return None
+        meta = {"depth": 0, "corpus_sitemap": True, "corpus_sitemap_depth": depth}
+        return Request(url, callback=self._parse_sitemap, errback=self._download_failed, meta=meta)
 
     def _parse_sitemap(self, response: Response) -> Iterator[Any]:
         yield from self._sitemap_links(response)
         yield RequestDone(response.url, response.meta.get("corpus_row"), "sitemap")
 
     def _sitemap_links(self, response: Response) -> Iterator[Request]:
-        if urlsplit(response.url).path == "/robots.txt":
-            for url in sitemap_urls_from_robots(response.body, base_url=response.url):
-                if self.scope.check(url, page=False) is None:
-                    yield self._sitemap_request(url)
-            return
-        body = self._sitemap_body(response)
-        if body is None:
-            self.logger.warning("ignoring a sitemap that is not XML: %s", response.url)
+        depth = int(response.meta.get("corpus_sitemap_depth", 0))
+        content = read_sitemap(response.body, response.url, self.config.sitemap_limits)
+        if content.kind is SitemapKind.INVALID:
+            self.logger.warning("ignoring a sitemap that is not XML or text: %s", response.url)
             self._stats.inc_value("corpus/sitemaps/invalid")
             return
-        sitemap = Sitemap(body)
         self._stats.inc_value("corpus/sitemaps/read")
-        for entry in sitemap:
-            loc = entry.get("loc")
-            if not loc:
-                continue
-            if sitemap.type == "sitemapindex":
-                if self.scope.check(loc, page=False) is None:
-                    yield self._sitemap_request(loc)
-            elif sitemap.type == "urlset":
-                request = self._page_request(loc, depth=0)
-                if request is not None:
-                    yield request
+        if content.truncated:
+            self._stats.inc_value("corpus/sitemaps/truncated")
+        for url in content.urls:
+            if not content.lists_sitemaps:
+                request = self._page_request(url, depth=0)
+            elif self.scope.check(url, page=False) is None:
+                # a robots.txt's Sitemap: lines are the top level, not one level down
+                request = self._sitemap_request(url, depth + (content.kind is SitemapKind.INDEX))
+            else:
+                request = None
+            if request is not None:
+                yield request
         self._flush_counts()
-
-    def _sitemap_body(self, response: Response) -> bytes | None:
-        if gzip_magic_number(response):
-            try:
-                return gunzip(response.body, max_size=self.config.max_sitemap_bytes)
-            except Exception:  # a damaged or oversized gzip: not a sitemap we can read
-                return None
-        head = response.body[:512].lstrip().lower()
-        if head.startswith(b"<?xml") or b"<urlset" in head or b"<sitemapindex" in head:
-            return response.body
-        return None
 
     # -- scope --------------------------------------------------------------------------
 
@@ -267,6 +286,10 @@ class CorpusSpider(Spider):
         refusal = self.scope.check(url)
         if refusal is not None:
             self._counts[f"corpus/links/refused/{refusal}"] += 1
+            return None
+        trap = self._domains.admit(url, depth)
+        if trap is not None:
+            self._counts[f"corpus/links/refused/{trap}"] += 1
             return None
         # corpus_budget: counts against the page budgets when scheduled
         meta: dict[str, Any] = {"depth": depth, "corpus_budget": True}
@@ -287,6 +310,9 @@ class CorpusSpider(Spider):
             self._stats.inc_value("corpus/links/too-deep", len(tuple(links)))
             return
         self._stats.max_value("corpus/depth_max", depth)
+        links, cut = cap_links(tuple(links), self.config.traps)
+        if cut:
+            self._stats.inc_value("corpus/links/over-max-links-per-page", cut)
         for url in links:
             request = self._page_request(url, depth, verbatim=True)
             if request is not None:

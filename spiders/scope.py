@@ -1,4 +1,5 @@
-"""Which URLs a crawl may fetch: scheme, host (domains or TLD suffixes), deny patterns, file type.
+"""Which URLs a crawl may fetch: scheme, host (domains or TLD suffixes), deny patterns, file type,
+and the per-URL trap limits (length, repeated path segments, query parameters).
 
 Pure rules over URL strings, shared by the spider (links and seeds) and by
 `ScopeGuardMiddleware` (redirect targets).
@@ -9,10 +10,12 @@ from __future__ import annotations
 import enum
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from scrapy.linkextractors import IGNORED_EXTENSIONS
+
+from corpus_crawler.traps import TrapLimits, TrapReason, check_url
 
 __all__ = ["BINARY_EXTENSIONS", "Refusal", "UrlScope"]
 
@@ -55,6 +58,7 @@ class UrlScope:
     #: Host suffixes allowed (TLDs such as `cz`, or `co.uk`).
     suffixes: tuple[str, ...] = ()
     deny: tuple[re.Pattern[str], ...] = ()
+    traps: TrapLimits = field(default_factory=TrapLimits)
 
     @classmethod
     def build(
@@ -62,11 +66,13 @@ class UrlScope:
         domains: Iterable[str] = (),
         suffixes: Iterable[str] = (),
         deny_patterns: Iterable[str] = (),
+        traps: TrapLimits | None = None,
     ) -> UrlScope:
         return cls(
             domains=frozenset(d.strip().lower().lstrip(".") for d in domains if d.strip()),
             suffixes=tuple(_normalise_suffix(s) for s in suffixes if _normalise_suffix(s)),
             deny=tuple(re.compile(p) for p in deny_patterns),
+            traps=traps or TrapLimits(),
         )
 
     def allows_host(self, host: str) -> bool:
@@ -83,9 +89,13 @@ class UrlScope:
                 return True
         return host in self.suffixes
 
-    def check(self, url: str, *, page: bool = True) -> Refusal | None:
+    def check(self, url: str, *, page: bool = True) -> Refusal | TrapReason | None:
         """None if `url` may be fetched, else why not. `page=False` skips the file-type rule
         (for sitemaps, which are often `.xml.gz`)."""
+        # the length first: the other rules then never scan an 8,000-character URL
+        trap = check_url(url, self.traps)
+        if trap is not None:
+            return trap
         split = _split(url)
         if split is None:
             return Refusal.SCHEME

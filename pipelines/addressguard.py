@@ -1,0 +1,178 @@
+"""The address guard: only http(s), only addresses the network policy allows.
+
+Two downloader middlewares and the resolver they configure:
+
+* `AddressGuardMiddleware` (55) refuses non-http(s) URLs and literal addresses
+  the policy refuses (port included) before anything is sent, and hands the
+  crawl's policy and DNS settings to the reactor's `PinnedResolver`, which
+  filters every DNS answer before Twisted connects. Names are never resolved
+  here: one lookup, in the resolver, decides where the connection goes.
+* `RefusedAddressMiddleware` (940, before RetryMiddleware sees the error) turns
+  the `DNSLookupError` of a name whose every address was refused into a counted
+  refusal (`corpus/refused/<reason>`) instead of retries.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import scrapy.exceptions
+from scrapy import Request
+from scrapy.crawler import Crawler
+from scrapy.exceptions import IgnoreRequest, NotConfigured
+from scrapy.http import Response
+from scrapy.settings import BaseSettings
+from scrapy.utils.httpobj import urlparse_cached
+from twisted.internet.error import DNSLookupError
+
+from corpus_crawler.addresses import AddressPolicy, literal_address
+from pipelines.resolver import PinnedResolver, ResolverConfig, installed_resolver, parse_dns_server
+
+__all__ = [
+    "AddressGuardMiddleware",
+    "AddressPolicy",
+    "RefusedAddressMiddleware",
+    "policy_from_settings",
+]
+
+logger = logging.getLogger(__name__)
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+# Scrapy 2.14+ wraps Twisted's DNSLookupError in its own CannotResolveHostError
+_LOOKUP_ERRORS: tuple[type[Exception], ...] = (
+    DNSLookupError,
+    getattr(scrapy.exceptions, "CannotResolveHostError", DNSLookupError),
+)
+
+
+def _enabled(settings: BaseSettings) -> None:
+    if not settings.getbool("CORPUS_NETWORK_ENABLED", True):
+        raise NotConfigured(
+            "the address guard is off (CORPUS_NETWORK_ENABLED=False): the crawler may"
+            " reach private and loopback addresses; set CORPUS_NETWORK_ENABLED=True"
+        )
+
+
+def policy_from_settings(settings: BaseSettings) -> AddressPolicy:
+    """`CORPUS_NETWORK_ALLOW_PRIVATE` and `CORPUS_NETWORK_ALLOWED_NETWORKS`."""
+    try:
+        return AddressPolicy.build(
+            settings.getbool("CORPUS_NETWORK_ALLOW_PRIVATE"),
+            settings.getlist("CORPUS_NETWORK_ALLOWED_NETWORKS"),
+        )
+    except ValueError as exc:
+        raise ValueError(f"CORPUS_NETWORK_ALLOWED_NETWORKS: {exc}") from None
+
+
+def resolver_config_from_settings(settings: BaseSettings) -> ResolverConfig:
+    try:
+        servers = tuple(parse_dns_server(s) for s in settings.getlist("CORPUS_NETWORK_DNS_SERVERS"))
+    except ValueError as exc:
+        raise ValueError(f"CORPUS_NETWORK_DNS_SERVERS: {exc}") from None
+    defaults = ResolverConfig()
+    return ResolverConfig(
+        policy=policy_from_settings(settings),
+        dns_servers=servers,
+        cache_size=settings.getint("CORPUS_NETWORK_DNS_CACHE_SIZE", defaults.cache_size),
+        cache_seconds=settings.getfloat("CORPUS_NETWORK_DNS_CACHE_SECONDS", defaults.cache_seconds),
+        failure_seconds=settings.getfloat(
+            "CORPUS_NETWORK_DNS_FAILURE_SECONDS", defaults.failure_seconds
+        ),
+        query_timeout=settings.getfloat("CORPUS_NETWORK_DNS_TIMEOUT", defaults.query_timeout),
+    )
+
+
+def _port(request: Request) -> int | None:
+    parts = urlparse_cached(request)
+    try:
+        return parts.port or _DEFAULT_PORTS.get(parts.scheme)
+    except ValueError:  # a port out of range: the download fails the usual way
+        return None
+
+
+class AddressGuardMiddleware:
+    """Refuses non-http(s) URLs and refused literal addresses; configures the resolver."""
+
+    def __init__(
+        self, crawler: Crawler, policy: AddressPolicy, resolver: PinnedResolver | None = None
+    ) -> None:
+        self.crawler = crawler
+        self.policy = policy
+        self.stats = crawler.stats
+        self.resolver = resolver
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> AddressGuardMiddleware:
+        _enabled(crawler.settings)
+        config = resolver_config_from_settings(crawler.settings)
+        from twisted.internet import reactor
+
+        resolver = installed_resolver(reactor)
+        resolver.configure(config, crawler.stats)
+        return cls(crawler, config.policy, resolver)
+
+    def _check_resolver(self) -> None:
+        from twisted.internet import reactor
+
+        if self.resolver is not None and reactor.nameResolver is not self.resolver:
+            # another TWISTED_DNS_RESOLVER was installed when the reactor started:
+            # without ours, connections would go to unchecked addresses
+            logger.warning(
+                "TWISTED_DNS_RESOLVER replaced pipelines.resolver.PinnedResolver: putting it"
+                " back, so that connections only go to addresses the network policy allows"
+            )
+            self.resolver.reactor.installNameResolver(self.resolver)
+
+    def _refuse(self, request: Request, why: str) -> IgnoreRequest:
+        self.stats.inc_value(f"corpus/refused/{why}")
+        logger.debug("refused %s: %s", request.url, why)
+        return IgnoreRequest(f"refused ({why}): {request.url}")
+
+    async def process_request(self, request: Request) -> None:
+        self._check_resolver()
+        parts = urlparse_cached(request)
+        if parts.scheme not in ("http", "https"):
+            raise self._refuse(request, "scheme")
+        address = literal_address(parts.hostname or "")
+        if address is not None:
+            refusal = self.policy.refusal(address, _port(request))
+            if refusal is not None:
+                raise self._refuse(request, str(refusal))
+        return None
+
+    def process_response(self, request: Request, response: Response) -> Response:
+        # The resolver already pinned the connection; this catches a download handler
+        # that resolves names by itself (a proxy, a custom handler).
+        address = response.ip_address
+        if address is not None:
+            refusal = self.policy.refusal(address, _port(request))
+            if refusal is not None:
+                raise self._refuse(request, str(refusal))
+        return response
+
+
+class RefusedAddressMiddleware:
+    """A name whose every address the policy refused: counted and ignored, not retried."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        self.stats = crawler.stats
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> RefusedAddressMiddleware:
+        _enabled(crawler.settings)
+        return cls(crawler)
+
+    def process_exception(self, request: Request, exception: Exception) -> Any:
+        from twisted.internet import reactor
+
+        if not isinstance(exception, _LOOKUP_ERRORS):
+            return None
+        resolver = reactor.nameResolver
+        if not isinstance(resolver, PinnedResolver):
+            return None
+        refusal = resolver.refusal(urlparse_cached(request).hostname or "", _port(request))
+        if refusal is None:
+            return None
+        self.stats.inc_value(f"corpus/refused/{refusal}")
+        raise IgnoreRequest(f"refused ({refusal}): {request.url}")

@@ -1,0 +1,155 @@
+"""Type checks of Scrapy and CORPUS_* settings, before a crawl starts.
+
+A profile's `settings:` section and `-s KEY=VALUE` are free-form: without a
+check, `-s DOWNLOAD_DELAY=fast` fails deep inside a component with a
+traceback that never names the key. Here every setting whose type is known
+(the type of its default: Scrapy's own defaults and the `CORPUS_*` settings an
+empty profile produces) is converted the way Scrapy's `getbool`/`getint`/
+`getfloat`/`getlist`/`getdict` will convert it, and a value that would fail is
+reported with its key, where it came from and what to write instead.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from collections.abc import Iterable, Mapping
+from typing import Any, NoReturn
+
+from corpus_crawler.config import ConfigError
+
+__all__ = ["check_command_line", "check_setting_types", "exit_with", "expected_types"]
+
+_WORDS = {
+    bool: "true or false (or 1 / 0)",
+    int: "a whole number",
+    float: "a number",
+    list: "a list (or a comma-separated string)",
+    dict: "a mapping (or a JSON object string)",
+    str: "a string",
+}
+
+
+@functools.cache
+def expected_types() -> Mapping[str, type]:
+    """Setting name -> bool, int, float, list, dict or str (settings with a None default and
+    class paths are left out: any value may be right)."""
+    from scrapy.settings import default_settings
+
+    from corpus_crawler.profile import Profile
+    from pipelines.bridge import profile_settings
+
+    defaults: dict[str, Any] = {
+        name: getattr(default_settings, name) for name in dir(default_settings) if name.isupper()
+    }
+    defaults.update(profile_settings(Profile()))
+    types: dict[str, type] = {}
+    kinds: tuple[type, ...] = (bool, int, float, dict, str)
+    for name, value in defaults.items():
+        for kind in kinds:
+            if isinstance(value, kind):
+                types[name] = kind
+                break
+        else:
+            if isinstance(value, (list, tuple)):
+                types[name] = list
+    # mappings that Scrapy also takes as class paths or None, and float-valued ints
+    for name in ("CORPUS_PROFILE_PATH", "CORPUS_PROFILE_DATA"):
+        types.pop(name, None)
+    for name, kind in list(types.items()):
+        if kind is int and name in _FLOAT_ALSO:
+            types[name] = float
+    return types
+
+
+#: Int defaults that Scrapy reads with getfloat.
+_FLOAT_ALSO = frozenset(
+    {"DOWNLOAD_DELAY", "CLOSESPIDER_TIMEOUT", "CLOSESPIDER_TIMEOUT_NO_ITEM", "DNS_TIMEOUT"}
+)
+
+
+def _problem(kind: type, value: Any) -> bool:
+    """True if Scrapy's getter for `kind` would fail on `value` (or silently mangle it)."""
+    if value is None:
+        return kind is not str and kind is not list
+    if kind is bool:
+        if isinstance(value, bool):
+            return False
+        if isinstance(value, int):
+            return value not in (0, 1)
+        return not (isinstance(value, str) and value.strip() in _BOOL_WORDS)
+    if kind is int:
+        if isinstance(value, bool):
+            return True
+        if isinstance(value, int):
+            return False
+        if isinstance(value, float):
+            return not value.is_integer()
+        return not (isinstance(value, str) and _parses(int, value))
+    if kind is float:
+        if isinstance(value, bool):
+            return True
+        if isinstance(value, (int, float)):
+            return False
+        return not (isinstance(value, str) and _parses(float, value))
+    if kind is list:
+        return not isinstance(value, (list, tuple, str))
+    if kind is dict:
+        if isinstance(value, dict):
+            return False
+        if isinstance(value, str):
+            try:
+                return not isinstance(json.loads(value), dict)
+            except ValueError:
+                return True
+        return True
+    # str settings: only containers are surely wrong (LOG_LEVEL may be a number)
+    return isinstance(value, (list, tuple, dict))
+
+
+_BOOL_WORDS = frozenset({"0", "1", "true", "false", "True", "False"})
+
+
+def _parses(convert: Any, text: str) -> bool:
+    try:
+        convert(text.strip())
+    except ValueError:
+        return False
+    return True
+
+
+def check_setting_types(values: Mapping[str, Any], where: str, *, keys: Iterable[str] = ()) -> None:
+    """Raise ConfigError for the first value of `values` Scrapy could not read as its type.
+
+    `where` prefixes the key in the message (`"profile.yaml: settings."`, `"-s "`);
+    `keys` limits the check to those names (all of `values` when empty).
+    """
+    types = expected_types()
+    names = list(keys) or list(values)
+    for name in names:
+        kind = types.get(name)
+        if kind is None or name not in values:
+            continue
+        value = values[name]
+        if _problem(kind, value):
+            raise ConfigError(f"{where}{name}: must be {_WORDS[kind]}, got {value!r}")
+
+
+def check_command_line(settings: Any) -> None:
+    """The settings given with `-s` (Scrapy's "cmdline" priority), as `check_setting_types`."""
+    from scrapy.settings import SETTINGS_PRIORITIES
+
+    cmdline = SETTINGS_PRIORITIES["cmdline"]
+    keys = [name for name in settings if settings.getpriority(name) == cmdline]
+    check_setting_types({name: settings[name] for name in keys}, "-s ")
+
+
+def exit_with(error: ConfigError, program: str = "corpus-crawler") -> NoReturn:
+    """One line on stderr and exit status 2, the way a command-line tool reports bad input.
+
+    Raised from inside Scrapy's crawl set-up, any other exception would be logged
+    with a traceback that buries the message.
+    """
+    print(f"{program}: {error}", file=sys.stderr, flush=True)
+    raise SystemExit(2)
