@@ -192,7 +192,7 @@ def preflight(profile: Profile, output: str | None, overrides: dict[str, Any]) -
     from corpus_crawler.state import CampaignLocked, _FolderLock
     from pipelines.campaign import CampaignSettings
     from pipelines.extract import ExtractSettings
-    from pipelines.middlewares import AddressPolicy
+    from pipelines.addressguard import policy_from_settings
     from pipelines.writer import OutputSettings
     from spiders.corpus import SpiderConfig
 
@@ -207,7 +207,7 @@ def preflight(profile: Profile, output: str | None, overrides: dict[str, Any]) -
             ExtractSettings.from_settings,
             OutputSettings.from_settings,
             CampaignSettings.from_settings,
-            AddressPolicy.from_settings,
+            policy_from_settings,
         ):
             with contextlib.suppress(NotConfigured):
                 build(settings)
