@@ -44,8 +44,8 @@ from .vertical import (
 )
 
 __all__ = [
-    "CorpusToolFiles",
     "STRUCTURES",
+    "CorpusToolFiles",
     "corpus_id",
     "cwb_script",
     "manatee_registry",
@@ -170,9 +170,9 @@ def cwb_structure_flags() -> list[str]:
 # The awk filter turns each <g/> line into glue=1 on the next token; token lines get a
 # second column (0 or 1); tags pass through.
 _GLUE_FILTER = (
-    'BEGIN { glue = 0 } '
+    "BEGIN { glue = 0 } "
     '$0 == "<g/>" { glue = 1; next } '
-    '/^<.*>$/ { print; next } '
+    "/^<.*>$/ { print; next } "
     '{ print $0 "\\t" glue; glue = 0 }'
 )
 

@@ -360,9 +360,7 @@ def format_document(
     if document.drop_reason is not None:
         return None
     chosen = selected_paragraphs(document, all_paragraphs)
-    good_text = [
-        "\n".join(lines) for _, p, lines in chosen if p.final_class is ParagraphClass.GOOD
-    ]
+    good_text = ["\n".join(lines) for _, p, lines in chosen if p.final_class is ParagraphClass.GOOD]
     if not good_text:
         return None
     out = [_tag("doc", doc_attributes(document, meta, "\n".join(good_text)))]

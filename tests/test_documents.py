@@ -28,7 +28,6 @@ from corpus_crawler.model import Document
 from corpus_crawler.vertical import (
     DocMeta,
     VerticalConfig,
-    VerticalFormat,
     VerticalWriter,
     read_vertical,
 )
@@ -158,9 +157,7 @@ def test_files_rotate_by_size_and_nothing_is_lost(tmp_path: Path) -> None:
 def test_gzip_jsonl_has_a_member_per_document_and_crash_recovery_keeps_whole_lines(
     tmp_path: Path,
 ) -> None:
-    records = [
-        r for d, m in demo_documents() if (r := document_record(d, m)) is not None
-    ]
+    records = [r for d, m in demo_documents() if (r := document_record(d, m)) is not None]
     writer = JsonlWriter(DocumentsConfig(tmp_path, gzip=True))
     for record in records:
         writer.write(record)
