@@ -112,8 +112,7 @@ def manatee_registry(
     )
     lines = [
         f"# Manatee / NoSketchEngine registry for {vertical.name}, written by corpus-crawler.",
-        f"# Compile: encodevert -c {identifier}  (with MANATEE_REGISTRY set to this folder)",
-        f"#      or: encodevert -c {vertical.parent / (_stem(vertical) + '.manatee')}",
+        f"# Compile: encodevert -c {vertical.parent / (_stem(vertical) + '.manatee')}",
         f"NAME {_quote(name or identifier)}",
         f"PATH {_quote(str(data) + os.sep)}",
         f"VERTICAL {_quote(source)}",
