@@ -113,6 +113,14 @@ def profile_settings(profile: Profile) -> dict[str, Any]:
         "CORPUS_VERTICAL_MAX_FILE_BYTES": output.vertical.max_file_bytes,
         "CORPUS_PROGRESS_ENABLED": output.progress_interval > 0,
         "CORPUS_PROGRESS_INTERVAL": output.progress_interval,
+        # documents, crawl log, report (outputs)
+        "CORPUS_DOCUMENTS_JSONL": output.documents.jsonl,
+        "CORPUS_DOCUMENTS_PARQUET": output.documents.parquet,
+        "CORPUS_DOCUMENTS_MAX_FILE_BYTES": output.documents.max_file_bytes,
+        "CORPUS_DOCUMENTS_ROW_GROUP_ROWS": output.documents.row_group_rows,
+        "CORPUS_CRAWL_LOG_ENABLED": output.crawl_log,
+        "CORPUS_REPORT_ENABLED": output.report,
+        "CORPUS_REPORT_INTERVAL": output.report_interval,
     }
     settings.update(profile.settings)
     return settings

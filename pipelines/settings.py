@@ -19,6 +19,7 @@ ITEM_PIPELINES = {
     "pipelines.extract.ExtractPipeline": 100,
     "pipelines.outputs.WarcDocumentPipeline": 800,
     "pipelines.outputs.VerticalPipeline": 810,
+    "pipelines.outputs.DocumentsPipeline": 820,
 }
 
 DOWNLOADER_MIDDLEWARES = {
@@ -29,11 +30,15 @@ DOWNLOADER_MIDDLEWARES = {
     # with the body as received (before HttpCompressionMiddleware, 590, decodes it)
     "pipelines.middlewares.WarcCaptureMiddleware": 950,
     "pipelines.middlewares.SizeCapMiddleware": 960,
+    # every response as received and every refused or failed request, for the crawl log
+    "pipelines.crawllog.CrawlLogMiddleware": 945,
 }
 
 EXTENSIONS = {
     "pipelines.extensions.ProgressExtension": 500,
     "pipelines.extensions.SummaryExtension": 510,
+    "pipelines.crawllog.CrawlLogExtension": 520,
+    "pipelines.report.ReportExtension": 530,
 }
 
 # Breadth-first: a corpus crawl wants many sites' shallow pages before one site's deep

@@ -14,7 +14,8 @@ writing.
 Settings: CORPUS_OUTPUT_DIR, CORPUS_OUTPUT_KEEP_ALL_PARAGRAPHS,
 CORPUS_OUTPUT_QUEUE_SIZE, CORPUS_WARC_* (ENABLED, PREFIX, MAX_FILE_BYTES,
 CONVERSION, METADATA), CORPUS_PREVERTICAL_* (ENABLED, MAX_FILE_BYTES),
-CORPUS_VERTICAL_* (ENABLED, SENTENCES, MAX_FILE_BYTES).
+CORPUS_VERTICAL_* (ENABLED, SENTENCES, MAX_FILE_BYTES, CORPUS_TOOLS),
+CORPUS_DOCUMENTS_* (JSONL, PARQUET, MAX_FILE_BYTES, ROW_GROUP_ROWS).
 """
 
 from __future__ import annotations
@@ -34,6 +35,14 @@ from scrapy.crawler import Crawler
 from scrapy.settings import BaseSettings
 from twisted.internet.defer import Deferred
 
+from corpus_crawler.documents import (
+    DocumentsConfig,
+    JsonlWriter,
+    ParquetWriter,
+    WarcLocation,
+    document_record,
+    recover_documents,
+)
 from corpus_crawler.vertical import VerticalConfig, VerticalFormat, VerticalWriter
 from corpus_crawler.vertical import recover as recover_vertical
 from corpus_crawler.warc import (
@@ -63,6 +72,9 @@ class OutputSettings:
     prevertical: VerticalConfig | None
     vertical: VerticalConfig | None
     queue_size: int
+    #: Kept documents as JSON Lines / Parquet (`corpus_crawler.documents`).
+    jsonl: DocumentsConfig | None = None
+    parquet: DocumentsConfig | None = None
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> OutputSettings:
@@ -103,7 +115,14 @@ class OutputSettings:
                 max_bytes=settings.getint("CORPUS_VERTICAL_MAX_FILE_BYTES", 1_000_000_000),
                 all_paragraphs=keep_all,
                 sentences=settings.getbool("CORPUS_VERTICAL_SENTENCES"),
+                corpus_tools=settings.getbool("CORPUS_VERTICAL_CORPUS_TOOLS", True),
             )
+        documents = DocumentsConfig(
+            directory,
+            prefix=prefix,
+            max_bytes=settings.getint("CORPUS_DOCUMENTS_MAX_FILE_BYTES", 1_000_000_000),
+            row_group_rows=settings.getint("CORPUS_DOCUMENTS_ROW_GROUP_ROWS", 1000),
+        )
         return cls(
             directory=directory,
             warc=warc,
@@ -112,6 +131,8 @@ class OutputSettings:
             vertical=vertical,
             # each queued exchange holds its body: 1000 pages is ~100 MB at most
             queue_size=settings.getint("CORPUS_OUTPUT_QUEUE_SIZE", 1000),
+            jsonl=documents if settings.getbool("CORPUS_DOCUMENTS_JSONL") else None,
+            parquet=documents if settings.getbool("CORPUS_DOCUMENTS_PARQUET") else None,
         )
 
 
@@ -123,6 +144,8 @@ class OutputFiles:
     prevertical: tuple[Path, ...] = ()
     vertical: tuple[Path, ...] = ()
     counts: dict[str, int] = field(default_factory=dict)
+    jsonl: tuple[Path, ...] = ()
+    parquet: tuple[Path, ...] = ()
     errors: tuple[str, ...] = ()
 
 
@@ -177,6 +200,8 @@ class OutputWriter:
         self._warc: WarcWriter | None = None
         self._prevertical: VerticalWriter | None = None
         self._vertical: VerticalWriter | None = None
+        self._jsonl: JsonlWriter | None = None
+        self._parquet: ParquetWriter | None = None
 
     # -- lifecycle (reactor thread) --------------------------------------------------------
 
@@ -199,7 +224,11 @@ class OutputWriter:
         settings = self.settings
         settings.directory.mkdir(parents=True, exist_ok=True)
         self._lock.acquire()
-        for recovered in [*recover_warc(settings.directory), *recover_vertical(settings.directory)]:
+        for recovered in [
+            *recover_warc(settings.directory),
+            *recover_vertical(settings.directory),
+            *recover_documents(settings.directory),
+        ]:
             logger.warning("recovered a file left by an earlier crawl: %s", recovered)
         if settings.warc is not None:
             self._warc = WarcWriter(settings.warc)
@@ -207,6 +236,10 @@ class OutputWriter:
             self._prevertical = VerticalWriter(settings.prevertical)
         if settings.vertical is not None:
             self._vertical = VerticalWriter(settings.vertical)
+        if settings.jsonl is not None:
+            self._jsonl = JsonlWriter(settings.jsonl)
+        if settings.parquet is not None:
+            self._parquet = ParquetWriter(settings.parquet)
         self._thread.start()
 
     async def _on_spider_closed(self) -> None:
@@ -253,20 +286,30 @@ class OutputWriter:
         self._put(_guarded(task, future, self._fail))
         return future
 
-    def submit_document(self, item: CorpusDocument, *, warc: bool, vertical: bool) -> None:
-        """Queue the conversion record and/or the (pre)vertical text of a kept document."""
+    def submit_document(
+        self, item: CorpusDocument, *, warc: bool, vertical: bool, documents: bool = False
+    ) -> None:
+        """Queue the conversion record, the (pre)vertical text and/or the JSONL/Parquet
+        record of a kept document."""
         page = item.page
         writers = [
             (name, writer)
             for name, writer in (("prevertical", self._prevertical), ("vertical", self._vertical))
             if writer is not None and vertical
         ]
+        record_writers = [
+            (name, writer)
+            for name, writer in (("jsonl", self._jsonl), ("parquet", self._parquet))
+            if writer is not None and documents
+        ]
         warc_writer = self._warc if warc and self.settings.warc_conversion else None
-        if warc_writer is None and not writers:
+        if warc_writer is None and not writers and not record_writers:
             return
         meta = doc_meta(page, item.doc_id)
 
         def task() -> None:
+            if record_writers:
+                self._write_record(item, meta, record_writers)
             if warc_writer is not None:
                 exchange = page.exchange
                 # done already: this thread wrote the exchange before it got here
@@ -294,6 +337,26 @@ class OutputWriter:
 
     # -- the thread ------------------------------------------------------------------------
 
+    def _write_record(
+        self,
+        item: CorpusDocument,
+        meta: Any,
+        writers: list[tuple[str, JsonlWriter | ParquetWriter]],
+    ) -> None:
+        exchange = item.page.exchange
+        # done already: this thread wrote the exchange before it got here
+        records = exchange.result() if exchange is not None and exchange.done() else None
+        location = (
+            WarcLocation(records.path.name, records.response_id) if records is not None else None
+        )
+        keep_all = self.settings.prevertical.all_paragraphs if self.settings.prevertical else False
+        record = document_record(item.document, meta, warc=location, all_paragraphs=keep_all)
+        if record is None:
+            return
+        for name, writer in writers:
+            writer.write(record)
+            self._count(f"{name}/documents")
+
     def _count(self, key: str) -> None:
         self._counts[key] = self._counts.get(key, 0) + 1
 
@@ -312,7 +375,13 @@ class OutputWriter:
             task()
         files = OutputFiles()
         try:
-            for writer in (self._warc, self._prevertical, self._vertical):
+            for writer in (
+                self._warc,
+                self._prevertical,
+                self._vertical,
+                self._jsonl,
+                self._parquet,
+            ):
                 if writer is not None:
                     writer.close()
             files = OutputFiles(
@@ -321,6 +390,8 @@ class OutputWriter:
                 vertical=self._vertical.files if self._vertical else (),
                 counts=dict(self._counts),
                 errors=tuple(self._errors),
+                jsonl=self._jsonl.files if self._jsonl else (),
+                parquet=self._parquet.files if self._parquet else (),
             )
         except BaseException as exc:  # a close error must still release the crawl
             self._fail(exc)
