@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import importlib.util
 import json
 import logging
 import sys
@@ -85,6 +86,8 @@ class CrawlResult:
     summary: dict[str, Any]
     summary_path: Path | None
     elapsed: float
+    #: Files the summary cannot name (written after it): crawl log, HTML report.
+    extra_files: dict[str, Path] = dataclasses.field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -131,7 +134,15 @@ def run_profile(
     summary: dict[str, Any] = {}
     if summary_path is not None and summary_path.is_file():
         summary = json.loads(summary_path.read_text(encoding="utf-8"))
-    return CrawlResult(summary, summary_path, elapsed)
+    extra_files: dict[str, Path] = {}
+    for label, key in (("crawl log", "corpus/crawl_log_path"), ("report", "corpus/report_path")):
+        try:
+            value = crawler.stats.get_value(key)
+        except RuntimeError:  # the crawl failed before it started
+            value = None
+        if value:
+            extra_files[label] = Path(value)
+    return CrawlResult(summary, summary_path, elapsed, extra_files)
 
 
 def _load(path: str) -> Profile | None:
@@ -192,6 +203,19 @@ def run_demo(args: argparse.Namespace) -> int:
         return 2
     site = demo_site_dir()
     pages = sum(1 for _ in site.rglob("*.html"))
+    if profile.output.documents.parquet and importlib.util.find_spec("pyarrow") is None:
+        print(
+            "Parquet output needs pyarrow (pip install 'corpus-crawler[parquet]'):"
+            " the demo writes JSONL documents only",
+            file=sys.stderr,
+        )
+        output = profile.output
+        profile = dataclasses.replace(
+            profile,
+            output=dataclasses.replace(
+                output, documents=dataclasses.replace(output.documents, parquet=False)
+            ),
+        )
     with SiteServer(site) as server:
         profile = dataclasses.replace(
             profile,
@@ -215,7 +239,23 @@ def run_demo(args: argparse.Namespace) -> int:
         print("Look inside:")
         print(f"  head -n 20 {out}/*.prevert     # the clean paragraphs, one <doc> per page")
         print(f"  warcio index {out}/*.warc.gz   # every request and response, and the text")
+        if "report" in result.extra_files:
+            print(f"  open {result.extra_files['report']}   # the crawl at a glance")
+        print(f"  corpus-crawler report {out}   # rebuild the HTML report from the crawl log")
     return 0 if result.ok else 1
+
+
+def _corpus_tool_lines(vertical: Path) -> list[str]:
+    """The Manatee registry and CWB script written beside a vertical file, if any."""
+    stem = vertical.name.removesuffix(".gz").removesuffix(".vert")
+    return [
+        f"  {label + ':':13}{path}"
+        for label, path in (
+            ("Manatee", vertical.with_name(stem + ".manatee")),
+            ("CWB script", vertical.with_name(stem + ".cwb.sh")),
+        )
+        if path.is_file()
+    ]
 
 
 def report(result: CrawlResult) -> str:
@@ -238,8 +278,15 @@ def report(result: CrawlResult) -> str:
     for label, key in (("WARC", "warc"), ("prevertical", "prevertical"), ("vertical", "vertical")):
         for name in summary["files"][key]:
             lines.append(f"  {label + ':':13}{base / name}")
+            if key == "vertical":
+                lines.extend(_corpus_tool_lines(base / name))
+    for label, key in (("JSONL", "jsonl"), ("Parquet", "parquet")):
+        for name in summary["files"].get(key, ()):
+            lines.append(f"  {label + ':':13}{base / name}")
     if result.summary_path is not None:
         lines.append(f"  {'summary:':13}{result.summary_path}")
+    for label, path in result.extra_files.items():
+        lines.append(f"  {label + ':':13}{path}")
     errors = summary.get("writer", {}).get("errors")
     if errors:
         lines.append(f"  write errors: {len(errors)} (first: {errors[0]})")
