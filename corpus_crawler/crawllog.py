@@ -28,12 +28,13 @@ line of one left by a crash. `read_crawl_log` parses a log back.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 from ._files import (
     Clock,
@@ -75,21 +76,26 @@ class CrawlLogEntry:
         return self.outcome == "kept"
 
 
+_WHITESPACE = re.compile(r"\s")
+
+
 def _field(value: object) -> str:
+    """A URL-like column as it is, whitespace percent-encoded (an equivalent URL)."""
     if value is None or value == "":
         return "-"
-    # a column must never hold a space or a line break
-    return quote(str(value), safe="!#$%&'()*+,/:;=?@[]~-._|<>^{}\"")
+    return _WHITESPACE.sub(lambda m: quote(m.group()), str(value))
+
+
+def _note(value: str) -> str:
+    # annotations are free text: escaped losslessly, the separators included
+    return quote(value, safe="/:@.+-_~()'!*")
 
 
 def format_entry(entry: CrawlLogEntry) -> str:
     """One log line (with its newline)."""
     moment = as_utc(entry.time)
     stamp = moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
-    annotations = ",".join(
-        f"{_field(k).replace(',', '%2C')}={_field(v).replace(',', '%2C')}"
-        for k, v in entry.annotations.items()
-    )
+    annotations = ",".join(f"{_note(k)}={_note(v)}" for k, v in entry.annotations.items())
     columns = [
         stamp,
         str(entry.status),
@@ -106,16 +112,11 @@ def format_entry(entry: CrawlLogEntry) -> str:
 
 
 def _value(column: str) -> str | None:
-    if column == "-":
-        return None
-    from urllib.parse import unquote
-
-    return unquote(column)
+    return None if column == "-" else column
 
 
 def _int(column: str) -> int | None:
-    value = _value(column)
-    return None if value is None else int(value)
+    return None if column == "-" else int(column)
 
 
 def parse_line(line: str) -> CrawlLogEntry:
@@ -128,7 +129,7 @@ def parse_line(line: str) -> CrawlLogEntry:
     if notes != "-":
         for pair in notes.split(","):
             key, _, value = pair.partition("=")
-            annotations[_value(key) or ""] = _value(value) or ""
+            annotations[unquote(key)] = unquote(value)
     return CrawlLogEntry(
         time=datetime.fromisoformat(stamp.replace("Z", "+00:00")),
         status=int(status),
