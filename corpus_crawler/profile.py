@@ -333,6 +333,8 @@ class VerticalOutput:
     enabled: bool = False
     sentences: bool = False
     max_file_bytes: int = 1_000_000_000
+    #: A Manatee registry (NAME.manatee) and a CWB script (NAME.cwb.sh) beside each file.
+    corpus_tools: bool = True
 
     def __post_init__(self) -> None:
         _require(self.max_file_bytes > 0, "max_file_bytes", "must be > 0")

@@ -111,6 +111,7 @@ def profile_settings(profile: Profile) -> dict[str, Any]:
         "CORPUS_VERTICAL_ENABLED": output.vertical.enabled,
         "CORPUS_VERTICAL_SENTENCES": output.vertical.sentences,
         "CORPUS_VERTICAL_MAX_FILE_BYTES": output.vertical.max_file_bytes,
+        "CORPUS_VERTICAL_CORPUS_TOOLS": output.vertical.corpus_tools,
         "CORPUS_PROGRESS_ENABLED": output.progress_interval > 0,
         "CORPUS_PROGRESS_INTERVAL": output.progress_interval,
         # documents, crawl log, report (outputs)
