@@ -80,6 +80,7 @@ class ReportExtension:
         from corpus_crawler.report import write_report
 
         self._busy = True
+        self.crawler.stats.inc_value("corpus/report_refreshes")
         title = f"Crawl report: {self.crawler.settings.get('CORPUS_PROFILE_NAME') or 'crawl'}"
         deferred = deferToThread(write_report, [path], report_path(path), title=title, final=False)
 
@@ -102,8 +103,12 @@ class ReportExtension:
         stats = self.crawler.stats
         deadline = time.monotonic() + FINAL_WAIT_SECONDS
         # the summary and the closed log come from other spider_closed handlers
-        while time.monotonic() < deadline and not (
-            stats.get_value("corpus/crawl_log_path") and stats.get_value("corpus/summary_path")
+        # (and for a refresh still drawing, which writes the same file)
+        while time.monotonic() < deadline and (
+            self._busy
+            or not (
+                stats.get_value("corpus/crawl_log_path") and stats.get_value("corpus/summary_path")
+            )
         ):
             await maybe_deferred_to_future(deferLater(reactor, 0.05, lambda: None))
         log_value = stats.get_value("corpus/crawl_log_path")

@@ -19,7 +19,7 @@ import pytest
 from warcio.archiveiterator import ArchiveIterator
 
 from corpus_crawler.crawllog import read_crawl_log
-from corpus_crawler.testserver import Reply, SiteServer, html_reply, redirect
+from corpus_crawler.testserver import Reply, SiteServer, html_reply, redirect, slow
 from corpus_crawler.vertical import read_vertical
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -29,7 +29,7 @@ CRAWL_TIMEOUT = 180  # a guard against a hung crawl, not a speed assertion
 PROFILE = """\
 name: outputs
 seeds:
-  urls: ["{base}/", "{base}/old-home", "{base}/missing.html"]
+  urls: ["{base}/", "{base}/old-home", "{base}/missing.html", "{base}/slow.html"]
   sitemaps_from_robots: true
 scope:
   max_depth: 2
@@ -46,6 +46,7 @@ extraction:
   workers: 0
 output:
   progress_interval: 0
+  report_interval: 0.3     # refreshed while the slow page keeps the crawl running
   warc:
     prefix: out
   vertical:
@@ -81,7 +82,7 @@ def _moved_page() -> Reply:
 def crawl(tmp_path_factory: pytest.TempPathFactory) -> Crawl:
     workdir = tmp_path_factory.mktemp("crawl-outputs")
     out = workdir / "out"
-    routes = {"/old-home": redirect("/moved.html")}
+    routes = {"/old-home": redirect("/moved.html"), "/slow.html": slow(_moved_page(), 2.0)}
     with SiteServer(SITE, routes=routes, pages={"/moved.html": _moved_page()}) as server:
         profile = workdir / "profile.yaml"
         profile.write_text(PROFILE.format(base=server.base_url), encoding="utf-8")
@@ -213,6 +214,11 @@ def test_the_report_opens_in_chromium_without_errors_and_its_plots_render(
         for r, g, b in zip(data[0::3], data[1::3], data[2::3], strict=True)
     )  # fmt: skip
     assert pixels["blue"] > 2000 and pixels["green"] > 500, pixels
+
+
+def test_the_report_is_refreshed_during_the_crawl(crawl: Crawl) -> None:
+    # the crawl lasts 2 s or more (the slow page), the report is refreshed every 0.3 s
+    assert _summary(crawl.out)["stats"].get("corpus/report_refreshes", 0) >= 1
 
 
 def test_the_report_command_rebuilds_it(crawl: Crawl, tmp_path: Path) -> None:
