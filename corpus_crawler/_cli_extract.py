@@ -175,6 +175,8 @@ class _Input:
     #: The page's URL and HTTP charset (from a WARC record; else the command line's).
     url: str | None = None
     http_charset: str | None = None
+    #: When the page was fetched (a WARC record's WARC-Date).
+    fetched_at: datetime | None = None
     #: Not text: counted as a `not-html` drop and never extracted (binary is never
     #: printed as text).
     refused: str | None = None
@@ -301,6 +303,7 @@ def _warc_records(name: str, stream: BinaryIO, stats: Counter[str]) -> Iterator[
                 data,
                 url=record.rec_headers.get_header("WARC-Target-URI"),
                 http_charset=_media_type(content_type)[1],
+                fetched_at=_warc_date(record.rec_headers.get_header("WARC-Date")),
             )
     except ArchiveLoadFailed as exc:
         yield _Input(name, None, f"not a readable WARC file past this point ({exc})")
@@ -334,6 +337,15 @@ def _missing_bytes(record: Any) -> int:
     while raw.read(1 << 16):
         pass
     return max(0, int(getattr(raw, "limit", 0)))
+
+
+def _warc_date(value: str | None) -> datetime | None:
+    if not value:
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
 
 
 def _media_type(content_type: str) -> tuple[str, str | None]:
@@ -377,7 +389,7 @@ def run(args: argparse.Namespace) -> int:
         else:
             doc = extract(data, url, config, http_charset=item.http_charset or args.encoding)
         outcomes[str(doc.drop_reason) if doc.drop_reason else "kept"] += 1
-        _write(out, name, data, doc, args)
+        _write(out, name, data, doc, args, fetched_at=item.fetched_at)
         now = time.monotonic()
         if now - last_report > 5 and sys.stderr.isatty():
             last_report = now
@@ -390,7 +402,15 @@ def run(args: argparse.Namespace) -> int:
     return 1 if failures else 0
 
 
-def _write(out: TextIO, name: str, data: bytes, doc: Document, args: argparse.Namespace) -> None:
+def _write(
+    out: TextIO,
+    name: str,
+    data: bytes,
+    doc: Document,
+    args: argparse.Namespace,
+    *,
+    fetched_at: datetime | None = None,
+) -> None:
     fmt = args.format
     if fmt == "text":
         if doc.text:
@@ -408,7 +428,7 @@ def _write(out: TextIO, name: str, data: bytes, doc: Document, args: argparse.Na
 
         meta = DocMeta(
             doc_id=hashlib.sha1(data).hexdigest()[:16],
-            crawl_date=_mtime(name),
+            crawl_date=fetched_at or _mtime(name),
             url=doc.url or name,
         )
         text = format_document(

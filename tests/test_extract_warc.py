@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from warcio.archiveiterator import ArchiveIterator
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
@@ -112,6 +113,17 @@ def test_plain_warc_and_text_output(tmp_path: Path) -> None:
     result = run_extract("--lang", "en", str(path))
     assert result.returncode == 0
     assert "Řeky a města: paragraph 1" in result.stdout.decode("utf-8")
+    # corpus formats carry the record's URL and its WARC-Date as the crawl date
+    prevert = run_extract("--lang", "en", "--format", "prevertical", str(path))
+    with open(path, "rb") as handle:
+        dates = [
+            r.rec_headers.get_header("WARC-Date")
+            for r in ArchiveIterator(handle)
+            if r.rec_type == "response"
+        ]
+    first = prevert.stdout.decode("utf-8").splitlines()[0]
+    assert 'url="http://a.test/cz"' in first
+    assert f'crawl_date="{dates[0][:10]} {dates[0][11:16]}"' in first
 
 
 def test_a_warc_folder_is_expanded_and_a_warc_without_html_is_refused(tmp_path: Path) -> None:
