@@ -350,6 +350,8 @@ class DocumentsOutput:
     max_file_bytes: int = 1_000_000_000
     #: Parquet: documents per row group.
     row_group_rows: int = 1000
+    #: JSONL as *.jsonl.gz (a gzip member per document; every gzip reader reads it whole).
+    gzip: bool = False
 
     def __post_init__(self) -> None:
         _require(self.max_file_bytes > 0, "max_file_bytes", "must be > 0")

@@ -119,6 +119,7 @@ def profile_settings(profile: Profile) -> dict[str, Any]:
         "CORPUS_DOCUMENTS_PARQUET": output.documents.parquet,
         "CORPUS_DOCUMENTS_MAX_FILE_BYTES": output.documents.max_file_bytes,
         "CORPUS_DOCUMENTS_ROW_GROUP_ROWS": output.documents.row_group_rows,
+        "CORPUS_DOCUMENTS_GZIP": output.documents.gzip,
         "CORPUS_CRAWL_LOG_ENABLED": output.crawl_log,
         "CORPUS_REPORT_ENABLED": output.report,
         "CORPUS_REPORT_INTERVAL": output.report_interval,

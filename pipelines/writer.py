@@ -15,7 +15,7 @@ Settings: CORPUS_OUTPUT_DIR, CORPUS_OUTPUT_KEEP_ALL_PARAGRAPHS,
 CORPUS_OUTPUT_QUEUE_SIZE, CORPUS_WARC_* (ENABLED, PREFIX, MAX_FILE_BYTES,
 CONVERSION, METADATA), CORPUS_PREVERTICAL_* (ENABLED, MAX_FILE_BYTES),
 CORPUS_VERTICAL_* (ENABLED, SENTENCES, MAX_FILE_BYTES, CORPUS_TOOLS),
-CORPUS_DOCUMENTS_* (JSONL, PARQUET, MAX_FILE_BYTES, ROW_GROUP_ROWS).
+CORPUS_DOCUMENTS_* (JSONL, PARQUET, MAX_FILE_BYTES, ROW_GROUP_ROWS, GZIP).
 """
 
 from __future__ import annotations
@@ -122,6 +122,7 @@ class OutputSettings:
             prefix=prefix,
             max_bytes=settings.getint("CORPUS_DOCUMENTS_MAX_FILE_BYTES", 1_000_000_000),
             row_group_rows=settings.getint("CORPUS_DOCUMENTS_ROW_GROUP_ROWS", 1000),
+            gzip=settings.getbool("CORPUS_DOCUMENTS_GZIP"),
         )
         return cls(
             directory=directory,
