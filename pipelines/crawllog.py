@@ -5,6 +5,8 @@
   and completes a page's line when its outcome is known: `item_scraped` (a
   kept document), `item_dropped` (with the typed drop reason), `spider_error`;
   what is still waiting when the spider closes is logged as ``no-item``.
+  `request_dropped` (the scheduler's duplicate filter: in practice a redirect
+  to a page already fetched) is logged as ``refused:duplicate``.
 * `CrawlLogMiddleware`, a downloader middleware next to the downloader, sees
   every response as received (redirects and HTTP errors included: they are
   logged at once) and every refused or failed request (`process_exception`:
@@ -139,6 +141,7 @@ class CrawlLogExtension:
         connect(extension.item_scraped, signal=signals.item_scraped)
         connect(extension.item_dropped, signal=signals.item_dropped)
         connect(extension.spider_error, signal=signals.spider_error)
+        connect(extension.request_dropped, signal=signals.request_dropped)
         connect(extension.spider_closed, signal=signals.spider_closed)
         return extension
 
@@ -208,6 +211,13 @@ class CrawlLogExtension:
             annotations={"detail": str(exception)[:200]} if outcome.startswith("error") else {},
         )
         self._write(entry, outcome)
+
+    def request_dropped(self, request: Request) -> None:
+        path, via = discovery(request, self.settings.seeds, self._sitemaps)
+        entry = CrawlLogEntry(
+            time=_now(), status=0, url=request.url, outcome="", discovery=path, via=via
+        )
+        self._write(entry, "refused:duplicate")
 
     # -- outcomes ----------------------------------------------------------------------------
 

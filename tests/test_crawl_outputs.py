@@ -29,7 +29,7 @@ CRAWL_TIMEOUT = 180  # a guard against a hung crawl, not a speed assertion
 PROFILE = """\
 name: outputs
 seeds:
-  urls: ["{base}/", "{base}/old-home", "{base}/missing.html", "{base}/slow.html"]
+  urls: ["{base}/", "{base}/old-home", "{base}/missing.html", "{base}/slow.html", "{base}/to-home"]
   sitemaps_from_robots: true
 scope:
   max_depth: 2
@@ -82,7 +82,11 @@ def _moved_page() -> Reply:
 def crawl(tmp_path_factory: pytest.TempPathFactory) -> Crawl:
     workdir = tmp_path_factory.mktemp("crawl-outputs")
     out = workdir / "out"
-    routes = {"/old-home": redirect("/moved.html"), "/slow.html": slow(_moved_page(), 2.0)}
+    routes = {
+        "/old-home": redirect("/moved.html"),
+        "/to-home": redirect("/"),  # a redirect to a page requested already
+        "/slow.html": slow(_moved_page(), 2.0),
+    }
     with SiteServer(SITE, routes=routes, pages={"/moved.html": _moved_page()}) as server:
         profile = workdir / "profile.yaml"
         profile.write_text(PROFILE.format(base=server.base_url), encoding="utf-8")
@@ -116,13 +120,17 @@ def test_the_crawl_log_has_a_line_per_url_with_its_outcome(crawl: Crawl) -> None
     assert by_url["/notes.txt"].outcome == "dropped:not-html"
     assert by_url["/notes.txt"].mime == "text/plain"
     assert by_url["/missing.html"].outcome == "error:http-404"
-    home = by_url["/"]
+    (home,) = [e for e in entries if e.url == crawl.base + "/" and e.status]
     assert home.discovery == "" and home.via is None and home.kept
     assert home.annotations["lang"] == "en" and int(home.annotations["words"]) > 50
     # a redirect hop, then its target with the redirect in its path and the old URL as via
     assert by_url["/old-home"].outcome == "redirect" and by_url["/old-home"].status == 301
     moved = by_url["/moved.html"]
     assert moved.discovery == "R" and moved.via == crawl.base + "/old-home" and moved.kept
+    duplicates = [e for e in entries if e.outcome == "refused:duplicate"]
+    assert [(e.url, e.discovery, e.via) for e in duplicates] == [
+        (crawl.base + "/", "R", crawl.base + "/to-home")
+    ]
     linked = by_url["/articles/colophon.html"]
     assert linked.discovery in ("L", "S") and linked.via is not None
     for entry in entries:
