@@ -43,7 +43,13 @@ from corpus_crawler.documents import (
     document_record,
     recover_documents,
 )
-from corpus_crawler.vertical import VerticalConfig, VerticalFormat, VerticalWriter
+from corpus_crawler.vertical import (
+    Recovered,
+    RecoveryAction,
+    VerticalConfig,
+    VerticalFormat,
+    VerticalWriter,
+)
 from corpus_crawler.vertical import recover as recover_vertical
 from corpus_crawler.warc import (
     CrawlInfo,
@@ -231,6 +237,7 @@ class OutputWriter:
             *recover_documents(settings.directory),
         ]:
             logger.warning("recovered a file left by an earlier crawl: %s", recovered)
+            _finish_recovered_vertical(recovered, settings.vertical)
         if settings.warc is not None:
             self._warc = WarcWriter(settings.warc)
         if settings.prevertical is not None:
@@ -400,6 +407,20 @@ class OutputWriter:
         finally:
             self._lock.release()
             self._closed.set_result(files)
+
+
+def _finish_recovered_vertical(recovered: Recovered, config: VerticalConfig | None) -> None:
+    """A vertical file finished by crash recovery gets its corpus tool files too."""
+    destination = recovered.destination
+    if (
+        config is not None
+        and config.corpus_tools
+        and recovered.action is not RecoveryAction.QUARANTINED
+        and destination.name.removesuffix(".gz").endswith(".vert")
+    ):
+        from corpus_crawler.corpustools import write_corpus_tool_files
+
+        write_corpus_tool_files(destination)
 
 
 def _guarded(

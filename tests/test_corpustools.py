@@ -247,3 +247,21 @@ def test_the_cwb_script_encodes_and_cqp_answers(vertical: Path, tmp_path: Path) 
         ["cqp", "-c", "-r", str(registry)], input=query, capture_output=True, text=True, check=True
     ).stdout
     assert int(out.strip().splitlines()[-1]) > 0
+
+
+def test_a_vertical_finished_by_crash_recovery_gets_its_tool_files(
+    vertical: Path, tmp_path: Path
+) -> None:
+    from corpus_crawler.vertical import recover
+    from pipelines.writer import _finish_recovered_vertical
+
+    text = vertical.read_text(encoding="utf-8")
+    left = tmp_path / "c-20240506-00000-h.vert.open"
+    left.write_text(text + '<doc id="torn">\n<p>\nhalf', encoding="utf-8")  # a crash
+    config = VerticalConfig(tmp_path, format=VerticalFormat.VERTICAL, corpus_tools=True)
+    (recovered,) = recover(tmp_path)
+    _finish_recovered_vertical(recovered, config)
+    assert (tmp_path / "c-20240506-00000-h.vert").read_text(encoding="utf-8") == text
+    registry = parse_registry((tmp_path / "c-20240506-00000-h.manatee").read_text("utf-8"))
+    assert registry["keys"]["VERTICAL"].endswith("c-20240506-00000-h.vert")
+    assert (tmp_path / "c-20240506-00000-h.cwb.sh").is_file()
