@@ -35,7 +35,7 @@ _WARC_SUFFIXES = {".warc", ".warc.gz"}
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "extract",
-        help="extract clean paragraphs from HTML files",
+        help="extract clean paragraphs from HTML or WARC files",
         description="Extract the main text of HTML pages: files, folders, WARC files (every"
         " HTML response record), or - for stdin.",
     )

@@ -23,6 +23,7 @@ import html
 import io
 import json
 import os
+import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -366,20 +367,36 @@ def write_report(
     return target
 
 
-def find_crawl_files(directory: Path) -> tuple[list[Path], Path | None]:
-    """The crawl logs of the latest crawl in `directory` and its summary, if any.
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_STAMP = re.compile(r"-(\d{14})(?:\d{3})?-")
 
-    Without a summary every finished crawl log is used.
+
+def _stamp(path: Path) -> datetime | None:
+    match = _STAMP.search(path.name.replace("-summary.json", "-"))
+    if match is None:
+        return None
+    return datetime.strptime(match.group(1), "%Y%m%d%H%M%S").replace(tzinfo=timezone.utc)
+
+
+def find_crawl_files(directory: Path) -> tuple[list[Path], Path | None]:
+    """The crawl log of the latest crawl in `directory` and its summary, if any.
+
+    Both are named after the moment the crawl started: the summary is the
+    latest one and the crawl log the one whose start is nearest to it.
     """
-    summaries = sorted(directory.glob("*-summary.json"))
+    summaries = sorted(
+        directory.glob("*-summary.json"), key=lambda p: (_stamp(p) or _EPOCH, p.name)
+    )
     logs = sorted(directory.glob("*.crawl.log"))
     summary = summaries[-1] if summaries else None
-    if summary is not None and logs:
-        # the crawl log opened with the crawl: the last one that is not newer than the summary
-        started = summary.stat().st_mtime
-        chosen = [p for p in logs if p.stat().st_mtime <= started + 5]
-        logs = chosen[-1:] if chosen else logs[-1:]
-    return logs, summary
+    if not logs:
+        return [], summary
+    started = _stamp(summary) if summary is not None else None
+    if started is None:
+        return logs[-1:], summary
+    dated = [(abs((stamp - started).total_seconds()), log.name, log)
+             for log in logs if (stamp := _stamp(log)) is not None]  # fmt: skip
+    return ([min(dated)[2]] if dated else logs[-1:]), summary
 
 
 def load_summary(path: Path | None) -> dict[str, Any] | None:

@@ -70,3 +70,20 @@ def test_a_report_of_a_running_crawl_reads_the_open_log(tmp_path: Path) -> None:
     html = target.read_text(encoding="utf-8")
     assert "in progress" in html and "<b>15</b>documents kept" in html
     assert len(list(read_crawl_log(writer.current_path))) == 31
+
+
+def test_the_report_command_finds_the_latest_crawl_and_its_own_log(tmp_path: Path) -> None:
+    from corpus_crawler.report import find_crawl_files
+
+    for name in (
+        "c-20240506070000-summary.json",
+        "c-20240506070000123-00000-h.crawl.log",
+        "c-20240507080000-summary.json",
+        "c-20240507080000456-00000-h.crawl.log",
+        "c-20240508090000789-00000-h.crawl.log",  # a crawl still running: no summary yet
+    ):
+        (tmp_path / name).write_text("{}" if name.endswith(".json") else "", encoding="utf-8")
+    logs, summary = find_crawl_files(tmp_path)
+    assert summary is not None and summary.name == "c-20240507080000-summary.json"
+    assert [p.name for p in logs] == ["c-20240507080000456-00000-h.crawl.log"]
+    assert find_crawl_files(tmp_path / "nothing-here") == ([], None)
