@@ -101,6 +101,8 @@ def _refusal(exception: Exception) -> str:
     message = str(exception)
     if "robots.txt" in message:
         return "refused:robots"
+    if "offsite" in message.lower():
+        return "refused:offsite"
     if message.startswith("refused (") or message.startswith("redirect out of scope ("):
         return "refused:" + message.split("(", 1)[1].split(")", 1)[0]
     return "refused:" + (message.split(":", 1)[0].strip().replace(" ", "-") or "ignored")
@@ -141,6 +143,7 @@ class CrawlLogExtension:
         connect(extension.item_scraped, signal=signals.item_scraped)
         connect(extension.item_dropped, signal=signals.item_dropped)
         connect(extension.spider_error, signal=signals.spider_error)
+        connect(extension.item_error, signal=signals.item_error)
         connect(extension.request_dropped, signal=signals.request_dropped)
         connect(extension.spider_closed, signal=signals.spider_closed)
         return extension
@@ -257,6 +260,11 @@ class CrawlLogExtension:
         entry = self._take(response)
         if entry is not None:
             self._write(entry, f"error:callback-{failure.type.__name__}")
+
+    def item_error(self, item: Any, response: Response | None, failure: Any) -> None:
+        entry = self._take(response)
+        if entry is not None:
+            self._write(entry, f"error:pipeline-{failure.type.__name__}")
 
     def _write(
         self, entry: CrawlLogEntry, outcome: str, notes: dict[str, str] | None = None
