@@ -1,38 +1,51 @@
-"""`corpus-crawler extract PATH...`: the extractor on files or standard input."""
+"""`corpus-crawler extract PATH...`: the extractor on files, WARC files or standard input.
+
+A WARC file (plain or gzip, recognised by its bytes, whatever its name) is read
+with warcio and every HTML response record with a 2xx status is extracted with
+the record's URL and HTTP charset. Other input that is surely not a web page
+(compressed data, PDF, images, NUL bytes) is refused: counted as a
+``not-html`` drop, named on standard error, and never printed as text.
+"""
 
 from __future__ import annotations
 
 import argparse
 import hashlib
+import io
 import json
 import sys
 import time
+import zlib
 from collections import Counter
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, BinaryIO, TextIO
 
 from .config import EXTRACTORS, ConfigError, ExtractConfig, JustextParams, Preset
 from .extract import extract
-from .model import Document
+from .model import Document, DropReason
 
 FORMATS = ("text", "detailed", "json", "prevertical", "vertical", "html")
 _HTML_SUFFIXES = {".html", ".htm", ".xhtml", ".shtml", ".php", ".asp", ".aspx", ".jsp"}
+_WARC_SUFFIXES = {".warc", ".warc.gz"}
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "extract",
-        help="extract clean paragraphs from HTML files",
-        description="Extract the main text of HTML pages (files, folders, or - for stdin).",
+        help="extract clean paragraphs from HTML or WARC files",
+        description="Extract the main text of HTML pages: files, folders, WARC files (every"
+        " HTML response record), or - for stdin.",
     )
     parser.add_argument(
         "paths",
         nargs="*",
         default=["-"],
         metavar="PATH",
-        help="HTML files, folders of them, or - for standard input (default)",
+        help="HTML or WARC (.warc, .warc.gz) files, folders of them, or - for standard"
+        " input (default)",
     )
     add_extractor_arguments(parser)
     parser.add_argument(
@@ -51,7 +64,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--encoding", metavar="CHARSET", help="charset as an HTTP header would declare it"
     )
-    parser.add_argument("--url", help="the page's URL (recorded in json/vertical output)")
+    parser.add_argument(
+        "--url", help="the page's URL (recorded in json/vertical output; WARC records have theirs)"
+    )
     parser.set_defaults(func=run)
 
 
@@ -150,30 +165,197 @@ def _parse_value(value: str) -> Any:
     return value
 
 
-def _inputs(paths: Sequence[str]) -> Iterator[tuple[str, bytes | None, str | None]]:
-    """(name, bytes or None, error) for every input, folders expanded in sorted order."""
+@dataclass(frozen=True, slots=True)
+class _Input:
+    """One page to extract, or why there is none."""
+
+    name: str
+    data: bytes | None
+    error: str | None = None
+    #: The page's URL and HTTP charset (from a WARC record; else the command line's).
+    url: str | None = None
+    http_charset: str | None = None
+    #: When the page was fetched (a WARC record's WARC-Date).
+    fetched_at: datetime | None = None
+    #: Not text: counted as a `not-html` drop and never extracted (binary is never
+    #: printed as text).
+    refused: str | None = None
+
+
+# Magic numbers of formats that are surely not a web page (and must never print as text).
+_BINARY_MAGIC: tuple[tuple[bytes, str], ...] = (
+    (b"\x1f\x8b", "gzip-compressed data"),
+    (b"%PDF-", "a PDF document"),
+    (b"PK\x03\x04", "a ZIP archive (or DOCX/ODT/EPUB)"),
+    (b"\x89PNG", "a PNG image"),
+    (b"\xff\xd8\xff", "a JPEG image"),
+    (b"GIF8", "a GIF image"),
+    (b"BZh", "bzip2-compressed data"),
+    (b"\xfd7zXZ\x00", "xz-compressed data"),
+    (b"(\xb5/\xfd", "zstd-compressed data"),
+    (b"\x7fELF", "an executable"),
+)
+
+
+def sniff(head: bytes) -> str | None:
+    """What the leading bytes of an input are when it is not a web page, else None."""
+    for magic, kind in _BINARY_MAGIC:
+        if head.startswith(magic):
+            return kind
+    sample = head[:4096]
+    # UTF-16/32 pages start with a BOM; other NUL bytes mean binary data.
+    if b"\x00" in sample and not sample.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return "binary data (NUL bytes)"
+    return None
+
+
+def is_warc(head: bytes) -> bool:
+    """True for the first bytes of a WARC file, plain or gzip-compressed (by content)."""
+    if head.startswith(b"\x1f\x8b"):
+        try:
+            head = zlib.decompressobj(zlib.MAX_WBITS | 16).decompress(head, 16)
+        except zlib.error:
+            return False
+    return head.startswith(b"WARC/")
+
+
+def _inputs(paths: Sequence[str], stats: Counter[str]) -> Iterator[_Input]:
+    """Every input, folders expanded in sorted order, WARC files record by record."""
     for name in paths:
         if name == "-":
-            yield "<stdin>", sys.stdin.buffer.read(), None
+            yield from _classify("<stdin>", sys.stdin.buffer.read(), stats)
             continue
         path = Path(name)
         if path.is_dir():
-            files = sorted(
-                p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in _HTML_SUFFIXES
-            )
+            files = sorted(p for p in path.rglob("*") if p.is_file() and _wanted(p))
             if not files:
-                yield name, None, f"no HTML files ({', '.join(sorted(_HTML_SUFFIXES))}) in folder"
+                suffixes = ", ".join(sorted(_HTML_SUFFIXES | _WARC_SUFFIXES))
+                yield _Input(name, None, f"no HTML or WARC files ({suffixes}) in folder")
             for file in files:
-                yield from _read(file)
+                yield from _read(file, stats)
         else:
-            yield from _read(path)
+            yield from _read(path, stats)
 
 
-def _read(path: Path) -> Iterator[tuple[str, bytes | None, str | None]]:
+def _wanted(path: Path) -> bool:
+    name = path.name.lower()
+    return path.suffix.lower() in _HTML_SUFFIXES or name.endswith(tuple(_WARC_SUFFIXES))
+
+
+def _read(path: Path, stats: Counter[str]) -> Iterator[_Input]:
     try:
-        yield str(path), path.read_bytes(), None
+        with open(path, "rb") as handle:
+            head = handle.read(512)
+            if is_warc(head):
+                handle.seek(0)
+                yield from _warc_records(str(path), handle, stats)
+                return
+            data = head + handle.read()
     except OSError as exc:
-        yield str(path), None, exc.strerror or str(exc)
+        yield _Input(str(path), None, exc.strerror or str(exc))
+        return
+    yield from _classify(str(path), data, stats)
+
+
+def _classify(name: str, data: bytes, stats: Counter[str]) -> Iterator[_Input]:
+    if is_warc(data[:512]):
+        yield from _warc_records(name, io.BytesIO(data), stats)
+        return
+    kind = sniff(data)
+    if kind is not None:
+        yield _Input(name, data, refused=f"{kind}, not a web page")
+        return
+    yield _Input(name, data)
+
+
+_HTML_TYPES = ("text/html", "application/xhtml+xml")
+
+
+def _warc_records(name: str, stream: BinaryIO, stats: Counter[str]) -> Iterator[_Input]:
+    """Each HTML response record of a WARC file, with its URL and HTTP charset."""
+    from warcio.archiveiterator import ArchiveIterator
+    from warcio.exceptions import ArchiveLoadFailed
+
+    html_records = 0
+    try:
+        for record in ArchiveIterator(stream):
+            stats["warc records"] += 1
+            if record.rec_headers.get_header("Content-Length") is None:
+                # mandatory in WARC: without it the headers themselves were cut
+                yield _Input(name, None, "a record without Content-Length: the file is damaged")
+                return
+            data = _html_payload(record, stats)
+            record_id = record.rec_headers.get_header("WARC-Record-ID") or ""
+            missing = _missing_bytes(record)
+            if missing:
+                yield _Input(
+                    f"{name}#{record_id}",
+                    None,
+                    f"record cut short ({missing} bytes missing): the file is truncated",
+                )
+                return
+            if data is None:
+                continue
+            html_records += 1
+            content_type = record.http_headers.get_header("Content-Type") or ""
+            yield _Input(
+                f"{name}#{record_id}",
+                data,
+                url=record.rec_headers.get_header("WARC-Target-URI"),
+                http_charset=_media_type(content_type)[1],
+                fetched_at=_warc_date(record.rec_headers.get_header("WARC-Date")),
+            )
+    except ArchiveLoadFailed as exc:
+        yield _Input(name, None, f"not a readable WARC file past this point ({exc})")
+        return
+    if html_records == 0:
+        yield _Input(
+            name,
+            None,
+            f"a WARC file with no HTML response record ({stats['warc records']} records"
+            " read): nothing to extract",
+        )
+
+
+def _html_payload(record: Any, stats: Counter[str]) -> bytes | None:
+    """The decoded payload of a 2xx HTML response record, else None."""
+    if record.rec_type != "response" or record.http_headers is None:
+        return None
+    media_type, _ = _media_type(record.http_headers.get_header("Content-Type") or "")
+    status = record.http_headers.get_statuscode() or ""
+    if media_type not in _HTML_TYPES or not status.startswith("2"):
+        stats["warc responses not HTML or not 2xx (skipped)"] += 1
+        return None
+    # content_stream() undoes chunking and Content-Encoding as a browser would
+    data: bytes = record.content_stream().read()
+    return data
+
+
+def _missing_bytes(record: Any) -> int:
+    """Bytes of the record's block that the file does not have (0 for a whole record)."""
+    raw = record.raw_stream
+    while raw.read(1 << 16):
+        pass
+    return max(0, int(getattr(raw, "limit", 0)))
+
+
+def _warc_date(value: str | None) -> datetime | None:
+    if not value:
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def _media_type(content_type: str) -> tuple[str, str | None]:
+    media_type, _, parameters = content_type.partition(";")
+    charset = None
+    for parameter in parameters.split(";"):
+        key, _, value = parameter.partition("=")
+        if key.strip().lower() == "charset" and value.strip():
+            charset = value.strip().strip("\"'")
+    return media_type.strip().lower(), charset
 
 
 def run(args: argparse.Namespace) -> int:
@@ -185,27 +367,50 @@ def run(args: argparse.Namespace) -> int:
     out = sys.stdout
     failures = 0
     outcomes: Counter[str] = Counter()
+    input_stats: Counter[str] = Counter()
     started = time.monotonic()
     last_report = started
-    for count, (name, data, error) in enumerate(_inputs(args.paths), 1):
+    for count, item in enumerate(_inputs(args.paths, input_stats), 1):
+        name, data = item.name, item.data
         if data is None:
-            print(f"corpus-crawler extract: {name}: {error}", file=sys.stderr)
+            print(f"corpus-crawler extract: {name}: {item.error}", file=sys.stderr)
             failures += 1
             continue
-        doc = extract(data, args.url or None, config, http_charset=args.encoding)
+        url = item.url or args.url or None
+        if item.refused is not None:
+            print(f"corpus-crawler extract: {name}: refused: {item.refused}", file=sys.stderr)
+            doc = Document(
+                paragraphs=(),
+                url=url,
+                raw_size=len(data),
+                drop_reason=DropReason.NOT_HTML,
+                drop_detail=item.refused,
+            )
+        else:
+            doc = extract(data, url, config, http_charset=item.http_charset or args.encoding)
         outcomes[str(doc.drop_reason) if doc.drop_reason else "kept"] += 1
-        _write(out, name, data, doc, args)
+        _write(out, name, data, doc, args, fetched_at=item.fetched_at)
         now = time.monotonic()
         if now - last_report > 5 and sys.stderr.isatty():
             last_report = now
             print(f"  {count} pages, {count / (now - started):.0f} pages/s", file=sys.stderr)
-    if args.verbose or sum(outcomes.values()) > 1:
-        summary = ", ".join(f"{k}: {v}" for k, v in sorted(outcomes.items()))
+    if args.verbose or sum(outcomes.values()) > 1 or input_stats:
+        summary = ", ".join(
+            f"{k}: {v}" for k, v in [*sorted(outcomes.items()), *sorted(input_stats.items())]
+        )
         print(f"corpus-crawler extract: {summary}", file=sys.stderr)
     return 1 if failures else 0
 
 
-def _write(out: TextIO, name: str, data: bytes, doc: Document, args: argparse.Namespace) -> None:
+def _write(
+    out: TextIO,
+    name: str,
+    data: bytes,
+    doc: Document,
+    args: argparse.Namespace,
+    *,
+    fetched_at: datetime | None = None,
+) -> None:
     fmt = args.format
     if fmt == "text":
         if doc.text:
@@ -223,7 +428,7 @@ def _write(out: TextIO, name: str, data: bytes, doc: Document, args: argparse.Na
 
         meta = DocMeta(
             doc_id=hashlib.sha1(data).hexdigest()[:16],
-            crawl_date=_mtime(name),
+            crawl_date=fetched_at or _mtime(name),
             url=doc.url or name,
         )
         text = format_document(

@@ -21,6 +21,7 @@ SUBCOMMANDS: dict[str, str] = {
     "extract": "corpus_crawler._cli_extract",
     "evaluate": "corpus_crawler._cli_evaluate",
     "stoplist": "corpus_crawler._cli_stoplist",
+    "report": "corpus_crawler._cli_report",
     "crawl": "pipelines.cli",
     "demo": "pipelines.cli",
     "process": "corpus_crawler._cli_process",

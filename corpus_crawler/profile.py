@@ -395,9 +395,29 @@ class VerticalOutput:
     enabled: bool = False
     sentences: bool = False
     max_file_bytes: int = 1_000_000_000
+    #: A Manatee registry (NAME.manatee) and a CWB script (NAME.cwb.sh) beside each file.
+    corpus_tools: bool = True
 
     def __post_init__(self) -> None:
         _require(self.max_file_bytes > 0, "max_file_bytes", "must be > 0")
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentsOutput:
+    """Kept documents for NLP tools (`corpus_crawler.documents`): JSON Lines and/or Parquet."""
+
+    jsonl: bool = False
+    #: Needs pyarrow (`pip install 'corpus-crawler[parquet]'`).
+    parquet: bool = False
+    max_file_bytes: int = 1_000_000_000
+    #: Parquet: documents per row group.
+    row_group_rows: int = 1000
+    #: JSONL as *.jsonl.gz (a gzip member per document; every gzip reader reads it whole).
+    gzip: bool = False
+
+    def __post_init__(self) -> None:
+        _require(self.max_file_bytes > 0, "max_file_bytes", "must be > 0")
+        _require(self.row_group_rows > 0, "row_group_rows", "must be > 0")
 
 
 @dataclass(frozen=True, slots=True)
@@ -413,9 +433,17 @@ class Output:
     keep_all_paragraphs: bool = False
     #: Seconds between two progress lines; 0 turns them off.
     progress_interval: float = 5.0
+    documents: DocumentsOutput = field(default_factory=DocumentsOutput)
+    #: A line per URL fetched or refused (`corpus_crawler.crawllog`).
+    crawl_log: bool = True
+    #: An HTML report (`corpus_crawler.report`) at the end of the crawl.
+    report: bool = True
+    #: Seconds between two refreshes of the report during the crawl; 0: only at the end.
+    report_interval: float = 300.0
 
     def __post_init__(self) -> None:
         _require(self.directory.strip() != "", "directory", "must not be empty")
+        _require(self.report_interval >= 0, "report_interval", "must be >= 0 seconds")
         _require(self.progress_interval >= 0, "progress_interval", "must be >= 0 seconds")
 
 

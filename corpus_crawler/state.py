@@ -65,6 +65,8 @@ OUTPUT_EXTENSIONS = (
     ".prevert.gz",
     ".vert",
     ".vert.gz",
+    ".jsonl",
+    ".jsonl.gz",
 )
 
 _SCHEMA = """

@@ -23,7 +23,12 @@ is an empty string) so that corpus indexers see one uniform structure.
 bucket (``0-100``, ``100-500``, ``500-1k``, ``1k-5k``, ``5k-10k``,
 ``10k-100k``, ``100k-1M``, ``1M+``); ``chars`` has the exact count.
 ``crawl_date`` and ``last_modified`` are UTC ``YYYY-MM-DD HH:MM`` as in
-SpiderLing. ``class``/``cfclass`` are jusText's class names (``good``,
+SpiderLing. SpiderLing's language-difference scores are written when a later
+stage computed them (`DocMeta.lang_diff`, `DocMeta.paragraph_lang_diffs`):
+``lang_diff`` as the last ``<doc>`` attribute and ``langdiff`` as the last
+``<p>`` attribute, with SpiderLing's names, so tools built for SpiderLing
+corpora read them as they are (`OPTIONAL_DOC_ATTRIBUTES`,
+`OPTIONAL_PARAGRAPH_ATTRIBUTES`). ``class``/``cfclass`` are jusText's class names (``good``,
 ``neargood``, ``short``, ``bad``).
 
 Text and attribute values are XML-escaped (``& < > "``), control characters
@@ -67,6 +72,8 @@ from .tokenize import Tokenizer, split_sentences, tokenize
 __all__ = [
     "DOC_ATTRIBUTES",
     "LENGTH_BUCKETS",
+    "OPTIONAL_DOC_ATTRIBUTES",
+    "OPTIONAL_PARAGRAPH_ATTRIBUTES",
     "PARAGRAPH_ATTRIBUTES",
     "DocMeta",
     "Recovered",
@@ -79,8 +86,11 @@ __all__ = [
     "escape",
     "format_document",
     "length_bucket",
+    "paragraph_attributes",
+    "paragraph_lang_diff",
     "read_vertical",
     "recover",
+    "selected_paragraphs",
     "unescape",
 ]
 
@@ -105,6 +115,14 @@ DOC_ATTRIBUTES: tuple[str, ...] = (
 
 #: The attributes of every ``<p>``, in output order.
 PARAGRAPH_ATTRIBUTES: tuple[str, ...] = ("class", "cfclass", "heading")
+
+#: ``<doc>`` attributes written after `DOC_ATTRIBUTES` when their value is known:
+#: SpiderLing's ``lang_diff``, the document's language-difference score.
+OPTIONAL_DOC_ATTRIBUTES: tuple[str, ...] = ("lang_diff",)
+
+#: ``<p>`` attributes written after `PARAGRAPH_ATTRIBUTES` when known: SpiderLing's
+#: ``langdiff``, the paragraph's language-difference score.
+OPTIONAL_PARAGRAPH_ATTRIBUTES: tuple[str, ...] = ("langdiff",)
 
 #: SpiderLing's document length buckets: (lower bound in characters, label).
 LENGTH_BUCKETS: tuple[tuple[int, str], ...] = (
@@ -149,6 +167,11 @@ class DocMeta:
     declared_encoding: str | None = None
     #: Override ``Document.encoding`` (``enc_chared``) when set.
     encoding: str | None = None
+    #: SpiderLing's ``lang_diff`` of the document, when a language stage computed it.
+    lang_diff: float | None = None
+    #: SpiderLing's ``langdiff`` of each paragraph, aligned with ``Document.paragraphs``
+    #: (None, or a shorter tuple, where unknown).
+    paragraph_lang_diffs: tuple[float | None, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,6 +189,9 @@ class VerticalConfig:
     #: Vertical only: wrap sentences in ``<s>`` ... ``</s>``.
     sentences: bool = True
     fsync: bool = False
+    #: Vertical only: write a Manatee registry and a CWB encode script beside each
+    #: finished file (`corpus_crawler.corpustools`).
+    corpus_tools: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "directory", Path(self.directory))
@@ -269,10 +295,23 @@ def doc_attributes(document: Document, meta: DocMeta, clean_text: str) -> dict[s
         "enc_chared": meta.encoding or document.encoding,
         "extractor": document.extractor,
     }
-    return {
+    attributes = {
         name: " ".join(clean_lines("" if values[name] is None else str(values[name])))
         for name in DOC_ATTRIBUTES
     }
+    if meta.lang_diff is not None:
+        attributes["lang_diff"] = _score(meta.lang_diff)
+    return attributes
+
+
+def _score(value: float) -> str:
+    return f"{value:.2f}"
+
+
+def paragraph_lang_diff(meta: DocMeta, index: int) -> float | None:
+    """The ``langdiff`` of paragraph `index` of the document, if known."""
+    diffs = meta.paragraph_lang_diffs
+    return diffs[index] if index < len(diffs) else None
 
 
 def _tag(name: str, attributes: dict[str, str]) -> str:
@@ -280,12 +319,32 @@ def _tag(name: str, attributes: dict[str, str]) -> str:
     return f"<{name} {body}>"
 
 
-def _paragraph_attributes(paragraph: Paragraph) -> dict[str, str]:
-    return {
+def paragraph_attributes(paragraph: Paragraph, lang_diff: float | None = None) -> dict[str, str]:
+    """The ``<p>`` attributes (unescaped), `PARAGRAPH_ATTRIBUTES` order, then ``langdiff``."""
+    attributes = {
         "class": str(paragraph.final_class),
         "cfclass": str(paragraph.cf_class),
         "heading": "1" if paragraph.heading else "0",
     }
+    if lang_diff is not None:
+        attributes["langdiff"] = _score(lang_diff)
+    return attributes
+
+
+def selected_paragraphs(
+    document: Document, all_paragraphs: bool = False
+) -> list[tuple[int, Paragraph, list[str]]]:
+    """(index in the document, paragraph, its clean lines) of the paragraphs a corpus file
+    holds: the good ones, or every non-blank one with `all_paragraphs`. Shared by the
+    (pre)vertical and the JSONL/Parquet documents so they hold the same text."""
+    chosen: list[tuple[int, Paragraph, list[str]]] = []
+    for index, paragraph in enumerate(document.paragraphs):
+        if not (paragraph.final_class is ParagraphClass.GOOD or all_paragraphs):
+            continue
+        lines = clean_lines(paragraph.text)
+        if lines:
+            chosen.append((index, paragraph, lines))
+    return chosen
 
 
 def format_document(
@@ -300,23 +359,13 @@ def format_document(
     """One document in the given format, or None when it has nothing to write."""
     if document.drop_reason is not None:
         return None
-    chosen: list[tuple[Paragraph, list[str]]] = []
-    good_text: list[str] = []
-    for paragraph in document.paragraphs:
-        is_good = paragraph.final_class is ParagraphClass.GOOD
-        if not (is_good or all_paragraphs):
-            continue
-        lines = clean_lines(paragraph.text)
-        if not lines:
-            continue
-        chosen.append((paragraph, lines))
-        if is_good:
-            good_text.append("\n".join(lines))
+    chosen = selected_paragraphs(document, all_paragraphs)
+    good_text = ["\n".join(lines) for _, p, lines in chosen if p.final_class is ParagraphClass.GOOD]
     if not good_text:
         return None
     out = [_tag("doc", doc_attributes(document, meta, "\n".join(good_text)))]
-    for paragraph, lines in chosen:
-        out.append(_tag("p", _paragraph_attributes(paragraph)))
+    for index, paragraph, lines in chosen:
+        out.append(_tag("p", paragraph_attributes(paragraph, paragraph_lang_diff(meta, index))))
         if format is VerticalFormat.PREVERTICAL:
             out.extend(escape(line) for line in lines)
         else:
@@ -362,6 +411,8 @@ class VerticalWriter:
         self.written = 0
         #: Documents not written because they had no good paragraph (or a drop reason).
         self.skipped = 0
+        #: How many of the closed files have had their corpus tool files written.
+        self._finished = 0
         self._file = RotatingFile(
             config.directory,
             prefix=config.prefix,
@@ -406,10 +457,23 @@ class VerticalWriter:
         self._file.write(data)
         self.written += 1
         self._file.rotate_if_full()
+        self._finish_closed_files()
         return True
 
     def close(self) -> None:
         self._file.close()
+        self._finish_closed_files()
+
+    def _finish_closed_files(self) -> None:
+        closed = self._file.closed_paths
+        if len(closed) == self._finished:
+            return
+        for path in closed[self._finished :]:
+            if self._config.corpus_tools and self._config.format is VerticalFormat.VERTICAL:
+                from .corpustools import write_corpus_tool_files
+
+                write_corpus_tool_files(path)
+        self._finished = len(closed)
 
     def __enter__(self) -> VerticalWriter:
         return self

@@ -131,8 +131,18 @@ def profile_settings(profile: Profile) -> dict[str, Any]:
         "CORPUS_VERTICAL_ENABLED": output.vertical.enabled,
         "CORPUS_VERTICAL_SENTENCES": output.vertical.sentences,
         "CORPUS_VERTICAL_MAX_FILE_BYTES": output.vertical.max_file_bytes,
+        "CORPUS_VERTICAL_CORPUS_TOOLS": output.vertical.corpus_tools,
         "CORPUS_PROGRESS_ENABLED": output.progress_interval > 0,
         "CORPUS_PROGRESS_INTERVAL": output.progress_interval,
+        # documents, crawl log, report (outputs)
+        "CORPUS_DOCUMENTS_JSONL": output.documents.jsonl,
+        "CORPUS_DOCUMENTS_PARQUET": output.documents.parquet,
+        "CORPUS_DOCUMENTS_MAX_FILE_BYTES": output.documents.max_file_bytes,
+        "CORPUS_DOCUMENTS_ROW_GROUP_ROWS": output.documents.row_group_rows,
+        "CORPUS_DOCUMENTS_GZIP": output.documents.gzip,
+        "CORPUS_CRAWL_LOG_ENABLED": output.crawl_log,
+        "CORPUS_REPORT_ENABLED": output.report,
+        "CORPUS_REPORT_INTERVAL": output.report_interval,
     }
     if output.warc.http_header_from:
         # Scrapy's default headers, plus the contact the warcinfo records name.

@@ -20,6 +20,7 @@ import argparse
 import contextlib
 import dataclasses
 import enum
+import importlib.util
 import json
 import logging
 import os
@@ -128,6 +129,8 @@ class CrawlResult:
     finish_reason: str = ""
     #: Why the output could not be written, if it could not.
     write_failure: str | None = None
+    #: Files the summary cannot name (written after it): crawl log, HTML report.
+    extra_files: dict[str, Path] = dataclasses.field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -190,9 +193,9 @@ def preflight(profile: Profile, output: str | None, overrides: dict[str, Any]) -
     from scrapy.settings import Settings
 
     from corpus_crawler.state import CampaignLocked, _FolderLock
+    from pipelines.addressguard import policy_from_settings
     from pipelines.campaign import CampaignSettings
     from pipelines.extract import ExtractSettings
-    from pipelines.addressguard import policy_from_settings
     from pipelines.writer import OutputSettings
     from spiders.corpus import SpiderConfig
 
@@ -282,7 +285,15 @@ def run_profile(
     summary: dict[str, Any] = {}
     if summary_path is not None and summary_path.is_file():
         summary = json.loads(summary_path.read_text(encoding="utf-8"))
-    return CrawlResult(summary, summary_path, elapsed, finish_reason, write_failure)
+    extra_files: dict[str, Path] = {}
+    for label, key in (("crawl log", "corpus/crawl_log_path"), ("report", "corpus/report_path")):
+        try:
+            value = crawler.stats.get_value(key)
+        except RuntimeError:  # the crawl failed before it started
+            value = None
+        if value:
+            extra_files[label] = Path(value)
+    return CrawlResult(summary, summary_path, elapsed, finish_reason, write_failure, extra_files)
 
 
 def _finish(result: CrawlResult) -> int:
@@ -366,6 +377,19 @@ def run_demo(args: argparse.Namespace) -> int:
         return 2
     site = demo_site_dir()
     pages = sum(1 for _ in site.rglob("*.html"))
+    if profile.output.documents.parquet and importlib.util.find_spec("pyarrow") is None:
+        print(
+            "Parquet output needs pyarrow (pip install 'corpus-crawler[parquet]'):"
+            " the demo writes JSONL documents only",
+            file=sys.stderr,
+        )
+        output = profile.output
+        profile = dataclasses.replace(
+            profile,
+            output=dataclasses.replace(
+                output, documents=dataclasses.replace(output.documents, parquet=False)
+            ),
+        )
     with SiteServer(site) as server:
         profile = dataclasses.replace(
             profile,
@@ -389,7 +413,23 @@ def run_demo(args: argparse.Namespace) -> int:
         print("Look inside:")
         print(f"  head -n 20 {out}/*.prevert     # the clean paragraphs, one <doc> per page")
         print(f"  warcio index {out}/*.warc.gz   # every request and response, and the text")
+        if "report" in result.extra_files:
+            print(f"  open {result.extra_files['report']}   # the crawl at a glance")
+        print(f"  corpus-crawler report {out}   # rebuild the HTML report from the crawl log")
     return code
+
+
+def _corpus_tool_lines(vertical: Path) -> list[str]:
+    """The Manatee registry and CWB script written beside a vertical file, if any."""
+    stem = vertical.name.removesuffix(".gz").removesuffix(".vert")
+    return [
+        f"  {label + ':':13}{path}"
+        for label, path in (
+            ("Manatee", vertical.with_name(stem + ".manatee")),
+            ("CWB script", vertical.with_name(stem + ".cwb.sh")),
+        )
+        if path.is_file()
+    ]
 
 
 def report(result: CrawlResult) -> str:
@@ -412,8 +452,15 @@ def report(result: CrawlResult) -> str:
     for label, key in (("WARC", "warc"), ("prevertical", "prevertical"), ("vertical", "vertical")):
         for name in summary["files"][key]:
             lines.append(f"  {label + ':':13}{base / name}")
+            if key == "vertical":
+                lines.extend(_corpus_tool_lines(base / name))
+    for label, key in (("JSONL", "jsonl"), ("Parquet", "parquet")):
+        for name in summary["files"].get(key, ()):
+            lines.append(f"  {label + ':':13}{base / name}")
     if result.summary_path is not None:
         lines.append(f"  {'summary:':13}{result.summary_path}")
+    for label, path in result.extra_files.items():
+        lines.append(f"  {label + ':':13}{path}")
     errors = summary.get("writer", {}).get("errors")
     if errors:
         lines.append(f"  write errors: {len(errors)} (first: {errors[0]})")

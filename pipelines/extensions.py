@@ -2,7 +2,8 @@
 
 * `ProgressExtension` (`CORPUS_PROGRESS_ENABLED`, `CORPUS_PROGRESS_INTERVAL`,
   `CORPUS_PROGRESS_STREAM` = "log" or "stderr"): pages fetched, documents kept,
-  good paragraphs, words, raw MB -> clean MB and the yield.
+  good paragraphs, words, raw MB -> clean MB and the yield. On "stderr" that is
+  a terminal, a progress bar (`corpus_crawler.progress`) instead of the lines.
 * `SummaryExtension` (`CORPUS_SUMMARY_ENABLED`): when the spider closes, waits
   for the writer thread to finish its files, then writes
   ``<prefix>-<timestamp>-summary.json`` beside them (counts per drop reason,
@@ -63,6 +64,8 @@ class ProgressExtension:
         self.stream = stream
         self.started = time.monotonic()
         self._task: Any = None
+        self._bar: Any = None
+        self.max_pages = 0
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ProgressExtension:
@@ -77,6 +80,7 @@ class ProgressExtension:
         if stream not in ("log", "stderr"):
             raise ValueError(f"CORPUS_PROGRESS_STREAM must be 'log' or 'stderr', got {stream!r}")
         extension = cls(crawler.stats, interval, stream)
+        extension.max_pages = max(0, settings.getint("CORPUS_SCOPE_MAX_PAGES", -1))
         crawler.signals.connect(extension.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(extension.spider_closed, signal=signals.spider_closed)
         return extension
@@ -85,10 +89,31 @@ class ProgressExtension:
         from twisted.internet.task import LoopingCall
 
         self.started = time.monotonic()
+        if self.stream == "stderr" and sys.stderr.isatty():
+            from corpus_crawler.progress import Progress
+
+            self._bar = Progress(
+                total=self.max_pages or None, description="crawl", unit="pages", tty=True
+            )
+            # a bar is cheap to redraw: refresh it more often than the log line
+            interval = min(self.interval, 1.0)
+        else:
+            interval = self.interval
         self._task = LoopingCall(self.report)
-        self._task.start(self.interval, now=False)
+        self._task.start(interval, now=False)
 
     def report(self) -> None:
+        if self._bar is not None:
+            stats = self.stats.get_stats()
+            raw = int(stats.get("corpus/bytes_raw", 0))
+            clean = int(stats.get("corpus/bytes_clean", 0))
+            self._bar.update_to(
+                int(stats.get("downloader/response_count", 0)),
+                kept=int(stats.get("corpus/docs_kept", 0)),
+                words=int(stats.get("corpus/words", 0)),
+                yield_percent=round(100.0 * clean / raw, 1) if raw else 0.0,
+            )
+            return
         line = progress_line(self.stats.get_stats(), time.monotonic() - self.started)
         if self.stream == "stderr":
             print(line, file=sys.stderr, flush=True)
@@ -98,6 +123,9 @@ class ProgressExtension:
     def spider_closed(self) -> None:
         if self._task is not None and self._task.running:
             self._task.stop()
+        if self._bar is not None:
+            self.report()
+            self._bar.close()
 
 
 def _relative(paths: tuple[Path, ...], base: Path) -> list[str]:
@@ -191,6 +219,8 @@ class SummaryExtension:
                 "warc": _relative(files.warc, base),
                 "prevertical": _relative(files.prevertical, base),
                 "vertical": _relative(files.vertical, base),
+                "jsonl": _relative(files.jsonl, base),
+                "parquet": _relative(files.parquet, base),
             },
             "writer": {"counts": files.counts, "errors": list(files.errors)},
             "stats": {

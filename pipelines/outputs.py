@@ -5,6 +5,8 @@
   record (plus a ``metadata`` record with `CORPUS_WARC_METADATA`).
 * `VerticalPipeline` (`CORPUS_PREVERTICAL_ENABLED`, `CORPUS_VERTICAL_ENABLED`):
   the document in the prevertical and/or vertical corpus files.
+* `DocumentsPipeline` (`CORPUS_DOCUMENTS_JSONL`, `CORPUS_DOCUMENTS_PARQUET`): the
+  document as a JSON Lines and/or Parquet record (`corpus_crawler.documents`).
 
 Both only queue work; `pipelines.writer.OutputWriter` writes it, on its thread.
 """
@@ -19,7 +21,7 @@ from scrapy.exceptions import NotConfigured
 from pipelines.items import CorpusDocument
 from pipelines.writer import OutputWriter
 
-__all__ = ["VerticalPipeline", "WarcDocumentPipeline"]
+__all__ = ["DocumentsPipeline", "VerticalPipeline", "WarcDocumentPipeline"]
 
 
 class WarcDocumentPipeline:
@@ -68,4 +70,28 @@ class VerticalPipeline:
     def process_item(self, item: Any) -> Any:
         if isinstance(item, CorpusDocument):
             self.writer.submit_document(item, warc=False, vertical=True)
+        return item
+
+
+class DocumentsPipeline:
+    def __init__(self, writer: OutputWriter) -> None:
+        self.writer = writer
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> DocumentsPipeline:
+        settings = crawler.settings
+        if not (
+            settings.getbool("CORPUS_DOCUMENTS_JSONL")
+            or settings.getbool("CORPUS_DOCUMENTS_PARQUET")
+        ):
+            raise NotConfigured(
+                "document files are off: set output.documents.jsonl or"
+                " output.documents.parquet in the profile (CORPUS_DOCUMENTS_JSONL,"
+                " CORPUS_DOCUMENTS_PARQUET)"
+            )
+        return cls(OutputWriter.for_crawler(crawler))
+
+    def process_item(self, item: Any) -> Any:
+        if isinstance(item, CorpusDocument):
+            self.writer.submit_document(item, warc=False, vertical=False, documents=True)
         return item

@@ -19,6 +19,7 @@ ITEM_PIPELINES = {
     "pipelines.extract.DropPipeline": 100,
     "pipelines.outputs.WarcDocumentPipeline": 800,
     "pipelines.outputs.VerticalPipeline": 810,
+    "pipelines.outputs.DocumentsPipeline": 820,
 }
 
 DOWNLOADER_MIDDLEWARES = {
@@ -40,6 +41,9 @@ DOWNLOADER_MIDDLEWARES = {
     "scrapy.downloadermiddlewares.httpcompression.HttpCompressionMiddleware": None,
     "pipelines.decompression.BoundedHttpCompressionMiddleware": 590,
     "pipelines.addressguard.RefusedAddressMiddleware": 940,
+    # every response as received (before the size cap drops a cut one) and every
+    # refused or failed request, for the crawl log
+    "pipelines.crawllog.CrawlLogMiddleware": 947,
 }
 
 # Every connection goes to an address the network policy vetted (pipelines/resolver.py).
@@ -52,6 +56,8 @@ EXTENSIONS = {
     "pipelines.extract.PageProcessor": 10,
     "pipelines.extensions.ProgressExtension": 500,
     "pipelines.extensions.SummaryExtension": 510,
+    "pipelines.crawllog.CrawlLogExtension": 520,
+    "pipelines.report.ReportExtension": 530,
 }
 
 # Breadth-first: a corpus crawl wants many sites' shallow pages before one site's deep

@@ -19,7 +19,8 @@ the files back to their committed length and fetches the lost pages again.
 Settings: CORPUS_OUTPUT_DIR, CORPUS_OUTPUT_KEEP_ALL_PARAGRAPHS,
 CORPUS_OUTPUT_QUEUE_SIZE, CORPUS_WARC_* (ENABLED, PREFIX, MAX_FILE_BYTES,
 CONVERSION, METADATA), CORPUS_PREVERTICAL_* (ENABLED, MAX_FILE_BYTES),
-CORPUS_VERTICAL_* (ENABLED, SENTENCES, MAX_FILE_BYTES).
+CORPUS_VERTICAL_* (ENABLED, SENTENCES, MAX_FILE_BYTES, CORPUS_TOOLS),
+CORPUS_DOCUMENTS_* (JSONL, PARQUET, MAX_FILE_BYTES, ROW_GROUP_ROWS, GZIP).
 """
 
 from __future__ import annotations
@@ -39,11 +40,25 @@ from scrapy.settings import BaseSettings
 from twisted.internet.defer import Deferred
 
 from corpus_crawler._files import OPEN_SUFFIX
+from corpus_crawler.documents import (
+    DocumentsConfig,
+    JsonlWriter,
+    ParquetWriter,
+    WarcLocation,
+    document_record,
+    recover_documents,
+)
 from corpus_crawler.state import CampaignStore
 
 # the campaign folder's lock, as the tests know it
 from corpus_crawler.state import _FolderLock as _Lock  # noqa: F401
-from corpus_crawler.vertical import VerticalConfig, VerticalFormat, VerticalWriter
+from corpus_crawler.vertical import (
+    Recovered,
+    RecoveryAction,
+    VerticalConfig,
+    VerticalFormat,
+    VerticalWriter,
+)
 from corpus_crawler.vertical import recover as recover_vertical
 from corpus_crawler.warc import (
     CrawlInfo,
@@ -78,6 +93,9 @@ class OutputSettings:
     fsync: bool = False
     #: Test only: the write after this many finished requests fails with ENOSPC.
     fault_enospc_after: int | None = None
+    #: Kept documents as JSON Lines / Parquet (`corpus_crawler.documents`).
+    jsonl: DocumentsConfig | None = None
+    parquet: DocumentsConfig | None = None
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> OutputSettings:
@@ -122,7 +140,15 @@ class OutputSettings:
                 max_bytes=settings.getint("CORPUS_VERTICAL_MAX_FILE_BYTES", 1_000_000_000),
                 all_paragraphs=keep_all,
                 sentences=settings.getbool("CORPUS_VERTICAL_SENTENCES"),
+                corpus_tools=settings.getbool("CORPUS_VERTICAL_CORPUS_TOOLS", True),
             )
+        documents = DocumentsConfig(
+            directory,
+            prefix=prefix,
+            max_bytes=settings.getint("CORPUS_DOCUMENTS_MAX_FILE_BYTES", 1_000_000_000),
+            row_group_rows=settings.getint("CORPUS_DOCUMENTS_ROW_GROUP_ROWS", 1000),
+            gzip=settings.getbool("CORPUS_DOCUMENTS_GZIP"),
+        )
         return cls(
             directory=directory,
             warc=warc,
@@ -134,6 +160,8 @@ class OutputSettings:
             commit_interval=settings.getfloat("CORPUS_CAMPAIGN_COMMIT_INTERVAL", 0.5),
             fsync=settings.getbool("CORPUS_CAMPAIGN_FSYNC"),
             fault_enospc_after=_optional_int(settings, "CORPUS_OUTPUT_FAULT_ENOSPC_AFTER"),
+            jsonl=documents if settings.getbool("CORPUS_DOCUMENTS_JSONL") else None,
+            parquet=documents if settings.getbool("CORPUS_DOCUMENTS_PARQUET") else None,
         )
 
 
@@ -152,6 +180,8 @@ class OutputFiles:
     prevertical: tuple[Path, ...] = ()
     vertical: tuple[Path, ...] = ()
     counts: dict[str, int] = field(default_factory=dict)
+    jsonl: tuple[Path, ...] = ()
+    parquet: tuple[Path, ...] = ()
     errors: tuple[str, ...] = ()
     #: Why the writer stopped early (a full disk...), None if it did not.
     failure: str | None = None
@@ -202,6 +232,9 @@ class OutputWriter:
         self._consecutive_errors = 0
         self._failure: str | None = None
         self._pending: dict[int, list[_Task]] = {}
+        #: WARC file of each response written for the request being finished (the
+        #: JSONL/Parquet record names it); emptied after each request.
+        self._locations: dict[str, str] = {}
         self._rows_written = 0
         self._dirty = False
         #: Closed files whose final length is committed already.
@@ -209,6 +242,8 @@ class OutputWriter:
         self._warc: WarcWriter | None = None
         self._prevertical: VerticalWriter | None = None
         self._vertical: VerticalWriter | None = None
+        self._jsonl: JsonlWriter | None = None
+        self._parquet: ParquetWriter | None = None
 
     # -- lifecycle (reactor thread) --------------------------------------------------------
 
@@ -232,14 +267,23 @@ class OutputWriter:
     def start(self) -> None:
         settings = self.settings
         settings.directory.mkdir(parents=True, exist_ok=True)
-        for recovered in [*recover_warc(settings.directory), *recover_vertical(settings.directory)]:
+        for recovered in [
+            *recover_warc(settings.directory),
+            *recover_vertical(settings.directory),
+            *recover_documents(settings.directory),
+        ]:
             logger.warning("recovered a file left by an earlier crawl: %s", recovered)
+            _finish_recovered_vertical(recovered, settings.vertical)
         if settings.warc is not None:
             self._warc = WarcWriter(settings.warc)
         if settings.prevertical is not None:
             self._prevertical = VerticalWriter(settings.prevertical)
         if settings.vertical is not None:
             self._vertical = VerticalWriter(settings.vertical)
+        if settings.jsonl is not None:
+            self._jsonl = JsonlWriter(settings.jsonl)
+        if settings.parquet is not None:
+            self._parquet = ParquetWriter(settings.parquet)
         self._thread.start()
 
     def close(self) -> Deferred[OutputFiles]:
@@ -286,24 +330,35 @@ class OutputWriter:
             return
 
         def task() -> None:
-            warc.write_exchange(exchange, request_id=request_id, response_id=response_id)
+            records = warc.write_exchange(exchange, request_id=request_id, response_id=response_id)
+            self._locations[records.response_id] = records.path.name
             self._count("warc/exchanges")
 
         self._submit(row, task)
 
-    def submit_document(self, item: CorpusDocument, *, warc: bool, vertical: bool) -> None:
-        """Queue the conversion record and/or the (pre)vertical text of a kept document."""
+    def submit_document(
+        self, item: CorpusDocument, *, warc: bool, vertical: bool, documents: bool = False
+    ) -> None:
+        """Queue the conversion record, the (pre)vertical text and/or the JSONL/Parquet
+        record of a kept document."""
         writers = [
             (name, writer)
             for name, writer in (("prevertical", self._prevertical), ("vertical", self._vertical))
             if writer is not None and vertical
         ]
+        record_writers = [
+            (name, writer)
+            for name, writer in (("jsonl", self._jsonl), ("parquet", self._parquet))
+            if writer is not None and documents
+        ]
         warc_writer = self._warc if warc and self.settings.warc_conversion else None
-        if warc_writer is None and not writers:
+        if warc_writer is None and not writers and not record_writers:
             return
         meta = doc_meta(item, item.doc_id)
 
         def task() -> None:
+            if record_writers:
+                self._write_record(item, meta, record_writers)
             if warc_writer is not None:
                 if not item.response_id:
                     self._count("warc/conversions_without_response")
@@ -331,6 +386,23 @@ class OutputWriter:
         self._put(_Finish(row, url, outcome))
 
     # -- the thread ------------------------------------------------------------------------
+
+    def _write_record(
+        self,
+        item: CorpusDocument,
+        meta: Any,
+        writers: list[tuple[str, JsonlWriter | ParquetWriter]],
+    ) -> None:
+        # the exchange of the same request was written just before, on this thread
+        warc_file = self._locations.get(item.response_id) if item.response_id else None
+        location = WarcLocation(warc_file, item.response_id) if warc_file else None
+        keep_all = self.settings.prevertical.all_paragraphs if self.settings.prevertical else False
+        record = document_record(item.document, meta, warc=location, all_paragraphs=keep_all)
+        if record is None:
+            return
+        for name, writer in writers:
+            writer.write(record)
+            self._count(f"{name}/documents")
 
     def _count(self, key: str, amount: int = 1) -> None:
         self._counts[key] = self._counts.get(key, 0) + amount
@@ -385,6 +457,7 @@ class OutputWriter:
                 self._run(run)
                 if self._failure is not None:
                     return
+            self._locations.clear()
             self._rows_written += 1
             self._count(f"requests/{task.outcome}")
             if self.store is not None:
@@ -406,8 +479,19 @@ class OutputWriter:
                 handle.write(b"\x1f\x8b\x08\x00torn")
         raise OSError(errno.ENOSPC, "No space left on device (CORPUS_OUTPUT_FAULT_ENOSPC_AFTER)")
 
-    def _writers(self) -> list[WarcWriter | VerticalWriter]:
-        return [w for w in (self._warc, self._prevertical, self._vertical) if w is not None]
+    def _writers(self) -> list[WarcWriter | VerticalWriter | JsonlWriter]:
+        """The append-only writers, whose files the campaign commits and cuts back."""
+        return [
+            w
+            for w in (self._warc, self._prevertical, self._vertical, self._jsonl)
+            if w is not None
+        ]
+
+    def _closing_order(self) -> list[WarcWriter | VerticalWriter | JsonlWriter | ParquetWriter]:
+        # Parquet last: a file with a footer cannot be cut back, so it is finished only
+        # at the end of a run (a crash quarantines it; the JSONL keeps its documents).
+        parquet = [self._parquet] if self._parquet is not None else []
+        return [*self._writers(), *parquet]
 
     def _file_lengths(self) -> dict[str, int]:
         """Current length of every file written since the last commit."""
@@ -481,7 +565,7 @@ class OutputWriter:
                         "%d unfinished request(s) left for the next run", len(self._pending)
                     )
                 self._pending.clear()
-                for writer in self._writers():
+                for writer in self._closing_order():
                     writer.close()
                 self._dirty = True
                 self._commit()
@@ -492,6 +576,8 @@ class OutputWriter:
                 counts=dict(self._counts),
                 errors=tuple(self._errors),
                 failure=self._failure,
+                jsonl=self._jsonl.files if self._jsonl else (),
+                parquet=self._parquet.files if self._parquet else (),
             )
         except BaseException as exc:  # a close error must still release the crawl
             self._error(exc)
@@ -506,3 +592,17 @@ def _os_error(error: OSError) -> str:
     if error.errno == errno.ENOSPC:
         return "the disk is full (free some space, then run the same command again to resume)"
     return error.strerror or str(error)
+
+
+def _finish_recovered_vertical(recovered: Recovered, config: VerticalConfig | None) -> None:
+    """A vertical file finished by crash recovery gets its corpus tool files too."""
+    destination = recovered.destination
+    if (
+        config is not None
+        and config.corpus_tools
+        and recovered.action is not RecoveryAction.QUARANTINED
+        and destination.name.removesuffix(".gz").endswith(".vert")
+    ):
+        from corpus_crawler.corpustools import write_corpus_tool_files
+
+        write_corpus_tool_files(destination)

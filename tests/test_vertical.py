@@ -516,3 +516,55 @@ def test_read_vertical_reports_broken_structure(tmp_path: Path) -> None:
     path.write_text("stray text\n", encoding="utf-8")
     with pytest.raises(ValueError, match=r"broken.prevert:1: text outside <p>"):
         list(read_vertical(path))
+
+
+# --- SpiderLing's language-difference attributes ------------------------------------------
+
+
+def test_lang_diff_attributes_are_written_only_when_given() -> None:
+    document = article()
+    plain = format_document(document, DocMeta("1", NOW, "http://example.com/"))
+    assert plain is not None and "lang_diff" not in plain and "langdiff" not in plain
+    good = [i for i, p in enumerate(document.paragraphs) if p.final_class is G]
+    diffs: list[float | None] = [None] * len(document.paragraphs)
+    diffs[good[0]] = 0.125
+    meta = DocMeta(
+        "1", NOW, "http://example.com/", lang_diff=0.5, paragraph_lang_diffs=tuple(diffs)
+    )
+    text = format_document(document, meta, all_paragraphs=True)
+    assert text is not None
+    doc_line = text.splitlines()[0]
+    # SpiderLing's name, after the fixed attributes so uniform readers are unaffected
+    assert doc_line.endswith(' lang_diff="0.50">')
+    p_lines = [line for line in text.splitlines() if line.startswith("<p ")]
+    assert p_lines[good[0]].endswith(' heading="1" langdiff="0.12">')
+    assert all("langdiff" not in line for i, line in enumerate(p_lines) if i != good[0])
+    parsed_doc, parsed_paragraphs = next(iter(_parse_text(text)))
+    assert parsed_doc["lang_diff"] == "0.50"
+    assert parsed_paragraphs[good[0]][0]["langdiff"] == "0.12"
+
+
+def _parse_text(text: str) -> list[tuple[dict[str, str], list[tuple[dict[str, str], str]]]]:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "x.prevert"
+        path.write_text(text, encoding="utf-8")
+        return list(read_vertical(path))
+
+
+def test_vertical_writer_writes_corpus_tool_files_for_each_finished_file(tmp_path: Path) -> None:
+    config = VerticalConfig(
+        tmp_path, format=VerticalFormat.VERTICAL, max_bytes=200, corpus_tools=True
+    )
+    with VerticalWriter(config, clock=lambda: NOW) as writer:
+        for number in range(3):
+            writer.write(article(), DocMeta(str(number), NOW, f"http://example.com/{number}"))
+        assert len(writer.files) >= 2  # rotated: a registry per finished file so far
+        for path in writer.files:
+            stem = path.name.removesuffix(".vert")
+            assert (tmp_path / f"{stem}.manatee").is_file()
+            assert os.access(tmp_path / f"{stem}.cwb.sh", os.X_OK)
+    names = {p.name for p in tmp_path.iterdir()}
+    assert not [n for n in names if n.endswith(".open")]
+    assert len([n for n in names if n.endswith(".manatee")]) == len(writer.files)

@@ -1,0 +1,406 @@
+"""An HTML crawl report that a crawl engineer or a linguist reads at a glance.
+
+`write_report(crawl_logs, summary, target)` reads the crawl log
+(`corpus_crawler.crawllog`) and, when there is one, the crawl's JSON summary,
+and writes one self-contained HTML file: headline numbers, pages and documents
+over time, outcomes and drop reasons, HTTP statuses, languages, page sizes,
+and the top hosts with their yield, as tables and plots.
+
+The plots are drawn with matplotlib (the reference plotting library of the
+scientific Python stack, maintained for two decades, no browser or network
+needed) into PNG images embedded as ``data:`` URLs, so the file opens
+anywhere, offline, and can be mailed or archived with the corpus. Figures are
+built with the object API (no pyplot state), so a report can be rendered on a
+worker thread during a crawl.
+
+Also `corpus-crawler report OUTDIR` (`corpus_crawler._cli_report`).
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import json
+import os
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from .crawllog import CrawlLogEntry, read_crawl_log
+
+__all__ = ["CrawlStats", "collect", "find_crawl_files", "render_html", "write_report"]
+
+#: Hosts shown in the top-hosts plot and table.
+TOP_HOSTS = 20
+
+
+@dataclass(slots=True)
+class CrawlStats:
+    """What the report shows, gathered from crawl log entries."""
+
+    entries: int = 0
+    outcomes: Counter[str] = field(default_factory=Counter)
+    statuses: Counter[str] = field(default_factory=Counter)
+    languages: Counter[str] = field(default_factory=Counter)
+    discovery: Counter[str] = field(default_factory=Counter)
+    host_pages: Counter[str] = field(default_factory=Counter)
+    host_kept: Counter[str] = field(default_factory=Counter)
+    host_raw: Counter[str] = field(default_factory=Counter)
+    host_clean: Counter[str] = field(default_factory=Counter)
+    sizes: list[int] = field(default_factory=list)
+    kept_sizes: list[int] = field(default_factory=list)
+    #: (seconds since the first line, cumulative fetched, cumulative kept)
+    timeline: list[tuple[float, int, int]] = field(default_factory=list)
+    first: datetime | None = None
+    last: datetime | None = None
+    bytes_raw: int = 0
+    bytes_clean: int = 0
+    words: int = 0
+
+
+def collect(entries: Iterable[CrawlLogEntry]) -> CrawlStats:
+    stats = CrawlStats()
+    events: list[tuple[float, bool, bool]] = []  # (time, fetched, kept)
+    for entry in entries:
+        stats.entries += 1
+        stats.first = entry.time if stats.first is None else min(stats.first, entry.time)
+        stats.last = entry.time if stats.last is None else max(stats.last, entry.time)
+        stats.outcomes[entry.outcome] += 1
+        stats.statuses[str(entry.status) if entry.status else "no response"] += 1
+        stats.discovery[entry.discovery[-1:] if entry.discovery else "seed"] += 1
+        host = urlsplit(entry.url).hostname or "?"
+        if entry.status:
+            stats.host_pages[host] += 1
+            if entry.size is not None:
+                stats.sizes.append(entry.size)
+        if entry.kept:
+            stats.host_kept[host] += 1
+            if entry.size is not None:
+                stats.kept_sizes.append(entry.size)
+                stats.host_raw[host] += entry.size
+                stats.bytes_raw += entry.size
+            clean = int(entry.annotations.get("clean", 0) or 0)
+            stats.host_clean[host] += clean
+            stats.bytes_clean += clean
+            stats.words += int(entry.annotations.get("words", 0) or 0)
+            stats.languages[entry.annotations.get("lang") or "unknown"] += 1
+        events.append((entry.time.timestamp(), bool(entry.status), entry.kept))
+    events.sort()
+    fetched = kept = 0
+    for moment, was_fetched, was_kept in events:
+        fetched += was_fetched
+        kept += was_kept
+        stats.timeline.append((moment - events[0][0], fetched, kept))
+    return stats
+
+
+# --- plots ------------------------------------------------------------------------------------
+
+
+def _figure(width: float = 7.0, height: float = 3.2) -> Any:
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(width, height), dpi=100, layout="constrained")
+    return figure
+
+
+def _png(figure: Any) -> str:
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png")
+    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def _bar(items: Sequence[tuple[str, int]], title: str, xlabel: str, color: str) -> str:
+    figure = _figure(7.0, max(2.0, 0.32 * len(items) + 1.0))
+    axes = figure.add_subplot()
+    labels = [label for label, _ in items][::-1]
+    values = [value for _, value in items][::-1]
+    axes.barh(labels, values, color=color)
+    axes.set_title(title)
+    axes.set_xlabel(xlabel)
+    for index, value in enumerate(values):
+        axes.annotate(
+            f"{value:,}", (value, index), xytext=(3, 0), textcoords="offset points", va="center"
+        )
+    axes.margins(x=0.15)
+    return _png(figure)
+
+
+def _timeline(stats: CrawlStats) -> str:
+    figure = _figure()
+    axes = figure.add_subplot()
+    span = stats.timeline[-1][0] if stats.timeline else 0.0
+    scale, unit = (60.0, "minutes") if span >= 120 else (1.0, "seconds")
+    times = [t / scale for t, _, _ in stats.timeline]
+    axes.plot(times, [f for _, f, _ in stats.timeline], label="pages fetched", color="C0")
+    axes.plot(times, [k for _, _, k in stats.timeline], label="documents kept", color="C2")
+    axes.set_xlabel(f"{unit} since the first log line")
+    axes.set_ylabel("count")
+    axes.set_title("Pages and documents over time")
+    axes.legend(loc="upper left")
+    axes.grid(alpha=0.3)
+    return _png(figure)
+
+
+def _sizes(stats: CrawlStats) -> str:
+    import math
+
+    figure = _figure()
+    axes = figure.add_subplot()
+    values = [max(size, 1) for size in stats.sizes]
+    top = max(values) if values else 10
+    bins = [10 ** (i / 4) for i in range(0, int(math.log10(max(top, 10)) * 4) + 2)]
+    axes.hist(values, bins=bins, color="C0", alpha=0.7, label="all responses")
+    if stats.kept_sizes:
+        axes.hist(
+            [max(s, 1) for s in stats.kept_sizes],
+            bins=bins,
+            color="C2",
+            alpha=0.8,
+            label="kept documents",
+        )
+    axes.set_xscale("log")
+    axes.set_xlabel("body size in bytes (log scale)")
+    axes.set_ylabel("responses")
+    axes.set_title("Response sizes")
+    axes.legend()
+    return _png(figure)
+
+
+# --- HTML -------------------------------------------------------------------------------------
+
+_STYLE = """
+body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1100px; color: #222; }
+h1 { margin-bottom: 0.2em; } .sub { color: #666; margin-top: 0; }
+.cards { display: flex; flex-wrap: wrap; gap: 1em; margin: 1em 0; }
+.card { border: 1px solid #ddd; border-radius: 6px; padding: 0.6em 1em; min-width: 9em; }
+.card b { display: block; font-size: 1.5em; }
+.grid { display: grid; grid-template-columns: repeat(auto-fit, minmax(480px, 1fr)); gap: 1em; }
+figure { margin: 0; } img.plot { width: 100%; height: auto; border: 1px solid #eee; }
+table { border-collapse: collapse; margin: 0.5em 0 1.5em; font-size: 0.92em; }
+th, td { border-bottom: 1px solid #eee; padding: 0.25em 0.7em; text-align: right; }
+th:first-child, td:first-child { text-align: left; }
+code { background: #f5f5f5; padding: 0 0.2em; }
+"""
+
+# Marks the page once every plot image has decoded, so a browser check (and a reader)
+# can tell a broken report from a good one.
+_SCRIPT = """
+window.addEventListener("load", function () {
+  var plots = document.querySelectorAll("img.plot"), ok = 0;
+  plots.forEach(function (img) { if (img.complete && img.naturalWidth > 0) { ok += 1; } });
+  document.body.setAttribute("data-plots-ok", ok + "/" + plots.length);
+  if (ok !== plots.length) { console.error("report: " + (plots.length - ok) + " plots failed"); }
+});
+"""
+
+
+def _e(value: object) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _table(headers: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
+    head = "".join(f"<th>{_e(h)}</th>" for h in headers)
+    body = "".join("<tr>" + "".join(f"<td>{_e(c)}</td>" for c in row) + "</tr>" for row in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _percent(part: float, whole: float) -> str:
+    return f"{100.0 * part / whole:.1f}%" if whole else "-"
+
+
+def render_html(
+    stats: CrawlStats,
+    summary: dict[str, Any] | None = None,
+    *,
+    title: str = "Crawl report",
+    generated: datetime | None = None,
+    final: bool = True,
+) -> str:
+    """The report as one self-contained HTML page."""
+    summary = summary or {}
+    generated = generated or datetime.now(timezone.utc)
+    fetched = sum(stats.host_pages.values())
+    kept = sum(stats.host_kept.values())
+    elapsed = (stats.last - stats.first).total_seconds() if stats.first and stats.last else 0.0
+    state = "finished" if final else "in progress (refreshed during the crawl)"
+    profile = summary.get("profile")
+    reason = summary.get("finish_reason") if final else None
+    cards = [
+        ("URLs logged", f"{stats.entries:,}"),
+        ("pages fetched", f"{fetched:,}"),
+        ("documents kept", f"{kept:,}"),
+        ("yield (clean / raw)", _percent(stats.bytes_clean, stats.bytes_raw)),
+        ("words kept", f"{stats.words:,}"),
+        ("hosts", f"{len(stats.host_pages):,}"),
+        ("duration", f"{elapsed / 60:.1f} min"),
+    ]
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{_e(title)}</title><style>{_STYLE}</style></head><body>",
+        f"<h1>{_e(title)}</h1>",
+        f'<p class="sub">Crawl {_e(state)}; report generated'
+        f" {_e(generated.isoformat(timespec='seconds'))}"
+        + (f"; profile <code>{_e(profile)}</code>" if profile else "")
+        + (f"; finish reason <code>{_e(reason)}</code>" if reason else "")
+        + "</p>",
+        '<div class="cards">'
+        + "".join(f'<div class="card"><b>{_e(v)}</b>{_e(k)}</div>' for k, v in cards)
+        + "</div>",
+    ]
+    plots: list[tuple[str, str]] = []
+    if stats.timeline:
+        plots.append(("Pages and documents over time", _timeline(stats)))
+    outcome_groups: Counter[str] = Counter()
+    for outcome, count in stats.outcomes.items():
+        outcome_groups[outcome] += count
+    if outcome_groups:
+        plots.append(
+            ("Outcomes", _bar(outcome_groups.most_common(15), "Outcome per URL", "URLs", "C1"))
+        )
+    if stats.host_pages:
+        top = stats.host_pages.most_common(TOP_HOSTS)
+        plots.append(("Top hosts", _bar(top, "Pages fetched per host", "pages", "C0")))
+    if stats.languages:
+        plots.append(
+            (
+                "Languages",
+                _bar(
+                    stats.languages.most_common(15), "Kept documents by language", "documents", "C2"
+                ),
+            )
+        )
+    if stats.sizes:
+        plots.append(("Sizes", _sizes(stats)))
+    if stats.statuses:
+        plots.append(
+            ("HTTP status", _bar(stats.statuses.most_common(12), "HTTP status", "responses", "C4"))
+        )
+    parts.append('<div class="grid">')
+    for caption, data in plots:
+        parts.append(
+            f'<figure><img class="plot" alt="{_e(caption)}" src="{data}">'
+            f"<figcaption>{_e(caption)}</figcaption></figure>"
+        )
+    parts.append("</div>")
+
+    parts.append("<h2>Yield per host</h2>")
+    host_rows = [
+        (
+            host,
+            pages,
+            stats.host_kept[host],
+            _percent(stats.host_kept[host], pages),
+            f"{stats.host_raw[host]:,}",
+            f"{stats.host_clean[host]:,}",
+            _percent(stats.host_clean[host], stats.host_raw[host]),
+        )
+        for host, pages in stats.host_pages.most_common(TOP_HOSTS)
+    ]
+    parts.append(
+        _table(
+            ("host", "pages", "kept", "kept %", "raw bytes (kept)", "clean bytes", "yield"),
+            host_rows,
+        )
+    )
+    parts.append("<h2>Outcomes and drop reasons</h2>")
+    parts.append(
+        _table(
+            ("outcome", "URLs", "share"),
+            [(o, c, _percent(c, stats.entries)) for o, c in stats.outcomes.most_common()],
+        )
+    )
+    if summary.get("dropped"):
+        parts.append("<h3>Documents dropped (from the summary)</h3>")
+        parts.append(
+            _table(("reason", "pages"), [(k, v) for k, v in summary["dropped"].items() if v])
+        )
+    parts.append("<h2>Languages</h2>")
+    parts.append(
+        _table(
+            ("language", "documents", "share"),
+            [(lang, c, _percent(c, kept)) for lang, c in stats.languages.most_common()],
+        )
+    )
+    parts.append("<h2>Discovery</h2>")
+    labels = {"seed": "seed", "L": "link", "R": "redirect", "S": "sitemap", "P": "prerequisite"}
+    parts.append(
+        _table(
+            ("last hop", "URLs"),
+            [(labels.get(k, k), c) for k, c in stats.discovery.most_common()],
+        )
+    )
+    files = summary.get("files") or {}
+    if any(files.values()):
+        parts.append("<h2>Files</h2>")
+        parts.append(
+            _table(
+                ("kind", "file"), [(kind, name) for kind, names in files.items() for name in names]
+            )
+        )
+    parts.append(f"<script>{_SCRIPT}</script></body></html>")
+    return "\n".join(parts) + "\n"
+
+
+def write_report(
+    crawl_logs: Sequence[Path],
+    target: Path,
+    *,
+    summary: dict[str, Any] | None = None,
+    title: str = "Crawl report",
+    final: bool = True,
+) -> Path:
+    """Read the crawl logs, write the report to `target` (atomically); returns `target`."""
+    entries = (entry for path in crawl_logs for entry in read_crawl_log(path))
+    text = render_html(collect(entries), summary, title=title, final=final)
+    temporary = target.with_name(target.name + ".open")
+    temporary.write_text(text, encoding="utf-8")
+    os.replace(temporary, target)
+    return target
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_STAMP = re.compile(r"-(\d{14})(?:\d{3})?-")
+
+
+def _stamp(path: Path) -> datetime | None:
+    match = _STAMP.search(path.name.replace("-summary.json", "-"))
+    if match is None:
+        return None
+    return datetime.strptime(match.group(1), "%Y%m%d%H%M%S").replace(tzinfo=timezone.utc)
+
+
+def find_crawl_files(directory: Path) -> tuple[list[Path], Path | None]:
+    """The crawl log of the latest crawl in `directory` and its summary, if any.
+
+    Both are named after the moment the crawl started: the summary is the
+    latest one and the crawl log the one whose start is nearest to it.
+    """
+    summaries = sorted(
+        directory.glob("*-summary.json"), key=lambda p: (_stamp(p) or _EPOCH, p.name)
+    )
+    logs = sorted(directory.glob("*.crawl.log"))
+    summary = summaries[-1] if summaries else None
+    if not logs:
+        return [], summary
+    started = _stamp(summary) if summary is not None else None
+    if started is None:
+        return logs[-1:], summary
+    dated = [(abs((stamp - started).total_seconds()), log.name, log)
+             for log in logs if (stamp := _stamp(log)) is not None]  # fmt: skip
+    return ([min(dated)[2]] if dated else logs[-1:]), summary
+
+
+def load_summary(path: Path | None) -> dict[str, Any] | None:
+    if path is None:
+        return None
+    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return data

@@ -1,0 +1,134 @@
+"""The HTML crawl report (`corpus_crawler.report`), refreshed during the crawl and at its end.
+
+`ReportExtension` (`CORPUS_REPORT_ENABLED`, `CORPUS_REPORT_INTERVAL` seconds,
+0 = only at the end) renders on a worker thread (matplotlib takes a fraction
+of a second per plot), never on the reactor. The final report waits for the
+crawl log to be closed and the JSON summary to be written, so it shows the
+whole crawl; its path is in the stats as ``corpus/report_path``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from pathlib import Path
+from typing import Any
+
+from scrapy import signals
+from scrapy.crawler import Crawler
+from scrapy.exceptions import NotConfigured
+from scrapy.utils.defer import maybe_deferred_to_future
+
+from pipelines.crawllog import CrawlLogExtension
+
+__all__ = ["ReportExtension"]
+
+logger = logging.getLogger(__name__)
+
+#: How long the final report waits for the summary and the closed crawl log.
+FINAL_WAIT_SECONDS = 60.0
+
+
+def report_path(crawl_log: Path) -> Path:
+    """``NAME.report.html`` beside ``NAME.crawl.log``."""
+    name = crawl_log.name.removesuffix(".open").removesuffix(".crawl.log")
+    return crawl_log.with_name(name + ".report.html")
+
+
+class ReportExtension:
+    def __init__(self, crawler: Crawler, interval: float) -> None:
+        self.crawler = crawler
+        self.interval = interval
+        self._task: Any = None
+        self._busy = False
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> ReportExtension:
+        settings = crawler.settings
+        if not settings.getbool("CORPUS_REPORT_ENABLED", True):
+            raise NotConfigured(
+                "the HTML report is off: set output.report: true in the profile"
+                " (or CORPUS_REPORT_ENABLED=True)"
+            )
+        if not settings.getbool("CORPUS_CRAWL_LOG_ENABLED", True):
+            raise NotConfigured(
+                "the HTML report is drawn from the crawl log: set output.crawl_log: true"
+            )
+        extension = cls(crawler, settings.getfloat("CORPUS_REPORT_INTERVAL", 300.0))
+        crawler.signals.connect(extension.spider_opened, signal=signals.spider_opened)
+        crawler.signals.connect(extension.spider_closed, signal=signals.spider_closed)
+        return extension
+
+    def _log(self) -> CrawlLogExtension | None:
+        return self.crawler.get_extension(CrawlLogExtension)
+
+    def spider_opened(self) -> None:
+        if self.interval > 0:
+            from twisted.internet.task import LoopingCall
+
+            self._task = LoopingCall(self._refresh)
+            self._task.start(self.interval, now=False)
+
+    def _refresh(self) -> None:
+        log = self._log()
+        path = log.path if log is not None else None
+        if path is None or self._busy:
+            return
+        from twisted.internet.threads import deferToThread
+
+        from corpus_crawler.report import write_report
+
+        self._busy = True
+        self.crawler.stats.inc_value("corpus/report_refreshes")
+        title = f"Crawl report: {self.crawler.settings.get('CORPUS_PROFILE_NAME') or 'crawl'}"
+        deferred = deferToThread(write_report, [path], report_path(path), title=title, final=False)
+
+        def done(result: Any) -> Any:
+            self._busy = False
+            return result
+
+        deferred.addBoth(done)
+        deferred.addErrback(lambda failure: logger.warning("report refresh failed: %s", failure))
+
+    async def spider_closed(self) -> None:
+        from twisted.internet import reactor
+        from twisted.internet.task import deferLater
+        from twisted.internet.threads import deferToThread
+
+        from corpus_crawler.report import write_report
+
+        if self._task is not None and self._task.running:
+            self._task.stop()
+        stats = self.crawler.stats
+        deadline = time.monotonic() + FINAL_WAIT_SECONDS
+        # the summary and the closed log come from other spider_closed handlers
+        # (and for a refresh still drawing, which writes the same file)
+        while time.monotonic() < deadline and (
+            self._busy
+            or not (
+                stats.get_value("corpus/crawl_log_path") and stats.get_value("corpus/summary_path")
+            )
+        ):
+            await maybe_deferred_to_future(deferLater(reactor, 0.05, lambda: None))
+        log_value = stats.get_value("corpus/crawl_log_path")
+        if not log_value:
+            logger.warning("no crawl log was written: no HTML report")
+            return
+        log_path = Path(log_value)
+        summary_value = stats.get_value("corpus/summary_path")
+        summary = None
+        if summary_value and Path(summary_value).is_file():
+            summary = json.loads(Path(summary_value).read_text(encoding="utf-8"))
+        title = f"Crawl report: {self.crawler.settings.get('CORPUS_PROFILE_NAME') or 'crawl'}"
+        try:
+            path = await maybe_deferred_to_future(
+                deferToThread(
+                    write_report, [log_path], report_path(log_path), summary=summary, title=title
+                )
+            )
+        except Exception as exc:  # a report is never worth failing a crawl for
+            logger.error("could not write the HTML report: %s", exc, exc_info=exc)
+            return
+        stats.set_value("corpus/report_path", str(path))
+        logger.info("report written to %s", path)

@@ -1,0 +1,89 @@
+"""The report library: what it counts from a crawl log, and reports of empty or running crawls."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+from corpus_crawler.crawllog import CrawlLogEntry, CrawlLogWriter, read_crawl_log
+from corpus_crawler.report import collect, render_html, write_report
+
+START = datetime(2024, 5, 6, 7, 0, tzinfo=timezone.utc)
+
+
+def _entries() -> list[CrawlLogEntry]:
+    out = []
+    for number in range(30):
+        host = "a.test" if number % 3 else "b.test"
+        kept = number % 2 == 0
+        out.append(
+            CrawlLogEntry(
+                time=START + timedelta(seconds=29 - number),  # logged out of time order
+                status=200,
+                url=f"http://{host}/{number}",
+                outcome="kept" if kept else "dropped:wrong-language",
+                size=1000,
+                annotations={"clean": "100", "words": "20", "lang": "cs" if number < 10 else "en"}
+                if kept
+                else {},
+            )
+        )
+    out.append(CrawlLogEntry(time=START, status=0, url="http://b.test/x", outcome="refused:robots"))
+    return out
+
+
+def test_collect_counts_hosts_yield_languages_and_a_monotonic_timeline() -> None:
+    stats = collect(_entries())
+    assert stats.entries == 31 and sum(stats.host_pages.values()) == 30
+    assert stats.outcomes["kept"] == 15 and stats.outcomes["refused:robots"] == 1
+    assert stats.host_pages == {"a.test": 20, "b.test": 10}
+    assert stats.host_kept["b.test"] == 5 and stats.host_clean["b.test"] == 500
+    assert stats.bytes_raw == 15_000 and stats.bytes_clean == 1500 and stats.words == 300
+    assert stats.languages == {"cs": 5, "en": 10}
+    fetched = [f for _, f, _ in stats.timeline]
+    kept = [k for _, _, k in stats.timeline]
+    assert fetched == sorted(fetched) and fetched[-1] == 30
+    assert kept == sorted(kept) and kept[-1] == 15
+    html = render_html(stats, {"dropped": {"wrong-language": 15}}, title="T & <x>")
+    assert "<title>T &amp; &lt;x&gt;</title>" in html
+    assert html.count('class="plot"') == 6
+    assert "<td>b.test</td><td>10</td><td>5</td><td>50.0%</td>" in html
+
+
+def test_an_empty_crawl_still_gets_a_report(tmp_path: Path) -> None:
+    with CrawlLogWriter(tmp_path) as writer:
+        pass
+    target = write_report(list(writer.files), tmp_path / "r.html")
+    html = target.read_text(encoding="utf-8")
+    assert "<b>0</b>documents kept" in html and 'class="plot"' not in html
+
+
+def test_a_report_of_a_running_crawl_reads_the_open_log(tmp_path: Path) -> None:
+    writer = CrawlLogWriter(tmp_path, flush_interval=60).start()
+    for entry in _entries():
+        writer.append(entry)
+    writer.flush()
+    assert writer.current_path is not None
+    with open(writer.current_path, "ab") as handle:
+        handle.write(b"2024-05-06T07:00:00.000Z 200 10 http://torn")  # a line being written
+    target = write_report([writer.current_path], tmp_path / "live.html", final=False)
+    html = target.read_text(encoding="utf-8")
+    assert "in progress" in html and "<b>15</b>documents kept" in html
+    assert len(list(read_crawl_log(writer.current_path))) == 31
+
+
+def test_the_report_command_finds_the_latest_crawl_and_its_own_log(tmp_path: Path) -> None:
+    from corpus_crawler.report import find_crawl_files
+
+    for name in (
+        "c-20240506070000-summary.json",
+        "c-20240506070000123-00000-h.crawl.log",
+        "c-20240507080000-summary.json",
+        "c-20240507080000456-00000-h.crawl.log",
+        "c-20240508090000789-00000-h.crawl.log",  # a crawl still running: no summary yet
+    ):
+        (tmp_path / name).write_text("{}" if name.endswith(".json") else "", encoding="utf-8")
+    logs, summary = find_crawl_files(tmp_path)
+    assert summary is not None and summary.name == "c-20240507080000-summary.json"
+    assert [p.name for p in logs] == ["c-20240507080000456-00000-h.crawl.log"]
+    assert find_crawl_files(tmp_path / "nothing-here") == ([], None)
