@@ -217,3 +217,42 @@ class CampaignExtension:
         from scrapy.utils.defer import maybe_deferred_to_future
 
         await maybe_deferred_to_future(self.finished(reason))
+
+
+class RequestDoneMiddleware:
+    """Finishes a request whose callback produced no page (a sitemap, an error, a
+    links-only page) at the `RequestDone` the spider ends it with, and keeps that
+    control item out of Scrapy's item flow: feed exports (`-o items.jsonl`), item
+    pipelines and item stats see pages only.
+
+    Closest to the engine (order 10), so every earlier output of the same callback
+    (its follow-up requests) has been scheduled when the request is finished.
+    """
+
+    def __init__(self, campaign: CampaignExtension) -> None:
+        self.campaign = campaign
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> RequestDoneMiddleware:
+        campaign = crawler.get_extension(CampaignExtension)
+        if campaign is None:
+            from scrapy.exceptions import NotConfigured
+
+            raise NotConfigured("no campaign (pipelines.campaign.CampaignExtension is off)")
+        return cls(campaign)
+
+    def _passes(self, element: Any) -> bool:
+        if isinstance(element, RequestDone):
+            self.campaign.item_done(element)
+            return False
+        return True
+
+    def process_spider_output(self, response: Any, result: Any) -> Any:
+        for element in result:
+            if self._passes(element):
+                yield element
+
+    async def process_spider_output_async(self, response: Any, result: Any) -> Any:
+        async for element in result:
+            if self._passes(element):
+                yield element

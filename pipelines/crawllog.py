@@ -5,8 +5,8 @@
   and completes a page's line when its outcome is known: `item_scraped` (a
   kept document), `item_dropped` (with the typed drop reason), `spider_error`;
   what is still waiting when the spider closes is logged as ``no-item``.
-  `request_dropped` (the scheduler's duplicate filter: in practice a redirect
-  to a page already fetched) is logged as ``refused:duplicate``.
+  `request_dropped` (the scheduler's duplicate filter) for a redirect to a page
+  already fetched is logged as ``refused:duplicate`` (repeated links are not).
 * `CrawlLogMiddleware`, a downloader middleware next to the downloader, sees
   every response as received (redirects and HTTP errors included: they are
   logged at once) and every refused or failed request (`process_exception`:
@@ -216,6 +216,11 @@ class CrawlLogExtension:
         self._write(entry, outcome)
 
     def request_dropped(self, request: Request) -> None:
+        if not request.meta.get("redirect_urls"):
+            # A link to a page already seen: the campaign scheduler is the duplicate
+            # filter of every link, and one line per repeated link is noise, not a URL's
+            # outcome. A redirect to a page already fetched is an outcome of its own.
+            return
         path, via = discovery(request, self.settings.seeds, self._sitemaps)
         entry = CrawlLogEntry(
             time=_now(), status=0, url=request.url, outcome="", discovery=path, via=via

@@ -13,14 +13,37 @@ processes and the tests can use them freely. Times are ISO 8601 strings.
 
 from __future__ import annotations
 
+import dataclasses
+import enum
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from corpus_crawler.model import Document
 from corpus_crawler.vertical import DocMeta
 
 __all__ = ["CorpusDocument", "DroppedPage", "FetchedPage", "RequestDone", "document_id"]
+
+
+def plain(value: Any) -> Any:
+    """`value` as JSON-ready data: dataclasses as dicts, enums as their values.
+
+    The serializer of `CorpusDocument.document` for Scrapy's feed exports
+    (`scrapy crawl corpus -o items.jsonl`): itemadapter reads it from the field's
+    metadata, so a `Document` is exported as plain data, not as enum objects.
+    """
+    if isinstance(value, enum.Enum):
+        return value.value
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, datetime):
+        return value.isoformat()
+    return value
 
 
 def document_id(url: str) -> str:
@@ -61,7 +84,7 @@ class CorpusDocument:
     """A kept page: its `Document` (with at least one good paragraph) and crawl facts."""
 
     page: FetchedPage
-    document: Document
+    document: Document = field(metadata={"serializer": plain})
     doc_id: str
     #: Words in good paragraphs.
     words: int

@@ -22,6 +22,11 @@ ITEM_PIPELINES = {
     "pipelines.outputs.DocumentsPipeline": 820,
 }
 
+SPIDER_MIDDLEWARES = {
+    # a request that produced no page is finished here, not as an item
+    "pipelines.campaign.RequestDoneMiddleware": 10,
+}
+
 DOWNLOADER_MIDDLEWARES = {
     # right after Scrapy's OffsiteMiddleware (50), before robots.txt is fetched (100)
     "pipelines.addressguard.AddressGuardMiddleware": 55,

@@ -96,7 +96,8 @@ def _problem(kind: type, value: Any) -> bool:
     if kind is list:
         return not isinstance(value, (list, tuple, str))
     if kind is dict:
-        if isinstance(value, dict):
+        if isinstance(value, Mapping) or hasattr(value, "copy_to_dict"):
+            # a dict, or Scrapy's own BaseSettings (what `-o FILE` puts in FEEDS)
             return False
         if isinstance(value, str):
             try:

@@ -346,7 +346,7 @@ class CorpusSpider(Spider):
         # last: by the time the pipelines see it, every link above is scheduled
         yield item
 
-    def _download_failed(self, failure: Failure) -> Iterator[Any]:
+    def _download_failed(self, failure: Failure) -> None:
         """One log line per page that could not be fetched (the stats count them by type)."""
         request = getattr(failure, "request", None)
         url = request.url if request is not None else "?"
@@ -360,7 +360,13 @@ class CorpusSpider(Spider):
             self.logger.warning(
                 "could not fetch %s: %s", url, failure.getErrorMessage() or failure.type
             )
-        yield RequestDone(url, row, outcome)
+        # An errback's output skips the spider middlewares, so the request is finished
+        # here rather than by an item that feed exports would see.
+        from pipelines.campaign import CampaignExtension
+
+        campaign = self.crawler.get_extension(CampaignExtension)
+        if campaign is not None:
+            campaign.item_done(RequestDone(url, row, outcome))
 
     def _callback_links(self, response: TextResponse) -> list[str]:
         """Links found on the reactor thread, when the extraction workers are off."""
