@@ -6,8 +6,22 @@ paragraph, as SpiderLing's ``langdiff`` does. Short paragraphs are not judged
 (a few words rarely tell a language apart), and a paragraph only counts as
 foreign when the identifier is confident of the other language.
 
-Method measured on short texts by ``benchmarks/paragraph_langid.py``: see
-`DEFAULT_METHOD` there and in the README's dedup section.
+Measured with ``python benchmarks/paragraph_langid.py`` on 8 857 gold-text
+paragraphs of 12-80 words (7 languages, mostly English; shared 2-core machine),
+at the confidence each method needs to catch most foreign paragraphs:
+
+    method      accuracy  false foreign  caught  us/paragraph  (confidence >= 0.2)
+    stopwords      0.899         0.0517   0.880           113
+    cld2           0.992         0.0003   0.990            21
+    py3langid      0.977         0.0129   0.984           144
+
+"false foreign": paragraphs called another language than their own (good text
+that would be removed); "caught": paragraphs recognised as not German/English
+when the document is said to be in that language. CLD2 (pycld2, model compiled
+into the extension) is the most accurate and the fastest on short texts, so it
+is `DEFAULT_METHOD`; the stop-word method, which wins on whole pages
+(`corpus_crawler.langid`), mistakes short paragraphs for languages whose
+stoplists share their few function words.
 """
 
 from __future__ import annotations
@@ -18,7 +32,7 @@ from dataclasses import dataclass
 from .config import ConfigError
 from .langid import _VARIANTS, LanguageGuess, identify_by_model, identify_by_stopwords
 
-__all__ = ["DEFAULT_METHOD", "ParagraphMethod", "foreign_language", "identify_paragraph"]
+__all__ = ["DEFAULT_METHOD", "DEFAULT_MIN_CONFIDENCE", "ForeignParagraph", "ParagraphMethod", "foreign_language", "identify_paragraph"]
 
 
 class ParagraphMethod(str, enum.Enum):
@@ -29,7 +43,11 @@ class ParagraphMethod(str, enum.Enum):
         return self.value
 
 
-DEFAULT_METHOD = ParagraphMethod.STOPWORDS
+DEFAULT_METHOD = ParagraphMethod.CLD2
+
+#: CLD2's confidence (share of the text, halved when unreliable, scaled below 200
+#: bytes) above which a paragraph's other language counts; see the table above.
+DEFAULT_MIN_CONFIDENCE = 0.2
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +74,7 @@ def foreign_language(
     *,
     word_count: int,
     min_words: int = 12,
-    min_confidence: float = 0.5,
+    min_confidence: float = DEFAULT_MIN_CONFIDENCE,
     method: ParagraphMethod | str = DEFAULT_METHOD,
 ) -> ForeignParagraph | None:
     """The other language `text` is in, or None (same language, too short, unsure)."""

@@ -64,7 +64,7 @@ class DedupConfig:
     #: Words a paragraph needs before its language is judged (short ones are unreliable).
     paragraph_language_min_words: int = 12
     #: Confidence the paragraph's other language needs before the paragraph goes.
-    paragraph_language_min_confidence: float = 0.5
+    paragraph_language_min_confidence: float = 0.2
     #: Documents between two commits of the stores (1: every document, crash-safe).
     commit_every: int = 1
 

@@ -38,7 +38,7 @@ _HEADER = len(_MAGIC)
 
 def false_positive_rate(bits: int, hash_count: int, items: int) -> float:
     """The chance that an n-gram never added is reported as seen, after `items` adds."""
-    return float((-math.expm1(-hash_count * items / bits)) ** hash_count)
+    return max(0.0, -math.expm1(-hash_count * items / bits)) ** hash_count
 
 
 class NgramSet:

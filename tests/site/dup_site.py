@@ -79,6 +79,8 @@ class DupSite:
     shared_boilerplate: str
     #: paragraphs that occur in one article (and its copies) only
     unique_paragraphs: list[str]
+    #: the paragraphs added to copies (they leave with their near-duplicate copy)
+    added_paragraphs: list[str] = field(default_factory=list)
 
 
 def _page(host: Host, title: str, body_paragraphs: Iterable[str], boilerplate: list[str]) -> bytes:
@@ -125,6 +127,7 @@ def build_dup_site(seed: int = 9, addresses: tuple[str, ...] = ("127.0.0.2", "12
     groups: dict[tuple[str, str], int] = {}
     kinds: dict[int, str] = {}
     unique: list[str] = []
+    added: list[str] = []
     address_list = list(addresses)
     for number in range(48):
         home = address_list[number % len(address_list)]
@@ -150,7 +153,7 @@ def build_dup_site(seed: int = 9, addresses: tuple[str, ...] = ("127.0.0.2", "12
             groups[(other, copy_path)] = number
         elif kind == "added":
             extra = paragraph(rng, vocabulary, 3)
-            unique.append(extra)
+            added.append(extra)
             copy_path = f"/updated/{number}.html"
             position = rng.randint(1, len(body) - 1)
             host.pages[copy_path] = _page(
@@ -171,7 +174,7 @@ def build_dup_site(seed: int = 9, addresses: tuple[str, ...] = ("127.0.0.2", "12
     for host in hosts.values():
         articles = sorted(path for path in host.pages if path.endswith(".html"))
         host.pages["/"] = _index(host, articles)
-    return DupSite(hosts, groups, kinds, host_boilerplate, shared, unique)
+    return DupSite(hosts, groups, kinds, host_boilerplate, shared, unique, added)
 
 
 def build_yield_site(
