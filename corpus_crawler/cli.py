@@ -21,6 +21,7 @@ SUBCOMMANDS: dict[str, str] = {
     "extract": "corpus_crawler._cli_extract",
     "evaluate": "corpus_crawler._cli_evaluate",
     "stoplist": "corpus_crawler._cli_stoplist",
+    "dedup": "corpus_crawler._cli_dedup",
     "crawl": "pipelines.cli",
     "demo": "pipelines.cli",
 }

@@ -374,6 +374,9 @@ class Dedup:
     near_documents: bool = True
     #: Estimated Jaccard similarity of word 5-grams from which a document is a near-duplicate.
     near_threshold: float = 0.8
+    #: Share of a document's 7-grams seen in kept documents from which it is a
+    #: near-duplicate too (containment: the full text after a shortened copy).
+    near_seen_share: float = 0.9
     #: Paragraphs whose word n-grams were mostly seen before: remove, mark or off.
     paragraphs: str = "remove"
     #: Share of a paragraph's n-grams seen before from which it is a duplicate.
@@ -399,6 +402,7 @@ class Dedup:
             exact=self.exact,
             near_documents=self.near_documents,
             near_threshold=self.near_threshold,
+            near_seen_share=self.near_seen_share,
             paragraphs=self.paragraphs,
             paragraph_threshold=self.paragraph_threshold,
             paragraph_ngram=self.paragraph_ngram,

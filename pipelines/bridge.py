@@ -127,6 +127,7 @@ def _dedup_settings(profile: Profile) -> dict[str, Any]:
         "CORPUS_DEDUP_EXACT": dedup.exact,
         "CORPUS_DEDUP_NEAR_DOCUMENTS": dedup.near_documents,
         "CORPUS_DEDUP_NEAR_THRESHOLD": dedup.near_threshold,
+        "CORPUS_DEDUP_NEAR_SEEN_SHARE": dedup.near_seen_share,
         "CORPUS_DEDUP_PARAGRAPHS": dedup.paragraphs,
         "CORPUS_DEDUP_PARAGRAPH_THRESHOLD": dedup.paragraph_threshold,
         "CORPUS_DEDUP_PARAGRAPH_NGRAM": dedup.paragraph_ngram,

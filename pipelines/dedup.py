@@ -11,7 +11,7 @@ The stores live in ``CORPUS_DEDUP_STATE_DIR`` (default:
 ``CORPUS_OUTPUT_DIR/state/dedup``) and are reopened by the next crawl into
 the same folder.
 
-Settings: CORPUS_DEDUP_ENABLED, EXACT, NEAR_DOCUMENTS, NEAR_THRESHOLD,
+Settings: CORPUS_DEDUP_ENABLED, EXACT, NEAR_DOCUMENTS, NEAR_THRESHOLD, NEAR_SEEN_SHARE,
 PARAGRAPHS, PARAGRAPH_THRESHOLD, PARAGRAPH_NGRAM, PARAGRAPH_FILTER_MIB,
 PARAGRAPH_LANGUAGE, PARAGRAPH_LANGUAGE_MIN_WORDS, STATE_DIR.
 """
@@ -59,6 +59,7 @@ class DedupSettings:
                 exact=settings.getbool("CORPUS_DEDUP_EXACT", True),
                 near_documents=settings.getbool("CORPUS_DEDUP_NEAR_DOCUMENTS", True),
                 near_threshold=settings.getfloat("CORPUS_DEDUP_NEAR_THRESHOLD", 0.8),
+                near_seen_share=settings.getfloat("CORPUS_DEDUP_NEAR_SEEN_SHARE", 0.9),
                 paragraphs=settings.get("CORPUS_DEDUP_PARAGRAPHS", "remove"),
                 paragraph_threshold=settings.getfloat("CORPUS_DEDUP_PARAGRAPH_THRESHOLD", 0.5),
                 paragraph_ngram=settings.getint("CORPUS_DEDUP_PARAGRAPH_NGRAM", 7),

@@ -47,6 +47,10 @@ class DedupConfig:
     near_documents: bool = True
     #: Estimated Jaccard similarity of word shingles at which a document is a near-duplicate.
     near_threshold: float = 0.8
+    #: Share of a document's paragraph n-grams seen before (in kept documents) from
+    #: which it is a near-duplicate too: containment, which catches a full text
+    #: arriving after a shortened copy (needs the paragraph stage).
+    near_seen_share: float = 0.9
     #: MinHash permutations (signature length).
     num_perm: int = 128
     #: Words per shingle of the near-duplicate signature.
@@ -71,7 +75,7 @@ class DedupConfig:
     def __post_init__(self) -> None:
         for key in ("paragraphs", "paragraph_language"):
             object.__setattr__(self, key, MarkAction.parse(getattr(self, key), f"dedup.{key}"))
-        for key in ("near_threshold", "paragraph_threshold"):
+        for key in ("near_threshold", "near_seen_share", "paragraph_threshold"):
             value = getattr(self, key)
             if not 0.0 < value <= 1.0:
                 raise ConfigError(f"dedup.{key}: must be in (0, 1], got {value}")

@@ -28,12 +28,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from ..model import DropReason
 from ..paralang import foreign_language
 from ._config import DedupConfig, MarkAction
 from ._near import NearIndex, SqliteNearIndex, minhash
 from ._ngramset import NgramSet, false_positive_rate
-from ._text import document_digest, ngram_hashes, words
+from ._text import NgramHashes, document_digest, ngram_hashes, words
 
 __all__ = ["Deduplicator", "ParagraphFate", "ParagraphVerdict", "Verdict"]
 
@@ -168,7 +170,9 @@ class Deduplicator:
                 counts.near += 1
                 return Verdict(DropReason.NEAR_DUPLICATE, f"similar to {original}", original)
 
-        fates = self._judge_paragraphs(paragraphs, paragraph_words, language)
+        fates, seen, total, new_hashes = self._judge_paragraphs(
+            paragraphs, paragraph_words, language
+        )
         if all(p.removed for p in fates):
             counts.emptied += 1
             foreign = any(p.fate is ParagraphFate.FOREIGN for p in fates)
@@ -176,8 +180,14 @@ class Deduplicator:
             detail = "every paragraph removed: " + (
                 "seen before or in another language" if foreign else "seen before"
             )
-            self._maybe_commit()
             return Verdict(reason, detail, None, fates)
+        if config.near_documents and total and seen / total >= config.near_seen_share:
+            # contained in what was kept: e.g. the full article after a shortened copy,
+            # which Jaccard similarity misses when the copy came first
+            counts.near += 1
+            return Verdict(
+                DropReason.NEAR_DUPLICATE, f"{seen / total:.0%} of its n-grams seen before", None, fates
+            )
 
         doc = self._db.execute("INSERT INTO documents (name) VALUES (?)", (name,)).lastrowid
         assert doc is not None
@@ -185,6 +195,10 @@ class Deduplicator:
             self._db.execute("INSERT OR IGNORE INTO exact VALUES (?, ?)", (digest, doc))
         if self._near is not None and signature is not None:
             self._near.add(doc, signature)
+        if self._ngrams is not None and new_hashes:
+            added = np.concatenate(new_hashes)
+            self._ngrams.add(added)
+            self._ngrams_added += len(added)
         counts.kept += 1
         self._maybe_commit()
         return Verdict(None, "", None, fates)
@@ -194,19 +208,33 @@ class Deduplicator:
         paragraphs: Sequence[str],
         paragraph_words: Sequence[Sequence[str]],
         language: str | None,
-    ) -> tuple[ParagraphVerdict, ...]:
+    ) -> tuple[tuple[ParagraphVerdict, ...], int, int, list[NgramHashes]]:
+        """Per paragraph verdicts, n-grams seen / in all, and the n-grams to add if kept.
+
+        Nothing is added to the filter here: only a kept document's n-grams are, so
+        a dropped document leaves no trace. Earlier paragraphs of the same document
+        count as seen (a paragraph repeated inside a document goes the second time).
+        """
         config, counts, ngrams = self.config, self.counts, self._ngrams
         judge_language = config.paragraph_language is not MarkAction.OFF
         verdicts: list[ParagraphVerdict] = []
+        local: set[int] = set()
+        new_hashes: list[NgramHashes] = []
+        seen_total = ngram_total = 0
         for text, tokens in zip(paragraphs, paragraph_words, strict=True):
             share: float | None = None
             if ngrams is not None and tokens:
                 hashes = ngram_hashes(tokens, config.paragraph_ngram)
+                values = hashes.tolist()
                 seen = ngrams.contains(hashes)
-                share = float(seen.mean())
-                # added at once: a paragraph repeated inside one document goes the second time
-                ngrams.add(hashes[~seen])
-                self._ngrams_added += int((~seen).sum())
+                if local:
+                    seen |= np.fromiter((v in local for v in values), dtype=bool, count=len(values))
+                local.update(values)
+                new_hashes.append(hashes[~seen])
+                seen_count = int(seen.sum())
+                seen_total += seen_count
+                ngram_total += len(values)
+                share = seen_count / len(values)
                 if share >= config.paragraph_threshold:
                     counts.paragraphs_duplicate += 1
                     removed = config.paragraphs is MarkAction.REMOVE
@@ -231,7 +259,7 @@ class Deduplicator:
                     )
                     continue
             verdicts.append(ParagraphVerdict(ParagraphFate.KEPT, False, share))
-        return tuple(verdicts)
+        return tuple(verdicts), seen_total, ngram_total, new_hashes
 
     # -- bookkeeping -------------------------------------------------------------------
 
