@@ -172,7 +172,8 @@ class DatasketchNearIndex:
     def _minhash(self, signature: Sequence[int]) -> Any:
         from datasketch import MinHash
 
-        return MinHash(num_perm=self.num_perm, hashvalues=list(signature))
+        # rensa values are 32-bit like datasketch's affine32 scheme; LSH only hashes its bands
+        return MinHash(num_perm=self.num_perm, hashvalues=list(signature), scheme="affine32")
 
     def find(self, signature: Sequence[int]) -> int | None:
         for doc in sorted(self._lsh.query(self._minhash(signature))):

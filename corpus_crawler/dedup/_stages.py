@@ -173,7 +173,7 @@ class Deduplicator:
         fates, seen, total, new_hashes = self._judge_paragraphs(
             paragraphs, paragraph_words, language
         )
-        if all(p.removed for p in fates):
+        if fates and all(p.removed for p in fates):
             counts.emptied += 1
             foreign = any(p.fate is ParagraphFate.FOREIGN for p in fates)
             reason = DropReason.WRONG_LANGUAGE if foreign else DropReason.NEAR_DUPLICATE
