@@ -68,10 +68,9 @@ def labelled_paragraphs(min_words: int = 12, max_words: int = 80) -> list[tuple[
 
 def py3langid_method() -> Callable[[str], LanguageGuess] | None:
     try:
-        import py3langid
+        from py3langid.langid import MODEL_FILE, LanguageIdentifier
     except ImportError:
         return None
-    from py3langid.langid import MODEL_FILE, LanguageIdentifier
 
     identifier = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
 

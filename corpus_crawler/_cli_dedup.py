@@ -41,12 +41,19 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("inputs", nargs="+", metavar="IN", help="prevertical/vertical files")
     parser.add_argument("-o", "--output", required=True, metavar="OUT", help="output folder")
     parser.add_argument(
-        "--state", metavar="DIR", help="dedup stores (default: OUT/state/dedup); reused by later runs"
+        "--state",
+        metavar="DIR",
+        help="dedup stores (default: OUT/state/dedup); reused by later runs",
     )
     parser.add_argument("--no-exact", action="store_true", help="keep exact duplicates")
     parser.add_argument("--no-near", action="store_true", help="keep near-duplicate documents")
-    parser.add_argument("--near-threshold", type=float, default=0.8, metavar="J",
-                        help="Jaccard similarity (MinHash of word 5-grams) of a near-duplicate")
+    parser.add_argument(
+        "--near-threshold",
+        type=float,
+        default=0.8,
+        metavar="J",
+        help="Jaccard similarity (MinHash of word 5-grams) of a near-duplicate",
+    )
     parser.add_argument("--near-seen-share", type=float, default=0.9, metavar="SHARE",
                         help="share of a document's n-grams seen before that makes it a"
                         " near-duplicate too")  # fmt: skip
@@ -54,8 +61,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--paragraphs", choices=choices, default="remove")
     parser.add_argument("--paragraph-threshold", type=float, default=0.5, metavar="SHARE")
     parser.add_argument("--paragraph-ngram", type=int, default=7, metavar="N")
-    parser.add_argument("--filter-mib", type=int, default=256, metavar="MIB",
-                        help="size of the paragraph n-gram filter (fixed; a power of two)")  # fmt: skip
+    parser.add_argument(
+        "--filter-mib",
+        type=int,
+        default=256,
+        metavar="MIB",
+        help="size of the paragraph n-gram filter (fixed; a power of two)",
+    )
     parser.add_argument("--paragraph-language", choices=choices, default="remove")
     parser.add_argument(
         "--language",
@@ -181,8 +193,10 @@ def run(args: argparse.Namespace) -> int:
                             out.write(block + "\n")
                             continue
                         paragraphs = block.paragraphs
-                        name = block.attribute("url") or block.attribute("id") or (
-                            f"{path.name}:{block.line}"
+                        name = (
+                            block.attribute("url")
+                            or block.attribute("id")
+                            or (f"{path.name}:{block.line}")
                         )
                         language = block.attribute("lang") or args.language
                         verdict = dedup.check(
@@ -215,7 +229,9 @@ def run(args: argparse.Namespace) -> int:
             partial.rename(target)
             documents_out += written
             totals["bytes_out"] += target.stat().st_size
-            totals["files"].append({"input": str(path), "output": str(target), "documents": written})
+            totals["files"].append(
+                {"input": str(path), "output": str(target), "documents": written}
+            )
     finally:
         rate = dedup.filter_false_positive_rate()
         counts = dedup.counts
@@ -237,7 +253,9 @@ def run(args: argparse.Namespace) -> int:
         "other_languages": dict(counts.foreign_languages.most_common()),
         "ngram_filter_false_positive_rate": rate,
         "seconds": round(elapsed, 3),
-        "config": {k: str(v) if isinstance(v, MarkAction) else v for k, v in asdict(config).items()},
+        "config": {
+            k: str(v) if isinstance(v, MarkAction) else v for k, v in asdict(config).items()
+        },
     }
     print(
         f"dedup: {counts.documents} document(s) in, {documents_out} out"

@@ -32,7 +32,14 @@ from dataclasses import dataclass
 from .config import ConfigError
 from .langid import _VARIANTS, LanguageGuess, identify_by_model, identify_by_stopwords
 
-__all__ = ["DEFAULT_METHOD", "DEFAULT_MIN_CONFIDENCE", "ForeignParagraph", "ParagraphMethod", "foreign_language", "identify_paragraph"]
+__all__ = [
+    "DEFAULT_METHOD",
+    "DEFAULT_MIN_CONFIDENCE",
+    "ForeignParagraph",
+    "ParagraphMethod",
+    "foreign_language",
+    "identify_paragraph",
+]
 
 
 class ParagraphMethod(str, enum.Enum):

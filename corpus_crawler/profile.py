@@ -27,7 +27,7 @@ from typing import Any
 import yaml
 
 from .config import ConfigError, ExtractConfig, JustextParams, Preset
-from .dedup import DedupConfig
+from .dedup import DedupConfig, MarkAction
 from .yieldrate import YieldConfig
 
 __all__ = [
@@ -403,11 +403,13 @@ class Dedup:
             near_documents=self.near_documents,
             near_threshold=self.near_threshold,
             near_seen_share=self.near_seen_share,
-            paragraphs=self.paragraphs,
+            paragraphs=MarkAction.parse(self.paragraphs, "dedup.paragraphs"),
             paragraph_threshold=self.paragraph_threshold,
             paragraph_ngram=self.paragraph_ngram,
             paragraph_filter_mib=self.paragraph_filter_mib,
-            paragraph_language=self.paragraph_language,
+            paragraph_language=MarkAction.parse(
+                self.paragraph_language, "dedup.paragraph_language"
+            ),
             paragraph_language_min_words=self.paragraph_language_min_words,
         )
 

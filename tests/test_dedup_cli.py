@@ -72,7 +72,9 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, object]:
 def test_prevertical_duplicates_and_boilerplate_go(corpus: tuple[Path, object]) -> None:
     folder, site = corpus
     out = folder / "out-prevert"
-    result = dedup(str(folder / "site.prevert"), "-o", str(out), "--summary", str(folder / "s.json"))
+    result = dedup(
+        str(folder / "site.prevert"), "-o", str(out), "--summary", str(folder / "s.json")
+    )
     assert result.returncode == 0, result.stderr
     summary = json.loads((folder / "s.json").read_text())
     docs_in = list(read_vertical(folder / "site.prevert"))

@@ -84,7 +84,9 @@ def documents(out: Path) -> list[tuple[str, list[str]]]:
     docs = []
     for path in sorted(out.glob("*.prevert*")):
         for attributes, paragraphs in read_vertical(path):
-            docs.append((attributes["final_url"], [" ".join(text.split()) for _, text in paragraphs]))
+            docs.append(
+                (attributes["final_url"], [" ".join(text.split()) for _, text in paragraphs])
+            )
     return docs
 
 
@@ -191,7 +193,9 @@ def test_a_duplicate_of_an_earlier_run_is_caught(crawls: dict[str, object]) -> N
     summaries = sorted((workdir / "on").glob("*summary*.json"))
     assert len(summaries) == 2
     stats = json.loads(summaries[-1].read_text(encoding="utf-8"))["stats"]
-    caught = stats.get("corpus/dropped/duplicate", 0) + stats.get("corpus/dropped/near-duplicate", 0)
+    caught = stats.get("corpus/dropped/duplicate", 0) + stats.get(
+        "corpus/dropped/near-duplicate", 0
+    )
     print(f"pass-2 copies of pass-1 documents caught: {caught}/{crawls['copies']}")
     # every copy was fetched and extracted, and none reached the corpus
     assert caught >= crawls["copies"] - 1

@@ -18,7 +18,7 @@ from ._config import DedupConfig, MarkAction
 if TYPE_CHECKING:
     from ._near import DatasketchNearIndex, NearIndex, SqliteNearIndex, lsh_bands, minhash
     from ._ngramset import NgramSet, false_positive_rate
-    from ._stages import Deduplicator, DedupCounts, ParagraphFate, ParagraphVerdict, Verdict
+    from ._stages import DedupCounts, Deduplicator, ParagraphFate, ParagraphVerdict, Verdict
     from ._text import document_digest, ngram_hashes, words
 
 _LAZY = {
@@ -39,7 +39,25 @@ _LAZY = {
     "words": "._text",
 }
 
-__all__ = ["DedupConfig", "MarkAction", *sorted(_LAZY)]
+__all__ = [
+    "DatasketchNearIndex",
+    "DedupConfig",
+    "DedupCounts",
+    "Deduplicator",
+    "MarkAction",
+    "NearIndex",
+    "NgramSet",
+    "ParagraphFate",
+    "ParagraphVerdict",
+    "SqliteNearIndex",
+    "Verdict",
+    "document_digest",
+    "false_positive_rate",
+    "lsh_bands",
+    "minhash",
+    "ngram_hashes",
+    "words",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -17,7 +17,7 @@ import io
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, cast
 
 __all__ = ["Block", "CorpusDocument", "CorpusParagraph", "open_corpus_text", "read_corpus"]
 
@@ -75,7 +75,7 @@ Block = CorpusDocument | str
 def open_corpus_text(path: Path) -> tuple[IO[bytes], io.TextIOWrapper]:
     """(the raw byte stream, for progress; the decoded text stream)."""
     raw = open(path, "rb")  # noqa: SIM115 - closed by the caller
-    stream: IO[bytes] = gzip.GzipFile(fileobj=raw) if path.name.endswith(".gz") else raw
+    stream = cast(IO[bytes], gzip.GzipFile(fileobj=raw)) if path.name.endswith(".gz") else raw
     return raw, io.TextIOWrapper(stream, encoding="utf-8", errors="strict", newline="\n")
 
 
@@ -85,7 +85,7 @@ def read_corpus(lines: Iterator[str], source: str) -> Iterator[Block]:
     document: CorpusDocument | None = None
     paragraph: CorpusParagraph | None = None
     number = 0
-    for number, raw in enumerate(lines, 1):  # noqa: B007 - used after the loop
+    for number, raw in enumerate(lines, 1):
         line = raw.rstrip("\n")
         if line.startswith("<doc ") or line == "<doc>":
             if document is not None:
@@ -127,7 +127,9 @@ def with_attribute(tag: str, name: str, value: str) -> str:
     return f'{tag[:-1].rstrip()} {name}="{escaped}">'
 
 
-def format_document(document: CorpusDocument, drop: set[int], marks: dict[int, tuple[str, str]]) -> str:
+def format_document(
+    document: CorpusDocument, drop: set[int], marks: dict[int, tuple[str, str]]
+) -> str:
     """The document as lines again, without the paragraphs at indexes `drop` and with
     ``marks[index] = (attribute, value)`` added to those paragraphs' tags."""
     out = [document.tag]

@@ -69,9 +69,9 @@ def lsh_bands(threshold: float, num_perm: int) -> tuple[int, int]:
     best: tuple[float, int, int] | None = None
     for b in range(1, num_perm + 1):
         for r in range(1, num_perm // b + 1):
-            below = sum(
-                probability(threshold * (i + 0.5) / steps, b, r) for i in range(steps)
-            ) * (threshold / steps)
+            below = sum(probability(threshold * (i + 0.5) / steps, b, r) for i in range(steps)) * (
+                threshold / steps
+            )
             above = sum(
                 1.0 - probability(threshold + (1 - threshold) * (i + 0.5) / steps, b, r)
                 for i in range(steps)

@@ -49,7 +49,9 @@ class NgramSet:
 
     def __init__(self, path: Path | None, bits: int = 2**31, hash_count: int = 3) -> None:
         if bits < 64 or bits & (bits - 1):
-            raise ValueError(f"the n-gram filter size must be a power of two >= 64 bits, got {bits}")
+            raise ValueError(
+                f"the n-gram filter size must be a power of two >= 64 bits, got {bits}"
+            )
         if not 1 <= hash_count <= 8:
             raise ValueError(f"hash_count must be 1..8, got {hash_count}")
         self.bits = bits

@@ -186,7 +186,10 @@ class Deduplicator:
             # which Jaccard similarity misses when the copy came first
             counts.near += 1
             return Verdict(
-                DropReason.NEAR_DUPLICATE, f"{seen / total:.0%} of its n-grams seen before", None, fates
+                DropReason.NEAR_DUPLICATE,
+                f"{seen / total:.0%} of its n-grams seen before",
+                None,
+                fates,
             )
 
         doc = self._db.execute("INSERT INTO documents (name) VALUES (?)", (name,)).lastrowid

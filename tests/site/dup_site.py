@@ -106,7 +106,9 @@ def _index(host: Host, paths: Iterable[str]) -> bytes:
     ).encode()
 
 
-def build_dup_site(seed: int = 9, addresses: tuple[str, ...] = ("127.0.0.2", "127.0.0.3", "127.0.0.4")) -> DupSite:
+def build_dup_site(
+    seed: int = 9, addresses: tuple[str, ...] = ("127.0.0.2", "127.0.0.3", "127.0.0.4")
+) -> DupSite:
     rng = random.Random(seed)
     vocabulary = _vocabulary(rng, 4000)
     hosts = {address: Host(address, f"News site {i}") for i, address in enumerate(addresses)}
@@ -229,7 +231,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     log: list[str]
     lock: threading.Lock
 
-    def do_GET(self) -> None:  # noqa: N802 - http.server's name
+    def do_GET(self) -> None:
         path = self.path.split("?", 1)[0]
         with self.lock:
             self.log.append(path)
