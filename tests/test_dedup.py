@@ -325,7 +325,10 @@ def test_pipeline_drops_duplicates_and_rewrites_documents(tmp_path: Path) -> Non
     assert pipeline.process_item(first) is first  # nothing to change: the same item
     with pytest.raises(Duplicate):
         pipeline.process_item(item("http://a/2", [GERMAN, shared]))
-    unique = " ".join(["Die Geschichte der Stadt ist lang und reich an Ereignissen"] * 3)
+    unique = (
+        "Die Geschichte der Stadt ist lang und reich an Ereignissen, von der Gründung im"
+        " zwölften Jahrhundert bis zu den großen Bränden und dem Wiederaufbau danach."
+    )
     changed = pipeline.process_item(item("http://b/1", [unique, shared]))
     assert [p.text for p in changed.document.good_paragraphs] == [unique]
     assert changed.vertical_text is None  # the writer formats the new paragraphs

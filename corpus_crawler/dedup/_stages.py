@@ -35,7 +35,7 @@ from ..paralang import foreign_language
 from ._config import DedupConfig, MarkAction
 from ._near import NearIndex, SqliteNearIndex, minhash
 from ._ngramset import NgramSet, false_positive_rate
-from ._text import NgramHashes, document_digest, ngram_hashes, words
+from ._text import NgramHashes, document_digest, document_ngram_hashes, words
 
 __all__ = ["Deduplicator", "ParagraphFate", "ParagraphVerdict", "Verdict"]
 
@@ -215,35 +215,40 @@ class Deduplicator:
         """Per paragraph verdicts, n-grams seen / in all, and the n-grams to add if kept.
 
         Nothing is added to the filter here: only a kept document's n-grams are, so
-        a dropped document leaves no trace. Earlier paragraphs of the same document
-        count as seen (a paragraph repeated inside a document goes the second time).
+        a dropped document leaves no trace. An n-gram met earlier in the same
+        document counts as seen (a paragraph repeated inside a document goes the
+        second time).
         """
         config, counts, ngrams = self.config, self.counts, self._ngrams
         judge_language = config.paragraph_language is not MarkAction.OFF
         verdicts: list[ParagraphVerdict] = []
-        local: set[int] = set()
+        shares: list[float | None] = [None] * len(paragraphs)
         new_hashes: list[NgramHashes] = []
         seen_total = ngram_total = 0
-        for text, tokens in zip(paragraphs, paragraph_words, strict=True):
-            share: float | None = None
-            if ngrams is not None and tokens:
-                hashes = ngram_hashes(tokens, config.paragraph_ngram)
-                values = hashes.tolist()
-                seen = ngrams.contains(hashes)
-                if local:
-                    seen |= np.fromiter((v in local for v in values), dtype=bool, count=len(values))
-                local.update(values)
-                new_hashes.append(hashes[~seen])
-                seen_count = int(seen.sum())
-                seen_total += seen_count
-                ngram_total += len(values)
-                share = seen_count / len(values)
-                if share >= config.paragraph_threshold:
-                    counts.paragraphs_duplicate += 1
-                    removed = config.paragraphs is MarkAction.REMOVE
-                    counts.paragraphs_removed += removed
-                    verdicts.append(ParagraphVerdict(ParagraphFate.DUPLICATE, removed, share))
-                    continue
+        if ngrams is not None:
+            hashes, offsets = document_ngram_hashes(paragraph_words, config.paragraph_ngram)
+            seen = ngrams.contains(hashes)
+            # an n-gram's later occurrences in this document count as seen too
+            _, first = np.unique(hashes, return_index=True)
+            repeated = np.ones(len(hashes), dtype=bool)
+            repeated[first] = False
+            seen |= repeated
+            new_hashes.append(hashes[~seen])
+            seen_total, ngram_total = int(seen.sum()), len(hashes)
+            if ngram_total:
+                ends = np.asarray(offsets[1:])
+                seen_before_end = np.concatenate(([0], np.cumsum(seen, dtype=np.int64)))
+                seen_counts = seen_before_end[ends] - seen_before_end[offsets[:-1]]
+                for index, (begin, end) in enumerate(zip(offsets, offsets[1:])):
+                    if end > begin:
+                        shares[index] = float(seen_counts[index]) / (end - begin)
+        for text, tokens, share in zip(paragraphs, paragraph_words, shares, strict=True):
+            if share is not None and share >= config.paragraph_threshold:
+                counts.paragraphs_duplicate += 1
+                removed = config.paragraphs is MarkAction.REMOVE
+                counts.paragraphs_removed += removed
+                verdicts.append(ParagraphVerdict(ParagraphFate.DUPLICATE, removed, share))
+                continue
             if judge_language:
                 foreign = foreign_language(
                     text,

@@ -12,6 +12,7 @@ so nothing here uses Python's ``hash()``, which is salted per process.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import unicodedata
@@ -23,7 +24,7 @@ import numpy.typing as npt
 
 from ._config import MAX_NGRAM
 
-__all__ = ["NgramHashes", "document_digest", "ngram_hashes", "words"]
+__all__ = ["NgramHashes", "document_digest", "document_ngram_hashes", "ngram_hashes", "words"]
 
 NgramHashes = npt.NDArray[np.uint64]
 
@@ -67,14 +68,17 @@ def document_digest(paragraph_words: Sequence[Sequence[str]]) -> bytes:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
+@functools.lru_cache(maxsize=1 << 20)
+def _word_hash(token: str) -> int:
+    # two CRC-32s with different start values make one 64-bit hash: zlib's C loop beats
+    # hashlib for words this short; the cache (bounded, ~100 MB when full) serves the
+    # frequent words of running text without hashing them again
+    data = token.encode("utf-8", "surrogatepass")
+    return (zlib.crc32(data) << 32) | zlib.crc32(data, 0x5BD1E995)
+
+
 def _word_hashes(tokens: Sequence[str]) -> NgramHashes:
-    # two CRC-32s with different start values make one 64-bit hash per word: zlib's C
-    # loop is ~5x faster per call than hashlib for words this short
-    values = [
-        (zlib.crc32(data) << 32) | zlib.crc32(data, 0x5BD1E995)
-        for data in (token.encode("utf-8", "surrogatepass") for token in tokens)
-    ]
-    return np.array(values, dtype=np.uint64)
+    return np.fromiter(map(_word_hash, tokens), dtype=np.uint64, count=len(tokens))
 
 
 def ngram_hashes(tokens: Sequence[str], n: int) -> NgramHashes:
@@ -95,7 +99,49 @@ def ngram_hashes(tokens: Sequence[str], n: int) -> NgramHashes:
     for position in range(1, n):
         result += hashes[position : position + count] * _MULTIPLIERS[position]
     # a final mix, so that n-grams differing in one word differ in every bit
+    return _mix(result)
+
+
+def _mix(result: NgramHashes) -> NgramHashes:
     result ^= result >> np.uint64(31)
     result *= np.uint64(0xBF58476D1CE4E5B9)
     result ^= result >> np.uint64(29)
     return result
+
+
+def document_ngram_hashes(
+    paragraph_words: Sequence[Sequence[str]], n: int
+) -> tuple[NgramHashes, list[int]]:
+    """`ngram_hashes` of every paragraph of a document at once: (all hashes, offsets),
+    paragraph i's hashes being ``hashes[offsets[i]:offsets[i + 1]]``.
+
+    The same values as `ngram_hashes` per paragraph, computed with a handful of
+    numpy calls per document instead of per paragraph (the per-call overhead was
+    most of the paragraph stage's time).
+    """
+    if not 1 <= n <= MAX_NGRAM:
+        raise ValueError(f"n-gram length must be 1..{MAX_NGRAM}, got {n}")
+    lengths = [len(tokens) for tokens in paragraph_words]
+    offsets = [0]
+    for length in lengths:
+        offsets.append(offsets[-1] + (0 if length == 0 else max(length - n + 1, 1)))
+    if offsets[-1] == 0:
+        return np.zeros(0, dtype=np.uint64), offsets
+    hashes = _word_hashes([token for tokens in paragraph_words for token in tokens])
+    total = len(hashes)
+    parts: list[NgramHashes] = []
+    if total >= n:
+        count = total - n + 1
+        windows = hashes[:count] * _MULTIPLIERS[0]
+        for position in range(1, n):
+            windows += hashes[position : position + count] * _MULTIPLIERS[position]
+    start = 0
+    for length in lengths:
+        if length >= n:
+            parts.append(windows[start : start + length - n + 1])
+        elif length:
+            # a short paragraph: one n-gram of all its words
+            short = hashes[start : start + length] * _MULTIPLIERS[:length]
+            parts.append(np.array([short.sum(dtype=np.uint64)], dtype=np.uint64))
+        start += length
+    return _mix(np.concatenate(parts)), offsets
