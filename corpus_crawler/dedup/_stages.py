@@ -22,6 +22,7 @@ With no folder (`directory=None`) everything is kept in memory.
 from __future__ import annotations
 
 import enum
+import itertools
 import sqlite3
 from collections import Counter
 from collections.abc import Sequence
@@ -239,7 +240,7 @@ class Deduplicator:
                 ends = np.asarray(offsets[1:])
                 seen_before_end = np.concatenate(([0], np.cumsum(seen, dtype=np.int64)))
                 seen_counts = seen_before_end[ends] - seen_before_end[offsets[:-1]]
-                for index, (begin, end) in enumerate(zip(offsets, offsets[1:])):
+                for index, (begin, end) in enumerate(itertools.pairwise(offsets)):
                     if end > begin:
                         shares[index] = float(seen_counts[index]) / (end - begin)
         for text, tokens, share in zip(paragraphs, paragraph_words, shares, strict=True):
