@@ -6,6 +6,9 @@ as `near-duplicate` (its page stays archived in the WARC; only the corpus
 files skip it); paragraphs seen before or in another language are removed
 from the document, or kept and marked in their `scores` (``dup``: share of
 n-grams seen; ``langdiff``: the identifier's confidence in the other language).
+The corpus stats (``corpus/docs_kept``, ``words``, ``bytes_clean``,
+``paragraphs_good``, counted by ExtractPipeline) are corrected for what goes
+here, so they keep describing the corpus files.
 
 The stores live in ``CORPUS_DEDUP_STATE_DIR`` (default:
 ``CORPUS_OUTPUT_DIR/state/dedup``) and are reopened by the next crawl into
@@ -159,19 +162,29 @@ class DedupPipeline:
             stats.inc_value("corpus/dedup/paragraphs_foreign", foreign)
         if verdict.drop is not None:
             stats.inc_value(f"corpus/dropped/{verdict.drop}")
+            # ExtractPipeline counted it as kept: the corpus counts follow the corpus files
+            stats.inc_value("corpus/docs_kept", -1)
+            stats.inc_value("corpus/paragraphs_good", -len(good))
+            stats.inc_value("corpus/words", -item.words)
+            stats.inc_value("corpus/bytes_clean", -item.clean_bytes)
             raise drop_for(verdict.drop, verdict.detail, item.page.url)
         if not verdict.changed:
             return item
         new_document = apply_verdict(document, verdict)
         kept = new_document.good_paragraphs
         removed = len(good) - len(kept)
+        words = sum(p.word_count for p in kept)
+        clean_bytes = len(new_document.text.encode("utf-8"))
         if removed:
             stats.inc_value("corpus/dedup/paragraphs_removed", removed)
+            stats.inc_value("corpus/paragraphs_good", -removed)
+            stats.inc_value("corpus/words", words - item.words)
+            stats.inc_value("corpus/bytes_clean", clean_bytes - item.clean_bytes)
         return dataclasses.replace(
             item,
             document=new_document,
-            words=sum(p.word_count for p in kept),
-            clean_bytes=len(new_document.text.encode("utf-8")),
+            words=words,
+            clean_bytes=clean_bytes,
             # the worker formatted the old paragraphs: the writer formats the new ones
             vertical_text=None if removed else item.vertical_text,
         )

@@ -79,6 +79,9 @@ output:
   vertical:
     enabled: true
     sentences: true
+# these tests compare the corpus files with extract(); dedup has its own (test_dedup_crawl.py)
+dedup:
+  enabled: false
 """
 
 

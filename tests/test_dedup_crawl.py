@@ -136,6 +136,12 @@ def test_every_duplicate_group_keeps_exactly_one_document(crawls: dict[str, obje
     one = sum(groups_on[g] == 1 for g in duplicated)
     print(f"duplicate groups with exactly one document: {one}/{len(duplicated)}")
     assert one >= 0.98 * len(duplicated)
+    # the corpus counts follow the corpus files, not what extraction kept
+    first_summary = sorted((workdir / "on").glob("*summary*.json"))[0]
+    stats = json.loads(first_summary.read_text(encoding="utf-8"))["stats"]
+    pass_one = [doc for doc in on if key(doc[0])[0] != "127.0.0.7"]
+    assert stats["corpus/docs_kept"] == len(pass_one)
+    assert stats["corpus/paragraphs_good"] == sum(len(ps) for _, ps in pass_one)
 
 
 def test_no_unique_page_is_lost(crawls: dict[str, object]) -> None:
