@@ -18,6 +18,7 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from scrapy import Request, signals
 from scrapy.crawler import Crawler
@@ -101,7 +102,7 @@ class YieldGuardMiddleware:
             raise LowYieldRequest(f"refused ({DropReason.LOW_YIELD}): {request.url}")
 
     def _record(self, page: FetchedPage, clean_bytes: int) -> None:
-        host = urlparse_cached(Request(page.url)).hostname or ""
+        host = urlsplit(page.url).hostname or ""
         if not host:
             return
         if self.tracker.record(host, page.size, clean_bytes):

@@ -339,3 +339,13 @@ def test_pipeline_drops_duplicates_and_rewrites_documents(tmp_path: Path) -> Non
     assert (tmp_path / "state" / "dedup" / "dedup.sqlite").exists()
     with pytest.raises(NotConfigured, match=re.escape("dedup.enabled: true")):
         DedupPipeline.from_crawler(get_crawler(settings_dict={"CORPUS_DEDUP_ENABLED": False}))
+
+
+def test_the_near_index_can_live_elsewhere() -> None:
+    rng = random.Random(13)
+    article = [text(rng) for _ in range(8)]
+    index = DatasketchNearIndex(0.8, 128)
+    with Deduplicator(small(), near_index=index) as dedup:
+        assert dedup.check("a", article, "en").drop is None
+        near = dedup.check("b", [*article, text(rng, 10)], "en")
+        assert (near.drop, near.duplicate_of) == (DropReason.NEAR_DUPLICATE, "a")

@@ -102,7 +102,16 @@ class DedupCounts:
 class Deduplicator:
     """Runs the enabled stages; one instance per crawl (or offline run), one thread."""
 
-    def __init__(self, config: DedupConfig, directory: Path | str | None = None) -> None:
+    def __init__(
+        self,
+        config: DedupConfig,
+        directory: Path | str | None = None,
+        *,
+        near_index: NearIndex | None = None,
+    ) -> None:
+        """`near_index`: another home for the near-duplicate index (e.g. a
+        `DatasketchNearIndex` on Redis for a crawl shared by machines); default: SQLite
+        tables in `directory`."""
         self.config = config
         self.directory = Path(directory) if directory is not None else None
         self.counts = DedupCounts()
@@ -123,11 +132,11 @@ class Deduplicator:
             "CREATE TABLE IF NOT EXISTS exact (digest BLOB PRIMARY KEY, doc INTEGER NOT NULL)"
             " WITHOUT ROWID"
         )
-        self._near: NearIndex | None = (
-            SqliteNearIndex(self._db, config.near_threshold, config.num_perm)
-            if config.near_documents
-            else None
-        )
+        self._near: NearIndex | None = None
+        if config.near_documents:
+            self._near = near_index or SqliteNearIndex(
+                self._db, config.near_threshold, config.num_perm
+            )
         self._db.commit()
         self._ngrams: NgramSet | None = None
         if config.paragraphs is not MarkAction.OFF:
