@@ -482,6 +482,8 @@ extraction:
 output:
   progress_interval: 0
   vertical: {{enabled: false}}
+# compared with extract(): the repeated paragraphs of the big page must stay
+dedup: {{enabled: false}}
 """
 
 

@@ -349,3 +349,13 @@ def test_the_near_index_can_live_elsewhere() -> None:
         assert dedup.check("a", article, "en").drop is None
         near = dedup.check("b", [*article, text(rng, 10)], "en")
         assert (near.drop, near.duplicate_of) == (DropReason.NEAR_DUPLICATE, "a")
+
+
+def test_a_page_repeating_itself_is_not_a_copy_of_another() -> None:
+    rng = random.Random(14)
+    block = [text(rng, 40) for _ in range(3)]
+    with Deduplicator(small()) as dedup:
+        verdict = dedup.check("a", block * 10, "en")
+        assert verdict.drop is None
+        # the repeats go, the first occurrence of each paragraph stays
+        assert verdict.kept_indexes() == [0, 1, 2]

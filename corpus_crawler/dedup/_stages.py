@@ -222,7 +222,8 @@ class Deduplicator:
         paragraph_words: Sequence[Sequence[str]],
         language: str | None,
     ) -> tuple[tuple[ParagraphVerdict, ...], int, int, list[NgramHashes]]:
-        """Per paragraph verdicts, n-grams seen / in all, and the n-grams to add if kept.
+        """Per paragraph verdicts, n-grams seen in kept documents / in all, and the
+        n-grams to add if kept.
 
         Nothing is added to the filter here: only a kept document's n-grams are, so
         a dropped document leaves no trace. An n-gram met earlier in the same
@@ -237,14 +238,16 @@ class Deduplicator:
         seen_total = ngram_total = 0
         if ngrams is not None:
             hashes, offsets = document_ngram_hashes(paragraph_words, config.paragraph_ngram)
-            seen = ngrams.contains(hashes)
-            # an n-gram's later occurrences in this document count as seen too
+            seen_before = ngrams.contains(hashes)
+            # an n-gram's later occurrences in this document count as seen for its
+            # paragraph, not for the document's containment (a page repeating itself
+            # is not a copy of another)
             _, first = np.unique(hashes, return_index=True)
             repeated = np.ones(len(hashes), dtype=bool)
             repeated[first] = False
-            seen |= repeated
+            seen = seen_before | repeated
             new_hashes.append(hashes[~seen])
-            seen_total, ngram_total = int(seen.sum()), len(hashes)
+            seen_total, ngram_total = int(seen_before.sum()), len(hashes)
             if ngram_total:
                 ends = np.asarray(offsets[1:])
                 seen_before_end = np.concatenate(([0], np.cumsum(seen, dtype=np.int64)))
