@@ -87,6 +87,9 @@ class Verdict:
 
 @dataclass
 class DedupCounts:
+    """What a run did. `paragraphs` counts every document's; the paragraph fates
+    (seen, foreign, removed) count those of kept documents only."""
+
     documents: int = 0
     kept: int = 0
     exact: int = 0
@@ -213,6 +216,13 @@ class Deduplicator:
             self._ngrams.add(added)
             self._ngrams_added += len(added)
         counts.kept += 1
+        for fate in fates:
+            counts.paragraphs_removed += fate.removed
+            if fate.fate is ParagraphFate.DUPLICATE:
+                counts.paragraphs_duplicate += 1
+            elif fate.fate is ParagraphFate.FOREIGN:
+                counts.paragraphs_foreign += 1
+                counts.foreign_languages[fate.language or ""] += 1
         self._maybe_commit()
         return Verdict(None, "", None, fates)
 
@@ -230,7 +240,7 @@ class Deduplicator:
         document counts as seen (a paragraph repeated inside a document goes the
         second time).
         """
-        config, counts, ngrams = self.config, self.counts, self._ngrams
+        config, ngrams = self.config, self._ngrams
         judge_language = config.paragraph_language is not MarkAction.OFF
         verdicts: list[ParagraphVerdict] = []
         shares: list[float | None] = [None] * len(paragraphs)
@@ -257,9 +267,7 @@ class Deduplicator:
                         shares[index] = float(seen_counts[index]) / (end - begin)
         for text, tokens, share in zip(paragraphs, paragraph_words, shares, strict=True):
             if share is not None and share >= config.paragraph_threshold:
-                counts.paragraphs_duplicate += 1
                 removed = config.paragraphs is MarkAction.REMOVE
-                counts.paragraphs_removed += removed
                 verdicts.append(ParagraphVerdict(ParagraphFate.DUPLICATE, removed, share))
                 continue
             if judge_language:
@@ -271,10 +279,7 @@ class Deduplicator:
                     min_confidence=config.paragraph_language_min_confidence,
                 )
                 if foreign is not None:
-                    counts.paragraphs_foreign += 1
-                    counts.foreign_languages[foreign.language] += 1
                     removed = config.paragraph_language is MarkAction.REMOVE
-                    counts.paragraphs_removed += removed
                     verdicts.append(
                         ParagraphVerdict(ParagraphFate.FOREIGN, removed, share, foreign.language)
                     )
