@@ -22,6 +22,7 @@ SUBCOMMANDS: dict[str, str] = {
     "evaluate": "corpus_crawler._cli_evaluate",
     "stoplist": "corpus_crawler._cli_stoplist",
     "report": "corpus_crawler._cli_report",
+    "dedup": "corpus_crawler._cli_dedup",
     "crawl": "pipelines.cli",
     "demo": "pipelines.cli",
     "process": "corpus_crawler._cli_process",

@@ -36,6 +36,14 @@ class DropReason(enum.Enum):
     TOO_SHORT = "too-short"
     TIMEOUT = "timeout"
     EXTRACTOR_ERROR = "extractor-error"
+    #: The same normalised text as a document kept before (corpus_crawler.dedup).
+    DUPLICATE = "duplicate"
+    #: Mostly the same text as a document kept before, or nothing left once the
+    #: paragraphs seen before are removed.
+    NEAR_DUPLICATE = "near-duplicate"
+    #: Not fetched: its host's or domain's text yield fell below the pruning line
+    #: (corpus_crawler.yieldrate).
+    LOW_YIELD = "low-yield"
 
     def __str__(self) -> str:
         return self.value

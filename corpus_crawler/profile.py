@@ -27,8 +27,11 @@ import yaml
 
 from .addresses import parse_allowed_network, parse_dns_server
 from .config import ConfigError, ExtractConfig, JustextParams, Preset
+from .dedup import DedupConfig, MarkAction
+from .yieldrate import YieldConfig
 
 __all__ = [
+    "Dedup",
     "Extraction",
     "Limits",
     "Network",
@@ -41,6 +44,7 @@ __all__ = [
     "Seeds",
     "VerticalOutput",
     "WarcOutput",
+    "YieldPruning",
     "load_profile",
     "parse_profile",
 ]
@@ -448,6 +452,78 @@ class Output:
 
 
 @dataclass(frozen=True, slots=True)
+class Dedup:
+    """Duplicates out of the corpus (corpus_crawler.dedup); the stores persist in
+    OUT/state/dedup/ across runs into the same output folder."""
+
+    #: false: no dedup stage and no yield pruning (to compare a run with and without).
+    enabled: bool = True
+    #: Drop documents whose normalised text was kept before (`duplicate`).
+    exact: bool = True
+    #: Drop documents mostly the same as one kept before (`near-duplicate`, MinHash + LSH).
+    near_documents: bool = True
+    #: Estimated Jaccard similarity of word 5-grams from which a document is a near-duplicate.
+    near_threshold: float = 0.8
+    #: Share of a document's 7-grams seen in kept documents from which it is a
+    #: near-duplicate too (containment: the full text after a shortened copy).
+    near_seen_share: float = 0.9
+    #: Paragraphs whose word n-grams were mostly seen before: remove, mark or off.
+    paragraphs: str = "remove"
+    #: Share of a paragraph's n-grams seen before from which it is a duplicate.
+    paragraph_threshold: float = 0.5
+    #: Words per n-gram of the paragraph stage.
+    paragraph_ngram: int = 7
+    #: Fixed size of the paragraph n-gram filter (a power of two, MiB); see the README.
+    paragraph_filter_mib: int = 256
+    #: Paragraphs in another language than their document: remove, mark or off.
+    paragraph_language: str = "remove"
+    #: Words a paragraph needs before its language is judged.
+    paragraph_language_min_words: int = 12
+
+    def __post_init__(self) -> None:
+        try:
+            self.config()
+        except ConfigError as exc:
+            key, _, message = str(exc).partition(": ")
+            raise _FieldError(key.removeprefix("dedup."), message) from None
+
+    def config(self) -> DedupConfig:
+        return DedupConfig(
+            exact=self.exact,
+            near_documents=self.near_documents,
+            near_threshold=self.near_threshold,
+            near_seen_share=self.near_seen_share,
+            paragraphs=MarkAction.parse(self.paragraphs, "dedup.paragraphs"),
+            paragraph_threshold=self.paragraph_threshold,
+            paragraph_ngram=self.paragraph_ngram,
+            paragraph_filter_mib=self.paragraph_filter_mib,
+            paragraph_language=MarkAction.parse(
+                self.paragraph_language, "dedup.paragraph_language"
+            ),
+            paragraph_language_min_words=self.paragraph_language_min_words,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class YieldPruning:
+    """SpiderLing's domain yield pruning (corpus_crawler.yieldrate); the profile key is `yield`."""
+
+    #: off, permissive (k = 0.002), normal (0.005) or strict (0.01).
+    preset: str = "permissive"
+    #: Documents a host must have given before it can be pruned (>= 10).
+    min_docs: int = 20
+    #: Raw bytes a host must have given before it can be pruned.
+    min_bytes: int = 512 * 1024
+
+    def __post_init__(self) -> None:
+        try:
+            YieldConfig(preset=self.preset, min_docs=self.min_docs, min_bytes=self.min_bytes)  # type: ignore[arg-type]
+        except ConfigError as exc:
+            key, _, message = str(exc).partition(": ")
+            raise _FieldError(key.removeprefix("yield."), message) from None
+
+
+@dataclass(frozen=True, slots=True)
 class Profile:
     """One crawl: everything `corpus-crawler crawl` and `scrapy crawl corpus` need."""
 
@@ -460,6 +536,9 @@ class Profile:
     limits: Limits = field(default_factory=Limits)
     extraction: Extraction = field(default_factory=Extraction)
     output: Output = field(default_factory=Output)
+    dedup: Dedup = field(default_factory=Dedup)
+    #: `yield:` in the YAML (a Python keyword, hence the underscore).
+    yield_: YieldPruning = field(default_factory=YieldPruning)
     #: Raw Scrapy settings (UPPER_CASE keys) for anything the sections above do not cover.
     settings: Mapping[str, Any] = field(default_factory=dict)
     #: Where the profile was read from ("" when built in code).
@@ -574,14 +653,21 @@ def _show(value: Any) -> str:
     return f"{kind} {value!r}"
 
 
+#: YAML keys that are Python keywords -> their field names.
+_KEY_FIELDS = {"yield": "yield_"}
+
+
 def _build(cls: type[Any], data: Mapping[str, Any], prefix: str) -> Any:
     hints = typing.get_type_hints(cls)
     names = [f.name for f in dataclasses.fields(cls) if f.init and f.name != "source"]
+    field_keys = {field_name: key for key, field_name in _KEY_FIELDS.items()}
+    keys = [field_keys.get(name, name) for name in names]
     kwargs: dict[str, Any] = {}
     for key, value in data.items():
-        if not isinstance(key, str) or key not in names:
-            raise _FieldError(prefix + str(key), "unknown key; " + _did_you_mean(str(key), names))
-        kwargs[key] = _convert(hints[key], value, prefix + key)
+        if not isinstance(key, str) or key not in keys:
+            raise _FieldError(prefix + str(key), "unknown key; " + _did_you_mean(str(key), keys))
+        name = _KEY_FIELDS.get(key, key)
+        kwargs[name] = _convert(hints[name], value, prefix + key)
     try:
         return cls(**kwargs)
     except _FieldError as exc:

@@ -151,5 +151,28 @@ def profile_settings(profile: Profile) -> dict[str, Any]:
             "Accept-Language": "en",
             "From": output.warc.http_header_from,
         }
+    settings.update(_dedup_settings(profile))
     settings.update(profile.settings)
     return settings
+
+
+def _dedup_settings(profile: Profile) -> dict[str, Any]:
+    """`dedup:` and `yield:` -> DedupPipeline's and YieldGuardMiddleware's settings."""
+    dedup, pruning = profile.dedup, profile.yield_
+    return {
+        "CORPUS_DEDUP_ENABLED": dedup.enabled,
+        "CORPUS_DEDUP_EXACT": dedup.exact,
+        "CORPUS_DEDUP_NEAR_DOCUMENTS": dedup.near_documents,
+        "CORPUS_DEDUP_NEAR_THRESHOLD": dedup.near_threshold,
+        "CORPUS_DEDUP_NEAR_SEEN_SHARE": dedup.near_seen_share,
+        "CORPUS_DEDUP_PARAGRAPHS": dedup.paragraphs,
+        "CORPUS_DEDUP_PARAGRAPH_THRESHOLD": dedup.paragraph_threshold,
+        "CORPUS_DEDUP_PARAGRAPH_NGRAM": dedup.paragraph_ngram,
+        "CORPUS_DEDUP_PARAGRAPH_FILTER_MIB": dedup.paragraph_filter_mib,
+        "CORPUS_DEDUP_PARAGRAPH_LANGUAGE": dedup.paragraph_language,
+        "CORPUS_DEDUP_PARAGRAPH_LANGUAGE_MIN_WORDS": dedup.paragraph_language_min_words,
+        # dedup.enabled: false turns all of issue 9 off, yield pruning included
+        "CORPUS_YIELD_PRESET": pruning.preset if dedup.enabled else "off",
+        "CORPUS_YIELD_MIN_DOCS": pruning.min_docs,
+        "CORPUS_YIELD_MIN_BYTES": pruning.min_bytes,
+    }

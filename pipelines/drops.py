@@ -18,8 +18,11 @@ __all__ = [
     "DROPS",
     "CorpusDrop",
     "DecodeError",
+    "Duplicate",
     "Empty",
     "ExtractorError",
+    "LowYield",
+    "NearDuplicate",
     "NoGoodParagraph",
     "NotHtml",
     "Timeout",
@@ -75,6 +78,21 @@ class ExtractorError(CorpusDrop):
     reason = DropReason.EXTRACTOR_ERROR
 
 
+class Duplicate(CorpusDrop):
+    reason = DropReason.DUPLICATE
+
+
+class NearDuplicate(CorpusDrop):
+    reason = DropReason.NEAR_DUPLICATE
+
+
+class LowYield(CorpusDrop):
+    """A page of a host pruned for low yield (requests to it are refused before
+    fetching: `pipelines.yieldguard.LowYieldRequest`)."""
+
+    reason = DropReason.LOW_YIELD
+
+
 DROPS: Mapping[DropReason, type[CorpusDrop]] = {
     cls.reason: cls
     for cls in (
@@ -87,6 +105,9 @@ DROPS: Mapping[DropReason, type[CorpusDrop]] = {
         TooShort,
         Timeout,
         ExtractorError,
+        Duplicate,
+        NearDuplicate,
+        LowYield,
     )
 }
 

@@ -17,6 +17,8 @@ NEWSPIDER_MODULE = "spiders"
 
 ITEM_PIPELINES = {
     "pipelines.extract.DropPipeline": 100,
+    # exact / near-duplicate documents, seen paragraphs, paragraph language
+    "pipelines.dedup.DedupPipeline": 150,
     "pipelines.outputs.WarcDocumentPipeline": 800,
     "pipelines.outputs.VerticalPipeline": 810,
     "pipelines.outputs.DocumentsPipeline": 820,
@@ -31,6 +33,8 @@ DOWNLOADER_MIDDLEWARES = {
     # right after Scrapy's OffsiteMiddleware (50), before robots.txt is fetched (100)
     "pipelines.addressguard.AddressGuardMiddleware": 55,
     "pipelines.middlewares.ScopeGuardMiddleware": 60,
+    # refuses requests to hosts pruned for low text yield, before robots.txt (100)
+    "pipelines.yieldguard.YieldGuardMiddleware": 65,
     # closest to the downloader: sees every exchange, redirects and errors included,
     # with the body as received (before HttpCompressionMiddleware, 590, decodes it)
     "pipelines.capture.WarcCaptureMiddleware": 950,

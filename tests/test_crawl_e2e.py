@@ -79,6 +79,9 @@ output:
   vertical:
     enabled: true
     sentences: true
+# these tests compare the corpus files with extract(); dedup has its own (test_dedup_crawl.py)
+dedup:
+  enabled: false
 """
 
 
@@ -487,6 +490,8 @@ extraction:
 output:
   progress_interval: 0
   vertical: {{enabled: false}}
+# compared with extract(): the repeated paragraphs of the big page must stay
+dedup: {{enabled: false}}
 """
 
 

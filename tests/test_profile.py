@@ -27,9 +27,11 @@ def _keys(cls: type[Any], prefix: str = "") -> set[str]:
     for f in dataclasses.fields(cls):
         if f.name == "source":
             continue
-        keys.add(prefix + f.name)
+        # a field named after a Python keyword (yield_) is the YAML key without the "_"
+        name = f.name.removesuffix("_")
+        keys.add(prefix + name)
         if isinstance(hints[f.name], type) and dataclasses.is_dataclass(hints[f.name]):
-            keys |= _keys(hints[f.name], f"{prefix}{f.name}.")
+            keys |= _keys(hints[f.name], f"{prefix}{name}.")
     return keys
 
 

@@ -1,0 +1,67 @@
+"""Duplicates out of the corpus: exact and near-duplicate documents, seen paragraphs,
+paragraphs in another language (issue 9).
+
+One entry point, `Deduplicator`, used by the crawl (``pipelines/dedup.py``) and
+by ``corpus-crawler dedup`` over existing corpus files alike. No Scrapy here.
+
+`DedupConfig` and `MarkAction` import nothing heavy (the profile loader uses
+them); the stages (numpy, rensa, SQLite) load on first use of the other names.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from ._config import DedupConfig, MarkAction
+
+if TYPE_CHECKING:
+    from ._near import DatasketchNearIndex, NearIndex, SqliteNearIndex, lsh_bands, minhash
+    from ._ngramset import NgramSet, false_positive_rate
+    from ._stages import DedupCounts, Deduplicator, ParagraphFate, ParagraphVerdict, Verdict
+    from ._text import document_digest, ngram_hashes, words
+
+_LAZY = {
+    "DatasketchNearIndex": "._near",
+    "NearIndex": "._near",
+    "SqliteNearIndex": "._near",
+    "lsh_bands": "._near",
+    "minhash": "._near",
+    "NgramSet": "._ngramset",
+    "false_positive_rate": "._ngramset",
+    "Deduplicator": "._stages",
+    "DedupCounts": "._stages",
+    "ParagraphFate": "._stages",
+    "ParagraphVerdict": "._stages",
+    "Verdict": "._stages",
+    "document_digest": "._text",
+    "ngram_hashes": "._text",
+    "words": "._text",
+}
+
+__all__ = [
+    "DatasketchNearIndex",
+    "DedupConfig",
+    "DedupCounts",
+    "Deduplicator",
+    "MarkAction",
+    "NearIndex",
+    "NgramSet",
+    "ParagraphFate",
+    "ParagraphVerdict",
+    "SqliteNearIndex",
+    "Verdict",
+    "document_digest",
+    "false_positive_rate",
+    "lsh_bands",
+    "minhash",
+    "ngram_hashes",
+    "words",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module, __name__), name)
