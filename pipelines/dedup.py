@@ -114,7 +114,9 @@ class DedupPipeline:
         return cls(crawler, DedupSettings.from_settings(crawler.settings))
 
     def open_spider(self) -> None:
-        self.dedup = Deduplicator(self.settings.config, self.settings.directory)
+        self.dedup = Deduplicator(
+            self.settings.config, self.settings.directory, keep_same_name=True
+        )
         stored = self.dedup.stored_documents
         logger.info(
             "dedup: state in %s (%d document(s) kept by earlier runs)",

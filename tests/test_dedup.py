@@ -300,9 +300,10 @@ def test_pipeline_drops_duplicates_and_rewrites_documents(tmp_path: Path) -> Non
     def item(url: str, paragraphs: list[str]) -> CorpusDocument:
         html = "<html><body>" + "".join(f"<p>{p}</p>" for p in paragraphs) + "</body></html>"
         page = FetchedPage(
-            url=url, request_url=url, status=200, fetched_at=datetime.now(timezone.utc),
+            url=url, request_url=url, status=200,
+            fetched_at=datetime.now(timezone.utc).isoformat(),
             depth=0, content_type="text/html", http_charset="utf-8", last_modified=None,
-            ip_address="127.0.0.1", is_html=True, body=html.encode(),
+            ip_address="127.0.0.1", is_html=True, size=len(html.encode()),
         )  # fmt: skip
         document = Document(
             tuple(

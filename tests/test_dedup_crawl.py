@@ -182,10 +182,23 @@ def test_boilerplate_paragraphs_go_and_unique_paragraphs_stay(crawls: dict[str, 
     assert (repeats_off - repeats_on) / repeats_off >= 0.95
     off_set = {p for paragraphs in off.values() for p in paragraphs}
     on_set = {p for paragraphs in on.values() for p in paragraphs}
-    unique = [p for p in site.unique_paragraphs if p in off_set]
+    # A paragraph of an article whose copy lacks it (the "removed" groups) leaves with
+    # the article when the shorter copy was met first: near-duplicate documents keep
+    # the first occurrence, whichever the crawl order makes it. Those are measured,
+    # like the added ones, not required; every other unique paragraph must stay.
+    partial = {
+        k for k, group in site.groups.items() if site.group_kinds[group] in ("added", "removed")
+    }
+    in_partial = {p for k, paragraphs in off.items() if k in partial for p in paragraphs}
+    unique = [p for p in site.unique_paragraphs if p in off_set and p not in in_partial]
     kept = sum(p in on_set for p in unique)
     print(f"unique paragraphs kept: {kept}/{len(unique)}")
     assert kept >= 0.99 * len(unique)
+    partial_unique = [p for p in site.unique_paragraphs if p in off_set and p in in_partial]
+    print(
+        "unique paragraphs of partial copies kept:"
+        f" {sum(p in on_set for p in partial_unique)}/{len(partial_unique)}"
+    )
     # paragraphs added to near-duplicate copies leave with the copy: measured, not required
     added = [p for p in site.added_paragraphs if p in off_set]
     print(f"paragraphs added to copies kept: {sum(p in on_set for p in added)}/{len(added)}")

@@ -113,10 +113,14 @@ class Deduplicator:
         directory: Path | str | None = None,
         *,
         near_index: NearIndex | None = None,
+        keep_same_name: bool = False,
     ) -> None:
         """`near_index`: another home for the near-duplicate index (e.g. a
         `DatasketchNearIndex` on Redis for a crawl shared by machines); default: SQLite
-        tables in `directory`."""
+        tables in `directory`. `keep_same_name`: a document whose text was kept before
+        under the same name (URL) is kept again, not a duplicate of itself (a crawl
+        campaign fetches a page again after a crash, before its output was committed)."""
+        self.keep_same_name = keep_same_name
         self.config = config
         self.directory = Path(directory) if directory is not None else None
         self.counts = DedupCounts()
@@ -172,7 +176,7 @@ class Deduplicator:
                 "SELECT d.name FROM exact e JOIN documents d ON d.doc = e.doc WHERE e.digest = ?",
                 (digest,),
             ).fetchone()
-            if row is not None and row[0] == name:
+            if row is not None and self.keep_same_name and row[0] == name:
                 # The same document under the same name, kept before: a page the
                 # campaign fetches again after a crash (its output was not committed)
                 # or an unchanged page of a recrawl. Never a duplicate of itself.
