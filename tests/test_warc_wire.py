@@ -62,7 +62,7 @@ def read_records(path: Path) -> list[Record]:
             block = zlib.decompress(data[offset : offset + length], zlib.MAX_WBITS | 16)
             block = block.split(b"\r\n\r\n", 1)[1]  # after the WARC headers
             head, payload = b"", block
-            if record.rec_type in ("request", "response"):
+            if record.rec_type in ("request", "response", "revisit"):
                 head, _, payload = block.partition(b"\r\n\r\n")
             out.append(
                 Record(
