@@ -36,6 +36,12 @@ def register(subparsers: Any) -> None:
     )
     crawl.add_argument("profile", help="crawl profile, e.g. configs/crawls/example.yaml")
     _common_arguments(crawl, default_output=None)
+    crawl.add_argument(
+        "--wacz",
+        action="store_true",
+        help="at the end, package the crawl's WARC files as OUTDIR/<profile name>.wacz"
+        " (py-wacz: pip install 'corpus-crawler[wacz]')",
+    )
     crawl.set_defaults(func=run_crawl)
 
     demo = subparsers.add_parser(
@@ -154,7 +160,28 @@ def run_crawl(args: argparse.Namespace) -> int:
     print(f"Crawling with profile {profile.name!r} ({args.profile}) ...", file=sys.stderr)
     result = run_profile(profile, output=args.output, overrides=overrides, verbosity=args.verbose)
     print(report(result))
-    return 0 if result.ok else 1
+    packaged = True
+    if getattr(args, "wacz", False) and result.summary_path is not None:
+        packaged = _package(result, profile.name)
+    return 0 if result.ok and packaged else 1
+
+
+def _package(result: CrawlResult, name: str) -> bool:
+    """`crawl --wacz`: the finished WARC files as one WACZ beside them."""
+    from corpus_crawler.packaging import WaczError, package_wacz
+
+    assert result.summary_path is not None
+    out = result.summary_path.parent
+    warcs = [out / file for file in result.summary.get("files", {}).get("warc", [])]
+    target = out / f"{name or 'crawl'}.wacz"
+    print(f"Packaging {len(warcs)} WARC file(s) as {target} ...", file=sys.stderr)
+    try:
+        package_wacz(warcs, target, title=name, description=f"corpus-crawler crawl {name!r}")
+    except (ConfigError, WaczError) as exc:
+        print(f"corpus-crawler: {exc}", file=sys.stderr)
+        return False
+    print(f"  {'WACZ:':13}{target}")
+    return True
 
 
 def _package_dir() -> Path:

@@ -15,6 +15,7 @@ import importlib.util
 import json
 import subprocess
 import sys
+import zipfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -81,6 +82,7 @@ def read_records(path: Path) -> list[Record]:
 class Crawl:
     out: Path
     base_url: str
+    stdout: str
     warcs: list[Path]
     texts: list[Path]
     records: list[Record]
@@ -98,13 +100,14 @@ class Crawl:
 
 @pytest.fixture(scope="module")
 def crawl(tmp_path_factory: pytest.TempPathFactory) -> Crawl:
-    result = wire_site.crawl(tmp_path_factory.mktemp("wire"))
+    result = wire_site.crawl(tmp_path_factory.mktemp("wire"), extra_args=("--wacz",))
     warcs = sorted(result.out.glob("*.warc.gz"))
     texts = sorted(result.out.glob("*.warc.wet.gz"))
     (summary,) = result.out.glob("*-summary.json")
     return Crawl(
         out=result.out,
         base_url=result.base_url,
+        stdout=result.stdout,
         warcs=warcs,
         texts=texts,
         records=[r for path in warcs for r in read_records(path)],
@@ -287,3 +290,25 @@ def test_a_cdxj_index_lies_beside_each_warc_and_matches_cdxj_indexer(crawl: Craw
         assert len(entries) == len(responses)
         assert {int(e["offset"]) for e in entries} == {r.offset for r in responses}
         assert {e["filename"] for e in entries} == {path.name}
+
+
+def test_wacz_packages_the_warcs_with_an_index_and_pages(crawl: Crawl) -> None:
+    package = crawl.out / "wire.wacz"
+    assert f"WACZ:        {package}" in crawl.stdout
+    with zipfile.ZipFile(package) as archive:
+        names = set(archive.namelist())
+        assert {f"archive/{p.name}" for p in crawl.warcs} <= names
+        assert "datapackage.json" in names and "pages/pages.jsonl" in names
+        assert any(name.startswith("indexes/") for name in names)
+        for path in crawl.warcs:
+            assert archive.read(f"archive/{path.name}") == path.read_bytes()
+        pages = [json.loads(line) for line in archive.read("pages/pages.jsonl").splitlines()]
+        urls = {page.get("url") for page in pages}
+        assert crawl.base_url + "/" in urls
+    result = subprocess.run(
+        [sys.executable, "-m", "wacz", "validate", "-f", str(package)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
