@@ -241,7 +241,8 @@ def run_demo(args: argparse.Namespace) -> int:
         print()
         print("Look inside:")
         print(f"  head -n 20 {out}/*.prevert     # the clean paragraphs, one <doc> per page")
-        print(f"  warcio index {out}/*.warc.gz   # every request and response, and the text")
+        print(f"  warcio index {out}/*.warc.gz   # every request and response")
+        print(f"  warcio index {out}/*.warc.wet.gz   # the clean text of each kept page")
     return 0 if result.ok else 1
 
 
@@ -262,8 +263,14 @@ def report(result: CrawlResult) -> str:
         f"  dropped: {dropped}",
     ]
     base = Path(summary["output_dir"])
-    for label, key in (("WARC", "warc"), ("prevertical", "prevertical"), ("vertical", "vertical")):
-        for name in summary["files"][key]:
+    for label, key in (
+        ("WARC", "warc"),
+        ("text WARC", "warc_text"),
+        ("CDXJ", "warc_index"),
+        ("prevertical", "prevertical"),
+        ("vertical", "vertical"),
+    ):
+        for name in summary["files"].get(key, ()):
             lines.append(f"  {label + ':':13}{base / name}")
     if result.summary_path is not None:
         lines.append(f"  {'summary:':13}{result.summary_path}")

@@ -124,6 +124,9 @@ class OutputFiles:
     """What the writer thread wrote, once it is closed."""
 
     warc: tuple[Path, ...] = ()
+    #: The text (WET-like) files and the CDXJ indexes beside the WARC files.
+    warc_text: tuple[Path, ...] = ()
+    warc_index: tuple[Path, ...] = ()
     prevertical: tuple[Path, ...] = ()
     vertical: tuple[Path, ...] = ()
     counts: dict[str, int] = field(default_factory=dict)
@@ -321,6 +324,8 @@ class OutputWriter:
                     writer.close()
             files = OutputFiles(
                 warc=self._warc.files if self._warc else (),
+                warc_text=self._warc.text_files if self._warc else (),
+                warc_index=self._warc.index_files if self._warc else (),
                 prevertical=self._prevertical.files if self._prevertical else (),
                 vertical=self._vertical.files if self._vertical else (),
                 counts=dict(self._counts),
