@@ -458,7 +458,7 @@ def test_summary_is_consistent_with_the_stats_and_the_files(main_crawl: Crawl, s
     on_disk = {
         p.name
         for p in main_crawl.out.iterdir()
-        if p.name.endswith((".warc.gz", ".cdxj", ".prevert", ".vert"))
+        if p.name.endswith((".warc.gz", ".warc.wet.gz", ".cdxj", ".prevert", ".vert"))
     }
     assert listed == on_disk
     assert summary["writer"]["errors"] == []
