@@ -312,3 +312,26 @@ def test_wacz_packages_the_warcs_with_an_index_and_pages(crawl: Crawl) -> None:
         check=False,
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_https_exchanges_are_stored_as_received_too(tmp_path: Path) -> None:
+    result = wire_site.crawl(tmp_path, tls=True)
+    assert result.base_url.startswith("https://")
+    records = [r for path in sorted(result.out.glob("*.warc.gz")) for r in read_records(path)]
+
+    def response(path: str) -> Record:
+        (found,) = [
+            r
+            for r in records
+            if r.type == "response" and r.headers["WARC-Target-URI"] == result.base_url + path
+        ]
+        return found
+
+    page = PAGES["/"]
+    assert response("/").head == page.status_line + b"\r\n" + b"\r\n".join(page.header_lines)
+    assert response("/chunked.html").payload == PAGES["/chunked.html"].payload
+    assert b"X-Crawler-Transfer-Encoding: chunked" in response("/chunked.html").head
+    big = response("/big.html")
+    assert big.headers["WARC-Truncated"] == "length"
+    assert big.payload == PAGES["/big.html"].payload[: wire_site.CAP]
+    assert response("/slow.html").headers["WARC-Truncated"] == "time"
