@@ -206,7 +206,9 @@ class OutputWriter:
         settings = self.settings
         settings.directory.mkdir(parents=True, exist_ok=True)
         self._lock.acquire()
-        for recovered in [*recover_warc(settings.directory), *recover_vertical(settings.directory)]:
+        index = settings.warc is not None and settings.warc.cdxj  # WARCs left without a CDXJ
+        recovered_files = recover_warc(settings.directory, index=index)
+        for recovered in [*recovered_files, *recover_vertical(settings.directory)]:
             logger.warning("recovered a file left by an earlier crawl: %s", recovered)
         if settings.warc is not None:
             self._warc = WarcWriter(settings.warc)
