@@ -83,6 +83,7 @@ class Crawl:
     out: Path
     base_url: str
     stdout: str
+    request_heads: dict[str, bytes]
     warcs: list[Path]
     texts: list[Path]
     records: list[Record]
@@ -108,6 +109,7 @@ def crawl(tmp_path_factory: pytest.TempPathFactory) -> Crawl:
         out=result.out,
         base_url=result.base_url,
         stdout=result.stdout,
+        request_heads=result.request_heads,
         warcs=warcs,
         texts=texts,
         records=[r for path in warcs for r in read_records(path)],
@@ -201,6 +203,15 @@ def test_request_is_dated_at_send_time_and_fetch_time_is_recorded(crawl: Crawl) 
     # the stalled page waited for the 2 s download timeout
     assert fetch_times[crawl.base_url + "/slow.html"] >= 1900
     assert min(fetch_times.values()) >= 0
+
+
+def test_request_records_hold_the_request_head_the_server_received(crawl: Crawl) -> None:
+    requests = [r for r in crawl.records if r.type == "request"]
+    assert len(requests) == len(crawl.request_heads)
+    for request in requests:
+        path = request.headers["WARC-Target-URI"].removeprefix(crawl.base_url)
+        # the request line, Host first, header case and order: as written to the socket
+        assert request.head == crawl.request_heads[path], path
 
 
 def test_the_request_sends_and_archives_the_from_header(crawl: Crawl) -> None:

@@ -179,6 +179,7 @@ class _Handler(socketserver.BaseRequestHandler):
         parts = request_line.split(" ")
         path = parts[1] if len(parts) > 1 else "/"
         self.server.log.append(path)
+        self.server.request_heads[path] = data.split(b"\r\n\r\n", 1)[0]
         page = PAGES.get(path)
         if page is None:
             sock.sendall(PAGES["/robots.txt"].wire())
@@ -201,6 +202,8 @@ class _Server(socketserver.ThreadingTCPServer):
     def __init__(self, tls: ssl.SSLContext | None) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
         self.log: list[str] = []
+        #: path -> the request line and headers as received (the last request of that path)
+        self.request_heads: dict[str, bytes] = {}
         self.stop = threading.Event()
         self.tls = tls
 
@@ -272,6 +275,10 @@ class WireServer:
     def log(self) -> list[str]:
         return list(self._server.log)
 
+    @property
+    def request_heads(self) -> dict[str, bytes]:
+        return dict(self._server.request_heads)
+
     def __enter__(self) -> WireServer:
         self._thread.start()
         return self
@@ -330,9 +337,11 @@ def crawl(
         result = subprocess.run(
             command, cwd=ROOT, capture_output=True, text=True, timeout=timeout, check=False
         )
-        log = server.log
+        log, heads = server.log, server.request_heads
     assert result.returncode == 0, f"crawl failed:\n{result.stdout}\n{result.stderr[-5000:]}"
-    return WireCrawl(out=out, base_url=server.base_url, log=log, stdout=result.stdout)
+    return WireCrawl(
+        out=out, base_url=server.base_url, log=log, stdout=result.stdout, request_heads=heads
+    )
 
 
 @dataclass(frozen=True)
@@ -341,3 +350,4 @@ class WireCrawl:
     base_url: str
     log: list[str]
     stdout: str
+    request_heads: dict[str, bytes]
