@@ -560,6 +560,8 @@ def iso639_3(code: str) -> str:
     import pycountry
 
     primary = code.strip().replace("_", "-").split("-", 1)[0].lower()
+    if primary == "und":  # "undetermined": no language identified
+        return ""
     if len(primary) == 2:
         language = pycountry.languages.get(alpha_2=primary)
     elif len(primary) == 3:

@@ -65,6 +65,8 @@ def exchange_of(request: Request, response: Response) -> Exchange:
             **common,
         )
     sent, received = wire["sent_at"], wire["received_at"]
+    if wire["request_headers"]:
+        common["request_headers"] = header_pairs(wire["request_headers"])
     return Exchange(
         response_headers=header_pairs(wire["headers"]),
         status_line=wire["status_line"].decode("iso-8859-1"),

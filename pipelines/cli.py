@@ -76,6 +76,12 @@ def register(subparsers: Any) -> None:
     )
     crawl.add_argument("profile", help="crawl profile, e.g. configs/crawls/example.yaml")
     _common_arguments(crawl, default_output=None)
+    crawl.add_argument(
+        "--wacz",
+        action="store_true",
+        help="at the end, package the crawl's WARC files as OUTDIR/<profile name>.wacz"
+        " (py-wacz: pip install 'corpus-crawler[wacz]')",
+    )
     crawl.set_defaults(func=run_crawl)
 
     demo = subparsers.add_parser(
@@ -338,7 +344,29 @@ def run_crawl(args: argparse.Namespace) -> int:
         return int(exc.code)
     print(f"Crawling with profile {profile.name!r} ({args.profile}) ...", file=sys.stderr)
     result = run_profile(profile, output=args.output, overrides=overrides, verbosity=args.verbose)
-    return _finish(result)
+    code = _finish(result)
+    wacz = getattr(args, "wacz", False) and result.summary_path is not None and code == 0
+    if wacz and not _package(result, profile.name):
+        return 1
+    return code
+
+
+def _package(result: CrawlResult, name: str) -> bool:
+    """`crawl --wacz`: the finished WARC files as one WACZ beside them."""
+    from corpus_crawler.packaging import WaczError, package_wacz
+
+    assert result.summary_path is not None
+    out = result.summary_path.parent
+    warcs = [out / file for file in result.summary.get("files", {}).get("warc", [])]
+    target = out / f"{name or 'crawl'}.wacz"
+    print(f"Packaging {len(warcs)} WARC file(s) as {target} ...", file=sys.stderr)
+    try:
+        package_wacz(warcs, target, title=name, description=f"corpus-crawler crawl {name!r}")
+    except (ConfigError, WaczError) as exc:
+        print(f"corpus-crawler: {exc}", file=sys.stderr)
+        return False
+    print(f"  {'WACZ:':13}{target}")
+    return True
 
 
 def _package_dir() -> Path:
@@ -412,7 +440,8 @@ def run_demo(args: argparse.Namespace) -> int:
         print()
         print("Look inside:")
         print(f"  head -n 20 {out}/*.prevert     # the clean paragraphs, one <doc> per page")
-        print(f"  warcio index {out}/*.warc.gz   # every request and response, and the text")
+        print(f"  warcio index {out}/*.warc.gz   # every request and response")
+        print(f"  warcio index {out}/*.warc.wet.gz   # the clean text of each kept page")
         if "report" in result.extra_files:
             print(f"  open {result.extra_files['report']}   # the crawl at a glance")
         print(f"  corpus-crawler report {out}   # rebuild the HTML report from the crawl log")
@@ -449,8 +478,14 @@ def report(result: CrawlResult) -> str:
         f"  dropped: {dropped}",
     ]
     base = Path(summary["output_dir"])
-    for label, key in (("WARC", "warc"), ("prevertical", "prevertical"), ("vertical", "vertical")):
-        for name in summary["files"][key]:
+    for label, key in (
+        ("WARC", "warc"),
+        ("text WARC", "warc_text"),
+        ("CDXJ", "warc_index"),
+        ("prevertical", "prevertical"),
+        ("vertical", "vertical"),
+    ):
+        for name in summary["files"].get(key, ()):
             lines.append(f"  {label + ':':13}{base / name}")
             if key == "vertical":
                 lines.extend(_corpus_tool_lines(base / name))

@@ -21,8 +21,9 @@ pool, TLS, proxies, timeouts, signals) with three changes, installed through
   the headers arrived, the bytes received so far are returned with the flag
   ``truncated:time``; before the headers it is Scrapy's usual timeout error.
 
-The request send time and the fetch time (send to last byte, Common Crawl's
-``fetchTimeMs``) travel in the same record.
+The request headers as written to the connection, the request send time and the
+fetch time (send to last byte, Common Crawl's ``fetchTimeMs``) travel in the same
+record.
 """
 
 from __future__ import annotations
@@ -78,6 +79,8 @@ class WireRecord(TypedDict):
     status_line: bytes
     #: (name, value) as sent: case, order and repeats kept; folded lines joined by a space.
     headers: list[tuple[bytes, bytes]]
+    #: The request headers exactly as Twisted wrote them (Host first, as sent).
+    request_headers: list[tuple[bytes, bytes]]
     #: Epoch seconds when the request was handed to the connection.
     sent_at: float
     #: Epoch seconds when the body ended (or was cut).
@@ -137,9 +140,30 @@ def _split_header_lines(lines: list[bytes]) -> list[tuple[bytes, bytes]]:
     return pairs
 
 
+class _HeadRecorder:
+    """Passes Twisted's request head to the transport and keeps a copy of its bytes."""
+
+    def __init__(self, transport: Any, head: list[bytes]) -> None:
+        self._transport = transport
+        self._head = head
+
+    def writeSequence(self, data: Any) -> None:
+        lines = list(data)
+        self._head.extend(lines)
+        self._transport.writeSequence(lines)
+
+
 class _WireRecordingProtocol(_LenientHTTP11ClientProtocol):
     def request(self, request: TxRequest) -> Deferred[IResponse]:
         sent_at = time.time()
+        head: list[bytes] = []
+        write_headers = request._writeHeaders
+
+        def recording(transport: Any, te_or_cl: bytes | None) -> None:
+            # Request._writeHeaders writes the whole head with one writeSequence.
+            write_headers(_HeadRecorder(transport, head), te_or_cl)
+
+        request._writeHeaders = recording  # type: ignore[method-assign]
         d = super().request(request)
         if self._parser is not None:
             # HTTP11ClientProtocol.request() hardcodes its parser class (see Scrapy's
@@ -148,6 +172,7 @@ class _WireRecordingProtocol(_LenientHTTP11ClientProtocol):
 
         def stamp(response: IResponse) -> IResponse:
             response._corpus_sent_at = sent_at
+            response._corpus_request_head = b"".join(head)
             return response
 
         d.addCallback(stamp)
@@ -277,9 +302,12 @@ class _CorpusAgent(_ScrapyAgent):
         status_line, lines = getattr(txresponse, "_corpus_wire", (b"", []))
         sent_at = getattr(txresponse, "_corpus_sent_at", None)
         now = time.time()
+        request_head = getattr(txresponse, "_corpus_request_head", b"")
+        request_lines = request_head.split(b"\r\n")[1:]
         wire: WireRecord = {
             "status_line": status_line,
             "headers": _split_header_lines(lines),
+            "request_headers": _split_header_lines([line for line in request_lines if line]),
             "sent_at": sent_at if sent_at is not None else now,
             "received_at": now,
             "truncated": truncation_of(response),

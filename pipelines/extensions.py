@@ -217,6 +217,8 @@ class SummaryExtension:
             },
             "files": {
                 "warc": _relative(files.warc, base),
+                "warc_text": _relative(files.warc_text, base),
+                "warc_index": _relative(files.warc_index, base),
                 "prevertical": _relative(files.prevertical, base),
                 "vertical": _relative(files.vertical, base),
                 "jsonl": _relative(files.jsonl, base),

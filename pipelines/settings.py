@@ -75,7 +75,7 @@ EXTENSIONS = {
 SCHEDULER = "pipelines.scheduler.CampaignScheduler"
 
 # Only http(s) is fetched.
-DOWNLOAD_HANDLERS = {"file": None, "data": None, "ftp": None, "s3": None}
+DOWNLOAD_HANDLERS: dict[str, str | None] = {"file": None, "data": None, "ftp": None, "s3": None}
 # Scrapy's HTTP/1.1 handler, keeping the status line and headers as received for the
 # WARC, and a body cut at DOWNLOAD_MAXSIZE (not cancelled) so that it can be archived.
 DOWNLOAD_HANDLERS["http"] = "pipelines.download.CorpusDownloadHandler"

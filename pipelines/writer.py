@@ -177,6 +177,9 @@ class OutputFiles:
     """What the writer thread wrote, once it is closed."""
 
     warc: tuple[Path, ...] = ()
+    #: The text (WET-like) files and the CDXJ indexes beside the WARC files.
+    warc_text: tuple[Path, ...] = ()
+    warc_index: tuple[Path, ...] = ()
     prevertical: tuple[Path, ...] = ()
     vertical: tuple[Path, ...] = ()
     counts: dict[str, int] = field(default_factory=dict)
@@ -267,8 +270,9 @@ class OutputWriter:
     def start(self) -> None:
         settings = self.settings
         settings.directory.mkdir(parents=True, exist_ok=True)
+        index = settings.warc is not None and settings.warc.cdxj  # WARCs left without a CDXJ
         for recovered in [
-            *recover_warc(settings.directory),
+            *recover_warc(settings.directory, index=index),
             *recover_vertical(settings.directory),
             *recover_documents(settings.directory),
         ]:
@@ -571,6 +575,8 @@ class OutputWriter:
                 self._commit()
             files = OutputFiles(
                 warc=self._warc.files if self._warc else (),
+                warc_text=self._warc.text_files if self._warc else (),
+                warc_index=self._warc.index_files if self._warc else (),
                 prevertical=self._prevertical.files if self._prevertical else (),
                 vertical=self._vertical.files if self._vertical else (),
                 counts=dict(self._counts),

@@ -456,13 +456,12 @@ def test_summary_is_consistent_with_the_stats_and_the_files(main_crawl: Crawl, s
     assert dropped["no-good-paragraph"] >= len(site.calendar)
     items = stats["corpus/pages"]
     assert items == summary["pages"]["kept"] + sum(dropped.values()) - dropped["too-large"]
-    listed = {
-        name for kind in ("warc", "prevertical", "vertical") for name in summary["files"][kind]
-    }
+    kinds = ("warc", "warc_text", "warc_index", "prevertical", "vertical")
+    listed = {name for kind in kinds for name in summary["files"][kind]}
     on_disk = {
         p.name
         for p in main_crawl.out.iterdir()
-        if p.name.endswith((".warc.gz", ".prevert", ".vert"))
+        if p.name.endswith((".warc.gz", ".warc.wet.gz", ".cdxj", ".prevert", ".vert"))
     }
     assert listed == on_disk
     assert summary["writer"]["errors"] == []

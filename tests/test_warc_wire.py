@@ -15,6 +15,7 @@ import importlib.util
 import json
 import subprocess
 import sys
+import zipfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,7 +63,7 @@ def read_records(path: Path) -> list[Record]:
             block = zlib.decompress(data[offset : offset + length], zlib.MAX_WBITS | 16)
             block = block.split(b"\r\n\r\n", 1)[1]  # after the WARC headers
             head, payload = b"", block
-            if record.rec_type in ("request", "response"):
+            if record.rec_type in ("request", "response", "revisit"):
                 head, _, payload = block.partition(b"\r\n\r\n")
             out.append(
                 Record(
@@ -81,6 +82,8 @@ def read_records(path: Path) -> list[Record]:
 class Crawl:
     out: Path
     base_url: str
+    stdout: str
+    request_heads: dict[str, bytes]
     warcs: list[Path]
     texts: list[Path]
     records: list[Record]
@@ -98,13 +101,15 @@ class Crawl:
 
 @pytest.fixture(scope="module")
 def crawl(tmp_path_factory: pytest.TempPathFactory) -> Crawl:
-    result = wire_site.crawl(tmp_path_factory.mktemp("wire"))
+    result = wire_site.crawl(tmp_path_factory.mktemp("wire"), extra_args=("--wacz",))
     warcs = sorted(result.out.glob("*.warc.gz"))
     texts = sorted(result.out.glob("*.warc.wet.gz"))
     (summary,) = result.out.glob("*-summary.json")
     return Crawl(
         out=result.out,
         base_url=result.base_url,
+        stdout=result.stdout,
+        request_heads=result.request_heads,
         warcs=warcs,
         texts=texts,
         records=[r for path in warcs for r in read_records(path)],
@@ -200,6 +205,15 @@ def test_request_is_dated_at_send_time_and_fetch_time_is_recorded(crawl: Crawl) 
     assert min(fetch_times.values()) >= 0
 
 
+def test_request_records_hold_the_request_head_the_server_received(crawl: Crawl) -> None:
+    requests = [r for r in crawl.records if r.type == "request"]
+    assert len(requests) == len(crawl.request_heads)
+    for request in requests:
+        path = request.headers["WARC-Target-URI"].removeprefix(crawl.base_url)
+        # the request line, Host first, header case and order: as written to the socket
+        assert request.head == crawl.request_heads[path], path
+
+
 def test_the_request_sends_and_archives_the_from_header(crawl: Crawl) -> None:
     (request,) = [
         r
@@ -287,3 +301,48 @@ def test_a_cdxj_index_lies_beside_each_warc_and_matches_cdxj_indexer(crawl: Craw
         assert len(entries) == len(responses)
         assert {int(e["offset"]) for e in entries} == {r.offset for r in responses}
         assert {e["filename"] for e in entries} == {path.name}
+
+
+def test_wacz_packages_the_warcs_with_an_index_and_pages(crawl: Crawl) -> None:
+    package = crawl.out / "wire.wacz"
+    assert f"WACZ:        {package}" in crawl.stdout
+    with zipfile.ZipFile(package) as archive:
+        names = set(archive.namelist())
+        assert {f"archive/{p.name}" for p in crawl.warcs} <= names
+        assert "datapackage.json" in names and "pages/pages.jsonl" in names
+        assert any(name.startswith("indexes/") for name in names)
+        for path in crawl.warcs:
+            assert archive.read(f"archive/{path.name}") == path.read_bytes()
+        pages = [json.loads(line) for line in archive.read("pages/pages.jsonl").splitlines()]
+        urls = {page.get("url") for page in pages}
+        assert crawl.base_url + "/" in urls
+    result = subprocess.run(
+        [sys.executable, "-m", "wacz", "validate", "-f", str(package)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_https_exchanges_are_stored_as_received_too(tmp_path: Path) -> None:
+    result = wire_site.crawl(tmp_path, tls=True)
+    assert result.base_url.startswith("https://")
+    records = [r for path in sorted(result.out.glob("*.warc.gz")) for r in read_records(path)]
+
+    def response(path: str) -> Record:
+        (found,) = [
+            r
+            for r in records
+            if r.type == "response" and r.headers["WARC-Target-URI"] == result.base_url + path
+        ]
+        return found
+
+    page = PAGES["/"]
+    assert response("/").head == page.status_line + b"\r\n" + b"\r\n".join(page.header_lines)
+    assert response("/chunked.html").payload == PAGES["/chunked.html"].payload
+    assert b"X-Crawler-Transfer-Encoding: chunked" in response("/chunked.html").head
+    big = response("/big.html")
+    assert big.headers["WARC-Truncated"] == "length"
+    assert big.payload == PAGES["/big.html"].payload[: wire_site.CAP]
+    assert response("/slow.html").headers["WARC-Truncated"] == "time"

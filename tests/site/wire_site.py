@@ -11,6 +11,7 @@ from __future__ import annotations
 import gzip
 import socket
 import socketserver
+import ssl
 import subprocess
 import sys
 import threading
@@ -18,6 +19,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 __all__ = ["CAP", "PAGES", "WireCrawl", "WirePage", "WireServer", "crawl"]
 
@@ -177,6 +179,7 @@ class _Handler(socketserver.BaseRequestHandler):
         parts = request_line.split(" ")
         path = parts[1] if len(parts) > 1 else "/"
         self.server.log.append(path)
+        self.server.request_heads[path] = data.split(b"\r\n\r\n", 1)[0]
         page = PAGES.get(path)
         if page is None:
             sock.sendall(PAGES["/robots.txt"].wire())
@@ -196,27 +199,85 @@ class _Server(socketserver.ThreadingTCPServer):
     daemon_threads = True
     allow_reuse_address = True
 
-    def __init__(self) -> None:
+    def __init__(self, tls: ssl.SSLContext | None) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
         self.log: list[str] = []
+        #: path -> the request line and headers as received (the last request of that path)
+        self.request_heads: dict[str, bytes] = {}
         self.stop = threading.Event()
+        self.tls = tls
+
+    def get_request(self) -> tuple[socket.socket, Any]:
+        sock, address = super().get_request()
+        if self.tls is not None:
+            sock = self.tls.wrap_socket(sock, server_side=True, do_handshake_on_connect=False)
+        return sock, address
+
+
+def self_signed_context(directory: Path) -> ssl.SSLContext:
+    """A server TLS context with a fresh self-signed certificate for 127.0.0.1."""
+    import datetime
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    certificate = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(days=1))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+            critical=False,
+        )
+        .sign(key, hashes.SHA256())
+    )
+    cert_path, key_path = directory / "wire-cert.pem", directory / "wire-key.pem"
+    cert_path.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert_path, key_path)
+    return context
 
 
 class WireServer:
-    """``with WireServer() as server: server.base_url``; `log` lists the paths requested."""
+    """``with WireServer() as server: server.base_url``; `log` lists the paths requested.
 
-    def __init__(self) -> None:
-        self._server = _Server()
+    With `tls` (a server context, see `self_signed_context`) it speaks HTTPS.
+    """
+
+    def __init__(self, tls: ssl.SSLContext | None = None) -> None:
+        self._server = _Server(tls)
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     @property
     def base_url(self) -> str:
         port = self._server.server_address[1]
-        return f"http://127.0.0.1:{port}"
+        scheme = "https" if self._server.tls is not None else "http"
+        return f"{scheme}://127.0.0.1:{port}"
 
     @property
     def log(self) -> list[str]:
         return list(self._server.log)
+
+    @property
+    def request_heads(self) -> dict[str, bytes]:
+        return dict(self._server.request_heads)
 
     def __enter__(self) -> WireServer:
         self._thread.start()
@@ -263,10 +324,12 @@ settings:
 """
 
 
-def crawl(workdir: Path, *, extra_args: tuple[str, ...] = (), timeout: float = 180) -> WireCrawl:
+def crawl(
+    workdir: Path, *, extra_args: tuple[str, ...] = (), tls: bool = False, timeout: float = 180
+) -> WireCrawl:
     """Crawl the wire site with `corpus-crawler crawl` in a subprocess; the output folder."""
     out = workdir / "wire"
-    with WireServer() as server:
+    with WireServer(self_signed_context(workdir) if tls else None) as server:
         profile = workdir / "wire.yaml"
         profile.write_text(PROFILE.format(base=server.base_url, cap=CAP), encoding="utf-8")
         command = [sys.executable, "-m", "corpus_crawler.cli", "crawl", str(profile)]
@@ -274,9 +337,11 @@ def crawl(workdir: Path, *, extra_args: tuple[str, ...] = (), timeout: float = 1
         result = subprocess.run(
             command, cwd=ROOT, capture_output=True, text=True, timeout=timeout, check=False
         )
-        log = server.log
+        log, heads = server.log, server.request_heads
     assert result.returncode == 0, f"crawl failed:\n{result.stdout}\n{result.stderr[-5000:]}"
-    return WireCrawl(out=out, base_url=server.base_url, log=log, stdout=result.stdout)
+    return WireCrawl(
+        out=out, base_url=server.base_url, log=log, stdout=result.stdout, request_heads=heads
+    )
 
 
 @dataclass(frozen=True)
@@ -285,3 +350,4 @@ class WireCrawl:
     base_url: str
     log: list[str]
     stdout: str
+    request_heads: dict[str, bytes]
