@@ -57,16 +57,42 @@ def _load(name: str) -> ModuleType:
 wire_site = _load("wire_site")
 
 
+#: pywb, in a virtualenv of its own: it pins old redis/cryptography/Werkzeug versions.
+PYWB_REQUIREMENT = "pywb==2.10.0"
+
+
 def pywb_python() -> str:
+    """The Python that runs pywb: CORPUS_PYWB_PYTHON, this Python if it has pywb, or a
+    virtualenv made once (in the user's cache) with pywb from PyPI, so that
+    `python -m pytest` needs no other step on a fresh machine."""
     configured = os.environ.get("CORPUS_PYWB_PYTHON")
     if configured:
         return configured
     if importlib.util.find_spec("pywb") is not None:
         return sys.executable
-    pytest.fail(
-        "pywb is needed for the replay tests: `pip install pywb` here, or install it in a"
-        " virtualenv and set CORPUS_PYWB_PYTHON to that environment's python (see .ci/run)"
-    )
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    venv = cache / "corpus-crawler" / PYWB_REQUIREMENT.replace("==", "-")
+    python = venv / "bin" / "python"
+    ready = venv / ".installed"
+    if not ready.is_file():
+        import fcntl
+
+        venv.parent.mkdir(parents=True, exist_ok=True)
+        with open(venv.parent / ".pywb.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # one installer at a time (pytest -n)
+            if not ready.is_file():
+                subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+                install = subprocess.run(
+                    [str(python), "-m", "pip", "install", "--quiet", PYWB_REQUIREMENT],
+                    capture_output=True, text=True, timeout=900, check=False,
+                )  # fmt: skip
+                if install.returncode != 0:
+                    pytest.fail(
+                        f"could not install {PYWB_REQUIREMENT} into {venv} for the replay"
+                        f" tests: {install.stderr[-2000:]}"
+                    )
+                ready.touch()
+    return str(python)
 
 
 def free_port() -> int:
