@@ -131,6 +131,7 @@ class CampaignExtension:
         )
         for signal in (signals.item_scraped, signals.item_dropped, signals.item_error):
             crawler.signals.connect(extension.item_done, signal=signal)
+        crawler.signals.connect(extension.spider_error, signal=signals.spider_error)
         crawler.signals.connect(extension.spider_closed, signal=signals.spider_closed)
         return extension
 
@@ -152,6 +153,16 @@ class CampaignExtension:
         if exception is not None and not isinstance(item, DroppedPage):
             outcome = f"error:{type(exception).__name__}"
         self.writer.finish(row, item.url, outcome)
+
+    def spider_error(self, failure: Any, response: Any) -> None:
+        """A callback raised before its last item: finish the request all the same, or its
+        exchange would wait unwritten and the request be fetched again by every run."""
+        meta = getattr(response, "meta", None) or {}
+        row = meta.get("corpus_row")
+        if row is not None:
+            error = getattr(failure, "type", None)
+            name = error.__name__ if isinstance(error, type) else "error"
+            self.writer.finish(row, response.url, f"error:{name}")
 
     # -- failures ---------------------------------------------------------------------------
 

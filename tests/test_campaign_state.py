@@ -192,3 +192,33 @@ def test_the_writer_commits_finished_requests_even_when_it_writes_no_file(
         writer.close()
         writer._thread.join(timeout=30)
         store.close()
+
+
+def test_a_callback_that_raises_still_finishes_its_request(tmp_path: Path) -> None:
+    from scrapy.http import HtmlResponse
+    from scrapy.utils.test import get_crawler
+    from twisted.python.failure import Failure
+
+    from pipelines.campaign import CampaignExtension
+
+    crawler = get_crawler(settings_dict={"CORPUS_OUTPUT_DIR": str(tmp_path)})
+    campaign = CampaignExtension.from_crawler(crawler)
+    campaign.store.enqueue("a", 0, fingerprint=b"a")
+    ((row, _),) = campaign.store.lease(1)
+    request = Request("http://a.example/", meta={"corpus_row": row})
+    response = HtmlResponse("http://a.example/", body=b"<p>x</p>", request=request)
+    try:
+        raise ValueError("a bug in a callback")
+    except ValueError:
+        failure = Failure()
+    campaign.spider_error(failure, response)
+    campaign.writer.close()
+    campaign.writer._thread.join(timeout=30)
+    campaign.store.close("finished")
+    store = CampaignStore(tmp_path)
+    try:
+        history = store.fetch_history("http://a.example/")
+        assert [outcome for _, _, outcome in history] == ["error:ValueError"]
+        assert store.in_frontier() == 0
+    finally:
+        store.close()
