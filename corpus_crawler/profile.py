@@ -234,8 +234,8 @@ class Extraction:
     #: false: archive pages and follow links, but extract no text.
     enabled: bool = True
     extractor: str = "justext"
-    #: seed, reference or language-independent (see corpus_crawler.config.Preset).
-    preset: str = "seed"
+    #: corpus, article, seed, reference or language-independent (corpus_crawler.config.Preset).
+    preset: str = "corpus"
     #: A language code or name, `auto` to detect it per page, or null for no stoplist.
     language: str | None = "auto"
     #: Languages to keep; documents in others are dropped as wrong-language. Empty: all.
