@@ -50,9 +50,9 @@ from corpus_crawler.evaluate import (
     load_gold_set,
     page_scores,
 )
-from corpus_crawler.extractors import container_options
 from corpus_crawler.language_setup import stoplist_and_params
 from corpus_crawler.model import Paragraph, ParagraphClass
+from corpus_crawler.presets import container_options
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_TARBALL = ROOT / "tests" / "data" / "gold.tar.xz"
