@@ -73,6 +73,8 @@ CANDIDATES = (
     Candidate(COMBINED, ExtractConfig(extractor="combined")),
     Candidate("justext (corpus)", ExtractConfig(preset=Preset.CORPUS)),
     Candidate("justext (article)", ExtractConfig(preset=Preset.ARTICLE)),
+    Candidate("combined (corpus)", ExtractConfig(extractor="combined", preset=Preset.CORPUS)),
+    Candidate("combined (article)", ExtractConfig(extractor="combined", preset=Preset.ARTICLE)),
 )
 
 #: The grid the presets' shifts are chosen from (configs/extractors/presets.yaml).
