@@ -38,7 +38,7 @@ from typing import Any
 import lxml.html
 
 from corpus_crawler import ExtractConfig, JustextParams, Preset, extract
-from corpus_crawler.classify import ContainerOptions, container_pass
+from corpus_crawler.classify import ContainerOptions, classify_segments, container_pass
 from corpus_crawler.crossval import cross_validate, in_sample
 from corpus_crawler.evaluate import (
     GoldSet,
@@ -53,6 +53,7 @@ from corpus_crawler.evaluate import (
 from corpus_crawler.language_setup import stoplist_and_params
 from corpus_crawler.model import Paragraph, ParagraphClass
 from corpus_crawler.presets import container_options
+from corpus_crawler.segment import Segment
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_TARBALL = ROOT / "tests" / "data" / "gold.tar.xz"
@@ -210,14 +211,24 @@ def tuning_tables(gold_sets: Sequence[GoldSet], language: str | None) -> list[st
     the seed's classification.
     """
     config = ExtractConfig(language=language)
+    preset_config = ExtractConfig(language=language, preset=Preset.CORPUS)
     seeds: dict[str, list[tuple[tuple[Paragraph, ...], JustextParams, str]]] = {}
     for gold_set in gold_sets:
         rows = []
         for page in gold_set.pages:
             document = extract(page.html, page.url, config)
-            _, params = stoplist_and_params(document.language, config)
             # a page dropped as NO_GOOD_PARAGRAPH keeps its paragraphs: a preset may save it
-            rows.append((document.paragraphs, params, page.gold))
+            paragraphs = document.paragraphs
+            stoplist, params = stoplist_and_params(document.language, preset_config)
+            if params != stoplist_and_params(document.language, config)[1]:
+                # the seed's own thresholds for unspaced scripts are not the presets':
+                # classify the same blocks again as the presets do
+                blocks = [
+                    Segment(p.text, p.link_chars, p.dom_path, p.xpath, int(p.image))
+                    for p in paragraphs
+                ]
+                paragraphs = classify_segments(blocks, stoplist, params)
+            rows.append((paragraphs, params, page.gold))
         seeds[gold_set.name] = rows
     page_ids = {g.name: [p.id for p in g.pages] for g in gold_sets}
     cache: dict[tuple[str, int, str], PageScore] = {}
