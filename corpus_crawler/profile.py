@@ -234,8 +234,8 @@ class Extraction:
     #: false: archive pages and follow links, but extract no text.
     enabled: bool = True
     extractor: str = "justext"
-    #: corpus, article, seed, reference or language-independent (corpus_crawler.config.Preset).
-    preset: str = "corpus"
+    #: seed, reference, language-independent, corpus or article (corpus_crawler.config.Preset).
+    preset: str = "seed"
     #: A language code or name, `auto` to detect it per page, or null for no stoplist.
     language: str | None = "auto"
     #: Languages to keep; documents in others are dropped as wrong-language. Empty: all.
