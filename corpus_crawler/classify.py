@@ -324,8 +324,8 @@ def _seed_path_flags(path: str) -> tuple[bool, bool, bool]:
 # one segmentation walk already made (their xpaths, lengths and link
 # characters), so it costs no second walk over the tree.
 
-#: Characters that separate clauses; readability scores a paragraph one point per comma.
-_CLAUSE_COMMAS = re.compile("[,\uff0c\u3001\u060c]")
+#: Commas (Latin, full-width, ideographic, Arabic): readability scores a block a point each.
+_COMMAS = (",", "\uff0c", "\u3001", "\u060c")
 
 
 @dataclass(frozen=True, slots=True)
@@ -404,7 +404,7 @@ def _parent(xpath: str) -> str:
 
 def _points(p: Paragraph, options: ContainerOptions) -> int:
     """readability's score of one block: 1 + commas + a point per `length_per_point` chars."""
-    points = 1 + len(_CLAUSE_COMMAS.findall(p.text))
+    points = 1 + sum(map(p.text.count, _COMMAS))
     return points + min(p.length // options.length_per_point, options.max_length_points)
 
 
@@ -421,22 +421,31 @@ class _Subtrees:
         points: dict[str, float] = {}
         scores: dict[str, float] = {}
         share = options.grandparent_share
+        min_length = options.min_block_length
+        per_point = options.length_per_point
+        max_length_points = options.max_length_points
+        max_link_density = options.max_link_density
         for p in paragraphs:
             xpath = p.xpath
-            chars[xpath] = chars.get(xpath, 0) + p.length
+            length = p.length
+            chars[xpath] = chars.get(xpath, 0) + length
             links[xpath] = links.get(xpath, 0) + p.link_chars
-            if p.length < options.min_block_length or p.heading:
+            if length < min_length or p.heading:
                 continue
-            block_points = _points(p, options)
-            if p.link_density <= options.max_link_density:
+            text = p.text
+            block_points = 1 + min(length // per_point, max_length_points)
+            block_points += sum(map(text.count, _COMMAS))
+            if p.link_density <= max_link_density:
                 # the region counts text, not link lists (a footer of them
                 # would pull it up to <body>)
                 points[xpath] = points.get(xpath, 0.0) + block_points
-            parent = _parent(xpath)
-            if parent:
+            cut = xpath.rfind("/")
+            if cut > 0:
+                parent = xpath[:cut]
                 scores[parent] = scores.get(parent, 0.0) + block_points
-                grandparent = _parent(parent)
-                if grandparent:
+                cut = parent.rfind("/")
+                if cut > 0:
+                    grandparent = parent[:cut]
                     scores[grandparent] = scores.get(grandparent, 0.0) + block_points * share
         # deepest first, so each element's totals are complete before they go up
         seen = set(chars)
@@ -444,17 +453,17 @@ class _Subtrees:
         for path in seen:
             depth_buckets.setdefault(path.count("/"), []).append(path)
         for depth in range(max(depth_buckets, default=0), 1, -1):
-            for path in depth_buckets.get(depth, ()):
-                parent = _parent(path)
-                if not parent:
-                    continue
+            bucket = depth_buckets.get(depth, ())
+            above = depth_buckets.setdefault(depth - 1, [])
+            for path in bucket:
+                parent = path[: path.rfind("/")]
                 chars[parent] = chars.get(parent, 0) + chars[path]
                 links[parent] = links.get(parent, 0) + links[path]
                 if path in points:
                     points[parent] = points.get(parent, 0.0) + points[path]
                 if parent not in seen:
                     seen.add(parent)
-                    depth_buckets.setdefault(depth - 1, []).append(parent)
+                    above.append(parent)
         self.chars = chars
         self.links = links
         self.points = points

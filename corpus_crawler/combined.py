@@ -27,7 +27,7 @@ from lxml import etree
 
 from . import classify as _classify
 from ._configfiles import extractor_config_path, read_yaml
-from .classify import classify_segments
+from .classify import classify_segments, container_pass
 from .config import DEFAULT_CONFIG, ConfigError, ExtractConfig, JustextParams, Preset
 from .declutter import DEFAULT_DECLUTTER_OPTIONS, DeclutterOptions, declutter
 from .declutter import load_declutter_options as _load_declutter_options
@@ -35,6 +35,7 @@ from .kimatu import DEFAULT_KIMATU_OPTIONS, KimatuOptions, kimatu
 from .kimatu import load_kimatu_options as _load_kimatu_options
 from .language_setup import choose_language, stoplist_and_params
 from .model import Paragraph, ParagraphClass
+from .presets import container_options
 from .segment import segment
 
 GOOD = ParagraphClass.GOOD
@@ -484,4 +485,9 @@ def combined(
     justext = classify_segments(segments, stoplist, params, reference=reference)
     decluttered = declutter(copy.deepcopy(root), options.declutter).paragraphs
     kimatu_paragraphs = kimatu(root, options.kimatu).paragraphs
-    return vote(justext, decluttered, kimatu_paragraphs, params, options, reference=reference)
+    voted = vote(justext, decluttered, kimatu_paragraphs, params, options, reference=reference)
+    container = container_options(config.preset)
+    if container is None:
+        return voted
+    # The corpus and article presets add the main-container evidence to the votes.
+    return container_pass(voted, params, container)

@@ -184,7 +184,7 @@ class ExtractConfig:
             from .extractors import extractor_options
 
             extractor_options(self.extractor, self.extractor_options)
-        from .extractors import container_options
+        from .presets import container_options
 
         container_options(self.preset)
         return self if language == self.language else replace(self, language=language)

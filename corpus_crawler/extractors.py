@@ -17,10 +17,11 @@ from typing import Any, NamedTuple
 
 from lxml import etree
 
-from .classify import ContainerOptions, classify_segments, container_pass
+from .classify import classify_segments, container_pass
 from .config import ConfigError, ExtractConfig, Preset
 from .language_setup import accepted, choose_language, stoplist_and_params
 from .model import DropReason, Paragraph
+from .presets import container_options
 from .segment import TooManyBlocks, segment
 
 
@@ -82,35 +83,6 @@ def extractor_options(name: str, overrides: Mapping[str, Any]) -> Any:
     else:
         raise ConfigError(f"extractor {name!r} takes no options")
     return defaults.merged(overrides, f"{name} options") if overrides else defaults
-
-
-#: The presets whose blocks take the main-container evidence, by their section
-#: in configs/extractors/presets.yaml.
-CONTAINER_PRESETS = (Preset.CORPUS, Preset.ARTICLE)
-
-
-@functools.lru_cache(maxsize=1)
-def _preset_file() -> Mapping[str, ContainerOptions]:
-    from ._configfiles import extractor_config_path, read_yaml
-
-    path = extractor_config_path("presets")
-    data = read_yaml(path, "preset options")
-    if not isinstance(data, Mapping):
-        raise ConfigError(f"{path}: expected a mapping of preset names to their options")
-    options = {}
-    for preset in CONTAINER_PRESETS:
-        section = data.get(preset.value)
-        if not isinstance(section, Mapping):
-            raise ConfigError(f"{path}: add a `{preset.value}:` mapping of container options")
-        options[preset.value] = ContainerOptions.from_mapping(section, f"{path} {preset.value}")
-    return options
-
-
-def container_options(preset: Preset) -> ContainerOptions | None:
-    """The main-container options of a preset (None for presets without it)."""
-    if preset not in CONTAINER_PRESETS:
-        return None
-    return _preset_file()[preset.value]
 
 
 # --------------------------------------------------------------------------- extractors

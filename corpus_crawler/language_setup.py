@@ -73,6 +73,8 @@ def stoplist_and_params(
         # stoplist such as Japanese): jusText's `-s None`.
         params = without_stopwords(config.params)
         if config.params is None and config.preset is Preset.SEED and language is not None:
+            from .presets import unspaced_script_params
+
             unspaced = unspaced_script_params().get(language)
             if unspaced is not None:
                 params = unspaced
@@ -102,35 +104,6 @@ def _language_setup(code: str) -> tuple[frozenset[str], JustextParams] | None:
 @functools.lru_cache(maxsize=256)
 def _tuned_params(lang: LanguageConfig) -> JustextParams:
     return JustextParams().merged(lang.parameters, f"configs/languages/{lang.code}.yaml")
-
-
-@functools.lru_cache(maxsize=1)
-def unspaced_script_params() -> dict[str, JustextParams]:
-    """Thresholds of the seed preset for languages written without spaces between
-    words (configs/extractors/presets.yaml, `unspaced_scripts`).
-
-    They have no stoplist, so jusText judges their blocks by length alone, and
-    its length thresholds count characters of text written with spaces: about
-    six per word. A Chinese or Japanese character carries about a word's worth
-    of text, so the same block looks a third as long as it reads.
-    """
-    from ._configfiles import extractor_config_path, read_yaml
-
-    path = extractor_config_path("presets")
-    data = read_yaml(path, "preset options")
-    section = data.get("unspaced_scripts") if isinstance(data, dict) else None
-    if not isinstance(section, dict):
-        raise ConfigError(f"{path}: add an `unspaced_scripts:` mapping (languages, parameters)")
-    languages = section.get("languages")
-    if not isinstance(languages, list) or not all(isinstance(c, str) for c in languages):
-        raise ConfigError(f"{path}: unspaced_scripts.languages must be a list of language codes")
-    overrides = section.get("parameters") or {}
-    if not isinstance(overrides, dict):
-        raise ConfigError(f"{path}: unspaced_scripts.parameters must map jusText parameters")
-    params = without_stopwords(
-        JustextParams().merged(overrides, f"{path} unspaced_scripts.parameters")
-    )
-    return dict.fromkeys(languages, params)
 
 
 def without_stopwords(params: JustextParams | None) -> JustextParams:

@@ -292,7 +292,7 @@ class Extraction:
     #: false: archive pages and follow links, but extract no text.
     enabled: bool = True
     extractor: str = "justext"
-    #: seed, reference or language-independent (see corpus_crawler.config.Preset).
+    #: seed, reference, language-independent, corpus or article (corpus_crawler.config.Preset).
     preset: str = "seed"
     #: A language code or name, `auto` to detect it per page, or null for no stoplist.
     language: str | None = "auto"

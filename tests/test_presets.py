@@ -23,8 +23,9 @@ from corpus_crawler.config import EXTRACTORS, JustextParams
 from corpus_crawler.crossval import cross_validate, fold_of
 from corpus_crawler.evaluate import page_scores
 from corpus_crawler.extractors import EXTRACTORS as REGISTRY
-from corpus_crawler.extractors import Extractor, container_options
+from corpus_crawler.extractors import Extractor
 from corpus_crawler.model import ParagraphClass
+from corpus_crawler.presets import container_options
 
 PACKAGE = Path(__file__).resolve().parent.parent / "corpus_crawler"
 
@@ -157,7 +158,7 @@ def test_no_import_cycle_between_extract_extractors_and_combined() -> None:
     assert not {"extract", "extractors"} & _imports("combined")
     # (config.ExtractConfig.checked() imports language_setup and extractors lazily: it is
     # called once where settings are read, never on the way to a page.)
-    for below in ("classify", "language_setup", "segment", "model"):
+    for below in ("classify", "language_setup", "presets", "segment", "model"):
         assert not {"extract", "extractors", "combined"} & _imports(below), below
 
 

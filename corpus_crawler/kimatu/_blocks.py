@@ -97,6 +97,9 @@ def block_ratios(blocks: Sequence[Block], options: KimatuOptions) -> tuple[Ratio
         punctuation = min(1.0, per_word / options.punctuation_per_word)
         per_element = block.links / len(block.members)
         link_density = min(1.0, per_element / options.links_per_element)
+        if options.links_per_word and block.words:
+            # ten links in a 150-word paragraph is running text, not a link list
+            link_density = min(link_density, block.links / block.words / options.links_per_word)
         relevance = (
             options.length_weight * length
             + options.average_length_weight * average

@@ -56,6 +56,10 @@ class KimatuOptions:
     punctuation_per_word: float = 0.08
     #: Link tags per element that give a link density ratio of 1.
     links_per_element: float = 3.0
+    #: Link tags per word that give a link density ratio of 1; the ratio is the
+    #: smaller of the two, so a long paragraph with many links (Wikipedia's) is
+    #: not taken for a link list (issue 13). 0 turns the per-word bound off.
+    links_per_word: float = 0.15
 
     # --- the steps (seed 3.4)
     sure_candidate_relevance: float = 0.32
@@ -117,6 +121,8 @@ class KimatuOptions:
         for name in ("punctuation_per_word", "links_per_element", "prune_far_factor"):
             if getattr(self, name) <= 0:
                 raise ConfigError(f"{name} must be greater than 0, got {getattr(self, name)}")
+        if self.links_per_word < 0:
+            raise ConfigError(f"links_per_word must be >= 0 (0: off), got {self.links_per_word}")
         for name in ("function_shared_words", "quote_lcs_ratio", "quote_class_share"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ConfigError(f"{name} must be between 0 and 1, got {getattr(self, name)}")
