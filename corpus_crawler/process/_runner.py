@@ -98,7 +98,8 @@ class ProcessOptions:
     output: Path
     settings: ProcessSettings = field(default_factory=ProcessSettings)
     chunk_bytes: int = DEFAULT_CHUNK_BYTES
-    #: Tasks sent to the engine and not yet written; 0: 2 per worker.
+    #: Tasks sent to the engine and not yet written (running, queued or finished and
+    #: waiting for their turn); 0: 3 per worker.
     max_in_flight: int = 0
     document_filter: DocumentFilter | None = None
     #: Written into the ``warcinfo`` record of the conversion WARCs.
@@ -279,7 +280,7 @@ class _Runner:
         return _Unit(key, "input", prefix, str(path), tasks, sizes, str(path), kind)
 
     def _restart(self, key: str, prefix: str) -> None:
-        removed = self.state.restart_unit(key, self.out)
+        removed = self.state.restart_unit(key)
         pattern = re.compile(re.escape(prefix) + _OUTPUT_NAME.pattern)
         for path in self.out.iterdir():
             # a file renamed on close but not yet recorded when the run died
@@ -299,9 +300,9 @@ class _Runner:
         show = self.progress_factory is not None and total > 0
         bar = self.progress_factory(total) if self.progress_factory and show else None
         order: list[tuple[_Unit, int]] = [(u, i) for u in units for i in range(len(u.tasks))]
-        # Each result holds a range's documents (a few MB): two per worker keep them all
-        # busy while bounding what waits in memory to be written in order.
-        limit = self.options.max_in_flight or 2 * self.engine.workers
+        # Each result holds a range's documents (a few MB): three per worker keep them all
+        # busy behind a slow range while bounding what waits to be written in order.
+        limit = self.options.max_in_flight or 3 * self.engine.workers
         in_flight: dict[Future[TaskResult], tuple[int, int]] = {}
         results: dict[int, TaskResult | None] = {}
         attempts: collections.Counter[int] = collections.Counter()
@@ -312,7 +313,8 @@ class _Runner:
         unit_damage: list[dict[str, Any]] = []
         try:
             while next_write < len(order):
-                while next_submit < len(order) and len(in_flight) < limit:
+                # results waiting to be written in order count too: memory stays bounded
+                while next_submit < len(order) and len(in_flight) + len(results) < limit:
                     unit, index = order[next_submit]
                     in_flight[self.engine.submit(unit.tasks[index])] = (next_submit, 0)
                     next_submit += 1

@@ -147,6 +147,12 @@ class ProcessState:
         """Register a unit (once) and return its output file prefix, unique in the folder."""
         existing = self.unit(key)
         if existing is not None:
+            if not existing.done:
+                # redone from the start: it is the file as it is now that gets processed
+                with self._transaction():
+                    self._db.execute(
+                        "UPDATE units SET size=?, mtime_ns=? WHERE key=?", (size, mtime_ns, key)
+                    )
             return existing.prefix
         taken = {row[0] for row in self._db.execute("SELECT prefix FROM units")}
         prefix, serial = stem, 1
@@ -160,7 +166,7 @@ class ProcessState:
             )
         return prefix
 
-    def restart_unit(self, key: str, directory: Path) -> list[Path]:
+    def restart_unit(self, key: str) -> list[Path]:
         """Forget an unfinished attempt at `key`: delete its files and rows. Returns the files."""
         files = [Path(row[0]) for row in self._db.execute(
             "SELECT path FROM unit_files WHERE unit=?", (key,)
