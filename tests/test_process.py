@@ -637,3 +637,14 @@ def test_a_local_dask_cluster_gives_the_same_documents(
     assert summary(dask)["this_run"]["engine"] == "dask"
     assert Counter(summary(dask)["dropped"]) == Counter(summary(local)["dropped"])
     assert "dask" in result.stderr
+    # the same command against a running cluster's scheduler (here one on 127.0.0.1)
+    from distributed import LocalCluster
+
+    with LocalCluster(
+        n_workers=1, threads_per_worker=1, host="127.0.0.1", dashboard_address=None
+    ) as cluster:
+        remote = tmp_path / "remote"
+        result = run_cli("process", str(first), str(second), "-o", str(remote), "--no-progress",
+                         "--scheduler", cluster.scheduler_address)  # fmt: skip
+    assert documents(remote) == documents(local)
+    assert summary(remote)["this_run"]["engine"] == f"dask {cluster.scheduler_address}"
