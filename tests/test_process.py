@@ -355,6 +355,26 @@ def test_a_common_crawl_style_archive_is_handled(gold_html: list[bytes], tmp_pat
     assert data["documents"] == len(pages) + 1
 
 
+def test_revisits_are_resolved_a_bounded_number_at_a_time(
+    gold_html: list[bytes], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from corpus_crawler.process import LocalEngine, ProcessOptions, _runner, process_archives
+
+    monkeypatch.setattr(_runner, "REVISITS_PER_UNIT", 1)
+    first, second, _ = build_cc_pair(tmp_path / "cc", gold_html)
+    engine = LocalEngine(1)
+    try:
+        result = process_archives([first, second], ProcessOptions(tmp_path / "out"), engine)
+    finally:
+        engine.close()
+    # three pending revisits, one per unit: two resolved (two units), one not
+    assert result.data["revisits"] == {"resolved": 2, "unresolved": 1}
+    assert len(list((tmp_path / "out").glob("revisits-*.prevert"))) == 2
+    assert set(documents(tmp_path / "out", pattern="revisits-*")) == {
+        "http://example.org/page1.html", "http://example.org/mirror.html",
+    }  # fmt: skip
+
+
 def test_uncompressed_warc_and_sync_points(gold_html: list[bytes], tmp_path: Path) -> None:
     plain = ArchiveBuilder(tmp_path / "plain.warc", gzip_records=False)
     for i in range(5):

@@ -42,7 +42,14 @@ from ._archive import ARCHIVE_SUFFIXES, ArchiveError, ArchiveKind, sniff_kind
 from ._engines import Engine
 from ._settings import DEFAULT_CHUNK_BYTES, ArchiveDrop, ProcessSettings
 from ._state import FolderLock, ProcessState
-from ._task import ChunkTask, KeptDocument, ResolvedRevisit, RevisitTask, TaskResult
+from ._task import (
+    ChunkTask,
+    KeptDocument,
+    PendingRevisit,
+    ResolvedRevisit,
+    RevisitTask,
+    TaskResult,
+)
 
 __all__ = [
     "DocumentFilter",
@@ -58,6 +65,8 @@ logger = logging.getLogger(__name__)
 SUMMARY_NAME = "process-summary.json"
 #: The smallest byte range `chunk_bytes` is lowered to for load balance.
 MIN_CHUNK_BYTES = 1024 * 1024
+#: Revisits resolved and written per unit (one set of `revisits-N` files).
+REVISITS_PER_UNIT = 20_000
 #: Revisits processed per task.
 REVISIT_BATCH = 200
 #: Times a task is retried after its worker process died (then it is counted as failed).
@@ -187,6 +196,7 @@ class _Runner:
         self.skipped_units: list[str] = []
         self.processed_units: list[str] = []
         self.failed_tasks: list[str] = []
+        self.unresolved_revisits = 0
 
     # -- the run -------------------------------------------------------------------------------
 
@@ -209,8 +219,7 @@ class _Runner:
             self.chunk_bytes = self._chunk_bytes()
             units = [u for u in (self._plan(path, kinds[path]) for path in self.inputs) if u]
             self._run_units(units)
-            revisits = self._revisit_unit()
-            if revisits is not None:
+            for revisits in self._revisit_units():
                 self._run_units([revisits])
             summary = self._summary()
             _write_json(self.out / SUMMARY_NAME, summary)
@@ -425,11 +434,21 @@ class _Runner:
 
     # -- revisits ----------------------------------------------------------------------------
 
-    def _revisit_unit(self) -> _Unit | None:
+    def _revisit_units(self) -> Iterator[_Unit]:
+        """Units of resolved revisits, a bounded number at a time (memory stays flat)."""
+        self.unresolved_revisits = 0
+        last_id = 0
+        while True:
+            pending = self.state.pending_revisits(after=last_id, limit=REVISITS_PER_UNIT)
+            if not pending:
+                return
+            last_id = pending[-1][0]
+            unit = self._revisit_unit(pending)
+            if unit is not None:
+                yield unit
+
+    def _revisit_unit(self, pending: list[tuple[int, PendingRevisit]]) -> _Unit | None:
         state = self.state
-        pending = list(state.pending_revisits())
-        if not pending:
-            return None
         resolved: list[ResolvedRevisit] = []
         ids: list[int] = []
         unresolved = 0
@@ -442,7 +461,7 @@ class _Runner:
             resolved.append(ResolvedRevisit(revisit, path, offset, kind))
             ids.append(row_id)
         self.run_counts[f"dropped/{ArchiveDrop.REVISIT_UNRESOLVED}"] += unresolved
-        self.unresolved_revisits = unresolved
+        self.unresolved_revisits += unresolved
         if not resolved:
             return None
         done = sum(1 for u in state.units() if u.kind == "revisits" and u.done)
@@ -492,7 +511,7 @@ class _Runner:
                     else "prevertical"
                 )
                 files[kind].append(path.name)
-        unresolved = getattr(self, "unresolved_revisits", 0)
+        unresolved = self.unresolved_revisits
         dropped = self._dropped(total)
         if unresolved:
             dropped[str(ArchiveDrop.REVISIT_UNRESOLVED)] = unresolved

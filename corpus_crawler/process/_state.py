@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -233,14 +233,14 @@ class ProcessState:
                 ((key, json.dumps(_revisit_data(r))) for r in revisits),
             )
 
-    def pending_revisits(self) -> Iterator[tuple[int, PendingRevisit]]:
-        """Revisits of done units not yet resolved, oldest first."""
+    def pending_revisits(self, after: int, limit: int) -> list[tuple[int, PendingRevisit]]:
+        """Up to `limit` revisits of done units not yet resolved, with ids above `after`."""
         rows = self._db.execute(
             "SELECT r.id, r.data FROM revisits r JOIN units u ON u.key = r.unit"
-            " WHERE u.done = 1 AND r.resolved_by IS NULL ORDER BY r.id"
+            " WHERE u.done = 1 AND r.resolved_by IS NULL AND r.id > ? ORDER BY r.id LIMIT ?",
+            (after, limit),
         ).fetchall()
-        for row_id, data in rows:
-            yield row_id, PendingRevisit(**json.loads(data))
+        return [(row_id, PendingRevisit(**json.loads(data))) for row_id, data in rows]
 
     def find_capture(self, revisit: PendingRevisit) -> tuple[str, int, ArchiveKind] | None:
         """The earlier capture a revisit stands for: by record id, then payload digest, then
