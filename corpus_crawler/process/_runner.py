@@ -72,7 +72,6 @@ REVISIT_BATCH = 200
 #: Times a task is retried after its worker process died (then it is counted as failed).
 TASK_RETRIES = 2
 _OUTPUT_NAME = re.compile(r"-\d{14}(?:\d{3})?-\d{5}-[A-Za-z0-9._-]+\.(?:prevert|vert|warc\.gz)$")
-_OUTPUT_EXTENSIONS = (".prevert", ".vert", ".warc.gz")
 
 
 class ProcessError(Exception):
@@ -250,11 +249,17 @@ class _Runner:
         return min(self.options.chunk_bytes, max(MIN_CHUNK_BYTES, balanced))
 
     def _discard_open_files(self) -> None:
-        # The folder is locked: an `*.open` output here was left by a run that died.
+        # The folder is locked: an `*.open` file of one of our units was left by a run
+        # that died. Only ours: a crashed crawl's `*.open` files are its own to recover.
+        prefixes = [re.escape(unit.prefix) for unit in self.state.units()]
+        if not prefixes:
+            return
+        ours = re.compile(
+            "(?:" + "|".join(prefixes) + ")" + _OUTPUT_NAME.pattern.removesuffix("$") + r"\.open$"
+        )
         for path in self.out.iterdir():
-            name = path.name
-            if name.endswith(".open") and name[:-5].endswith(_OUTPUT_EXTENSIONS):
-                logger.warning("discarding %s, left unfinished by an interrupted run", name)
+            if ours.match(path.name) and path.is_file():
+                logger.warning("discarding %s, left unfinished by an interrupted run", path.name)
                 path.unlink()
 
     def _plan(self, path: Path, kind: ArchiveKind) -> _Unit | None:
