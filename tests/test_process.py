@@ -541,6 +541,14 @@ def test_not_an_archive_is_a_clear_error(tmp_path: Path) -> None:
     missing = run_cli("process", str(tmp_path / "nope.warc"), "-o", str(tmp_path / "o"),
                       check=False)  # fmt: skip
     assert missing.returncode == 2 and "no such file" in missing.stderr
+    # an input inside the output folder: a redone input deletes outputs, so never there
+    folder = tmp_path / "mixed"
+    folder.mkdir()
+    inside = ArchiveBuilder(folder / "x.warc.gz")
+    inside.close()
+    mixed = run_cli("process", str(inside.path), "-o", str(folder), check=False)
+    assert mixed.returncode == 2 and "inside the output folder" in mixed.stderr
+    assert sorted(p.name for p in folder.iterdir()) == ["x.warc.gz"]
 
 
 # -- resume ---------------------------------------------------------------------------------
