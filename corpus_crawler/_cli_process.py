@@ -132,7 +132,12 @@ def run_process(args: argparse.Namespace) -> int:
     )
     engine: Any
     if args.dask or args.scheduler:
-        engine = DaskEngine(workers, args.scheduler)
+        try:
+            engine = DaskEngine(workers, args.scheduler)
+        except (OSError, TimeoutError, RuntimeError, ValueError) as exc:
+            where = f"the Dask scheduler at {args.scheduler}" if args.scheduler else "Dask"
+            print(f"corpus-crawler process: cannot start {where}: {exc}", file=sys.stderr)
+            return 2
     else:
         engine = LocalEngine(workers)
     try:

@@ -355,6 +355,26 @@ def test_a_common_crawl_style_archive_is_handled(gold_html: list[bytes], tmp_pat
     assert data["documents"] == len(pages) + 1
 
 
+def test_revisits_are_resolved_a_bounded_number_at_a_time(
+    gold_html: list[bytes], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from corpus_crawler.process import LocalEngine, ProcessOptions, _runner, process_archives
+
+    monkeypatch.setattr(_runner, "REVISITS_PER_UNIT", 1)
+    first, second, _ = build_cc_pair(tmp_path / "cc", gold_html)
+    engine = LocalEngine(1)
+    try:
+        result = process_archives([first, second], ProcessOptions(tmp_path / "out"), engine)
+    finally:
+        engine.close()
+    # three pending revisits, one per unit: two resolved (two units), one not
+    assert result.data["revisits"] == {"resolved": 2, "unresolved": 1}
+    assert len(list((tmp_path / "out").glob("revisits-*.prevert"))) == 2
+    assert set(documents(tmp_path / "out", pattern="revisits-*")) == {
+        "http://example.org/page1.html", "http://example.org/mirror.html",
+    }  # fmt: skip
+
+
 def test_uncompressed_warc_and_sync_points(gold_html: list[bytes], tmp_path: Path) -> None:
     plain = ArchiveBuilder(tmp_path / "plain.warc", gzip_records=False)
     for i in range(5):
@@ -521,6 +541,14 @@ def test_not_an_archive_is_a_clear_error(tmp_path: Path) -> None:
     missing = run_cli("process", str(tmp_path / "nope.warc"), "-o", str(tmp_path / "o"),
                       check=False)  # fmt: skip
     assert missing.returncode == 2 and "no such file" in missing.stderr
+    # an input inside the output folder: a redone input deletes outputs, so never there
+    folder = tmp_path / "mixed"
+    folder.mkdir()
+    inside = ArchiveBuilder(folder / "x.warc.gz")
+    inside.close()
+    mixed = run_cli("process", str(inside.path), "-o", str(folder), check=False)
+    assert mixed.returncode == 2 and "inside the output folder" in mixed.stderr
+    assert sorted(p.name for p in folder.iterdir()) == ["x.warc.gz"]
 
 
 # -- resume ---------------------------------------------------------------------------------
@@ -637,3 +665,14 @@ def test_a_local_dask_cluster_gives_the_same_documents(
     assert summary(dask)["this_run"]["engine"] == "dask"
     assert Counter(summary(dask)["dropped"]) == Counter(summary(local)["dropped"])
     assert "dask" in result.stderr
+    # the same command against a running cluster's scheduler (here one on 127.0.0.1)
+    from distributed import LocalCluster
+
+    with LocalCluster(
+        n_workers=1, threads_per_worker=1, host="127.0.0.1", dashboard_address=None
+    ) as cluster:
+        remote = tmp_path / "remote"
+        result = run_cli("process", str(first), str(second), "-o", str(remote), "--no-progress",
+                         "--scheduler", cluster.scheduler_address)  # fmt: skip
+    assert documents(remote) == documents(local)
+    assert summary(remote)["this_run"]["engine"] == f"dask {cluster.scheduler_address}"

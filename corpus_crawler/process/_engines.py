@@ -57,8 +57,8 @@ class LocalEngine:
         method = "forkserver" if "forkserver" in methods else "spawn"
         context = multiprocessing.get_context(method)
         if method == "forkserver":
-            # imported once by the fork server; each worker then starts ready
-            context.set_forkserver_preload(["corpus_crawler.process._task"])
+            # imported (and warmed up) once by the fork server; each worker starts ready
+            context.set_forkserver_preload(["corpus_crawler.process._preload"])
         self._executor = ProcessPoolExecutor(max_workers=self.workers, mp_context=context)
 
     def submit(self, task: ChunkTask | RevisitTask) -> Future[TaskResult]:

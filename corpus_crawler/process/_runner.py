@@ -42,7 +42,14 @@ from ._archive import ARCHIVE_SUFFIXES, ArchiveError, ArchiveKind, sniff_kind
 from ._engines import Engine
 from ._settings import DEFAULT_CHUNK_BYTES, ArchiveDrop, ProcessSettings
 from ._state import FolderLock, ProcessState
-from ._task import ChunkTask, KeptDocument, ResolvedRevisit, RevisitTask, TaskResult
+from ._task import (
+    ChunkTask,
+    KeptDocument,
+    PendingRevisit,
+    ResolvedRevisit,
+    RevisitTask,
+    TaskResult,
+)
 
 __all__ = [
     "DocumentFilter",
@@ -58,12 +65,13 @@ logger = logging.getLogger(__name__)
 SUMMARY_NAME = "process-summary.json"
 #: The smallest byte range `chunk_bytes` is lowered to for load balance.
 MIN_CHUNK_BYTES = 1024 * 1024
+#: Revisits resolved and written per unit (one set of `revisits-N` files).
+REVISITS_PER_UNIT = 20_000
 #: Revisits processed per task.
 REVISIT_BATCH = 200
 #: Times a task is retried after its worker process died (then it is counted as failed).
 TASK_RETRIES = 2
 _OUTPUT_NAME = re.compile(r"-\d{14}(?:\d{3})?-\d{5}-[A-Za-z0-9._-]+\.(?:prevert|vert|warc\.gz)$")
-_OUTPUT_EXTENSIONS = (".prevert", ".vert", ".warc.gz")
 
 
 class ProcessError(Exception):
@@ -98,7 +106,8 @@ class ProcessOptions:
     output: Path
     settings: ProcessSettings = field(default_factory=ProcessSettings)
     chunk_bytes: int = DEFAULT_CHUNK_BYTES
-    #: Tasks sent to the engine and not yet written; 0: 2 per worker.
+    #: Tasks sent to the engine and not yet written (running, queued or finished and
+    #: waiting for their turn); 0: 3 per worker.
     max_in_flight: int = 0
     document_filter: DocumentFilter | None = None
     #: Written into the ``warcinfo`` record of the conversion WARCs.
@@ -186,6 +195,7 @@ class _Runner:
         self.skipped_units: list[str] = []
         self.processed_units: list[str] = []
         self.failed_tasks: list[str] = []
+        self.unresolved_revisits = 0
 
     # -- the run -------------------------------------------------------------------------------
 
@@ -208,8 +218,7 @@ class _Runner:
             self.chunk_bytes = self._chunk_bytes()
             units = [u for u in (self._plan(path, kinds[path]) for path in self.inputs) if u]
             self._run_units(units)
-            revisits = self._revisit_unit()
-            if revisits is not None:
+            for revisits in self._revisit_units():
                 self._run_units([revisits])
             summary = self._summary()
             _write_json(self.out / SUMMARY_NAME, summary)
@@ -240,11 +249,17 @@ class _Runner:
         return min(self.options.chunk_bytes, max(MIN_CHUNK_BYTES, balanced))
 
     def _discard_open_files(self) -> None:
-        # The folder is locked: an `*.open` output here was left by a run that died.
+        # The folder is locked: an `*.open` file of one of our units was left by a run
+        # that died. Only ours: a crashed crawl's `*.open` files are its own to recover.
+        prefixes = [re.escape(unit.prefix) for unit in self.state.units()]
+        if not prefixes:
+            return
+        ours = re.compile(
+            "(?:" + "|".join(prefixes) + ")" + _OUTPUT_NAME.pattern.removesuffix("$") + r"\.open$"
+        )
         for path in self.out.iterdir():
-            name = path.name
-            if name.endswith(".open") and name[:-5].endswith(_OUTPUT_EXTENSIONS):
-                logger.warning("discarding %s, left unfinished by an interrupted run", name)
+            if ours.match(path.name) and path.is_file():
+                logger.warning("discarding %s, left unfinished by an interrupted run", path.name)
                 path.unlink()
 
     def _plan(self, path: Path, kind: ArchiveKind) -> _Unit | None:
@@ -279,7 +294,7 @@ class _Runner:
         return _Unit(key, "input", prefix, str(path), tasks, sizes, str(path), kind)
 
     def _restart(self, key: str, prefix: str) -> None:
-        removed = self.state.restart_unit(key, self.out)
+        removed = self.state.restart_unit(key)
         pattern = re.compile(re.escape(prefix) + _OUTPUT_NAME.pattern)
         for path in self.out.iterdir():
             # a file renamed on close but not yet recorded when the run died
@@ -299,9 +314,9 @@ class _Runner:
         show = self.progress_factory is not None and total > 0
         bar = self.progress_factory(total) if self.progress_factory and show else None
         order: list[tuple[_Unit, int]] = [(u, i) for u in units for i in range(len(u.tasks))]
-        # Each result holds a range's documents (a few MB): two per worker keep them all
-        # busy while bounding what waits in memory to be written in order.
-        limit = self.options.max_in_flight or 2 * self.engine.workers
+        # Each result holds a range's documents (a few MB): three per worker keep them all
+        # busy behind a slow range while bounding what waits to be written in order.
+        limit = self.options.max_in_flight or 3 * self.engine.workers
         in_flight: dict[Future[TaskResult], tuple[int, int]] = {}
         results: dict[int, TaskResult | None] = {}
         attempts: collections.Counter[int] = collections.Counter()
@@ -312,7 +327,8 @@ class _Runner:
         unit_damage: list[dict[str, Any]] = []
         try:
             while next_write < len(order):
-                while next_submit < len(order) and len(in_flight) < limit:
+                # results waiting to be written in order count too: memory stays bounded
+                while next_submit < len(order) and len(in_flight) + len(results) < limit:
                     unit, index = order[next_submit]
                     in_flight[self.engine.submit(unit.tasks[index])] = (next_submit, 0)
                     next_submit += 1
@@ -423,11 +439,21 @@ class _Runner:
 
     # -- revisits ----------------------------------------------------------------------------
 
-    def _revisit_unit(self) -> _Unit | None:
+    def _revisit_units(self) -> Iterator[_Unit]:
+        """Units of resolved revisits, a bounded number at a time (memory stays flat)."""
+        self.unresolved_revisits = 0
+        last_id = 0
+        while True:
+            pending = self.state.pending_revisits(after=last_id, limit=REVISITS_PER_UNIT)
+            if not pending:
+                return
+            last_id = pending[-1][0]
+            unit = self._revisit_unit(pending)
+            if unit is not None:
+                yield unit
+
+    def _revisit_unit(self, pending: list[tuple[int, PendingRevisit]]) -> _Unit | None:
         state = self.state
-        pending = list(state.pending_revisits())
-        if not pending:
-            return None
         resolved: list[ResolvedRevisit] = []
         ids: list[int] = []
         unresolved = 0
@@ -440,7 +466,7 @@ class _Runner:
             resolved.append(ResolvedRevisit(revisit, path, offset, kind))
             ids.append(row_id)
         self.run_counts[f"dropped/{ArchiveDrop.REVISIT_UNRESOLVED}"] += unresolved
-        self.unresolved_revisits = unresolved
+        self.unresolved_revisits += unresolved
         if not resolved:
             return None
         done = sum(1 for u in state.units() if u.kind == "revisits" and u.done)
@@ -490,7 +516,7 @@ class _Runner:
                     else "prevertical"
                 )
                 files[kind].append(path.name)
-        unresolved = getattr(self, "unresolved_revisits", 0)
+        unresolved = self.unresolved_revisits
         dropped = self._dropped(total)
         if unresolved:
             dropped[str(ArchiveDrop.REVISIT_UNRESOLVED)] = unresolved

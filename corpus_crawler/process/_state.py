@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -147,6 +147,12 @@ class ProcessState:
         """Register a unit (once) and return its output file prefix, unique in the folder."""
         existing = self.unit(key)
         if existing is not None:
+            if not existing.done:
+                # redone from the start: it is the file as it is now that gets processed
+                with self._transaction():
+                    self._db.execute(
+                        "UPDATE units SET size=?, mtime_ns=? WHERE key=?", (size, mtime_ns, key)
+                    )
             return existing.prefix
         taken = {row[0] for row in self._db.execute("SELECT prefix FROM units")}
         prefix, serial = stem, 1
@@ -160,7 +166,7 @@ class ProcessState:
             )
         return prefix
 
-    def restart_unit(self, key: str, directory: Path) -> list[Path]:
+    def restart_unit(self, key: str) -> list[Path]:
         """Forget an unfinished attempt at `key`: delete its files and rows. Returns the files."""
         files = [Path(row[0]) for row in self._db.execute(
             "SELECT path FROM unit_files WHERE unit=?", (key,)
@@ -227,14 +233,14 @@ class ProcessState:
                 ((key, json.dumps(_revisit_data(r))) for r in revisits),
             )
 
-    def pending_revisits(self) -> Iterator[tuple[int, PendingRevisit]]:
-        """Revisits of done units not yet resolved, oldest first."""
+    def pending_revisits(self, after: int, limit: int) -> list[tuple[int, PendingRevisit]]:
+        """Up to `limit` revisits of done units not yet resolved, with ids above `after`."""
         rows = self._db.execute(
             "SELECT r.id, r.data FROM revisits r JOIN units u ON u.key = r.unit"
-            " WHERE u.done = 1 AND r.resolved_by IS NULL ORDER BY r.id"
+            " WHERE u.done = 1 AND r.resolved_by IS NULL AND r.id > ? ORDER BY r.id LIMIT ?",
+            (after, limit),
         ).fetchall()
-        for row_id, data in rows:
-            yield row_id, PendingRevisit(**json.loads(data))
+        return [(row_id, PendingRevisit(**json.loads(data))) for row_id, data in rows]
 
     def find_capture(self, revisit: PendingRevisit) -> tuple[str, int, ArchiveKind] | None:
         """The earlier capture a revisit stands for: by record id, then payload digest, then

@@ -432,23 +432,20 @@ def _run_revisits(task: RevisitTask) -> TaskResult:
     settings = task.settings
     config = _worker_config(settings)
     for resolved in task.revisits:
-        revisit = resolved.revisit
         try:
             page = _revisited_page(resolved, settings.max_page_bytes)
         except Exception as exc:  # the original became unreadable: a counted drop
             out.counts["records/damaged"] += 1
             out.drop(ArchiveDrop.DAMAGED_RECORD)
             if len(out.damage) < MAX_DAMAGE_REPORTS:
-                out.damage.append(
-                    RecordDamage(resolved.original_offset, f"{type(exc).__name__}: {exc}", None)
-                )
+                message = f"{resolved.original_path}: {type(exc).__name__}: {exc}"
+                out.damage.append(RecordDamage(resolved.original_offset, message, None))
             continue
         if isinstance(page, (DropReason, ArchiveDrop)):
             out.drop(page)
             continue
         out.counts["revisits/resolved"] += 1
         _process(page, settings, config, out)
-        del revisit
     return out
 
 
