@@ -508,9 +508,11 @@ class _Runner:
             for path in state.files(unit.key):
                 if not path.exists():
                     continue
+                if path.name.endswith(".cdxj"):
+                    continue
                 kind = (
                     "warc"
-                    if path.name.endswith(".warc.gz")
+                    if path.name.endswith((".warc.gz", ".warc.wet.gz"))
                     else "vertical"
                     if path.name.endswith(".vert")
                     else "prevertical"
@@ -596,6 +598,11 @@ class _UnitOutput:
     def _watch(self, writer: WarcWriter | VerticalWriter) -> Iterator[Path | None]:
         yield writer.current_path
         yield from writer.files
+        if isinstance(writer, WarcWriter):
+            # conversion records go to the text WARC (*.warc.wet.gz) beside the WARC
+            yield writer.current_text_path
+            yield from writer.text_files
+            yield from writer.index_files
 
     def write(self, kept: KeptDocument) -> None:
         meta = kept.meta

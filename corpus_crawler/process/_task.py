@@ -333,6 +333,12 @@ class _ChunkReader:
             # warcio found no status line: an ARC record of a non-HTTP payload, say
             out.drop(ArchiveDrop.NO_HTTP_HEADERS)
             return
+        truncated = record_header(record, "WARC-Truncated")
+        if truncated:
+            # a prefix cut at the size cap (or the download timeout): the live crawl
+            # archives it and drops it the same way, never as a document
+            out.drop(DropReason.TIMEOUT if truncated == "time" else DropReason.TOO_LARGE)
+            return
         if not 200 <= status < 300:
             if 300 <= status < 400:
                 self._remember_redirect(url, http.get_header("Location") or "")
