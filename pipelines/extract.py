@@ -159,7 +159,9 @@ class PageProcessor:
 
     @staticmethod
     def _drop(reason: DropReason, page: FetchedPage, detail: str = "") -> DroppedPage:
-        return DroppedPage(url=page.url, reason=str(reason), detail=detail, row=page.row)
+        return DroppedPage(
+            url=page.url, reason=str(reason), detail=detail, row=page.row, size=page.size
+        )
 
     async def process(
         self, page: FetchedPage, body: bytes

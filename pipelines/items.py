@@ -115,6 +115,8 @@ class DroppedPage:
     reason: str
     detail: str = ""
     row: int | None = None
+    #: The body's length in bytes (a dropped page still cost its host's yield).
+    size: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,7 +29,7 @@ from scrapy.utils.httpobj import urlparse_cached
 from corpus_crawler.config import ConfigError
 from corpus_crawler.model import DropReason
 from corpus_crawler.yieldrate import YieldConfig, YieldTracker
-from pipelines.items import CorpusDocument, FetchedPage
+from pipelines.items import CorpusDocument, DroppedPage, FetchedPage
 
 __all__ = ["LowYieldRequest", "YieldGuardMiddleware", "YieldSettings"]
 
@@ -101,7 +101,7 @@ class YieldGuardMiddleware:
                 self.stats.inc_value("corpus/yield/bytes_saved", stats.raw // stats.docs)
             raise LowYieldRequest(f"refused ({DropReason.LOW_YIELD}): {request.url}")
 
-    def _record(self, page: FetchedPage, clean_bytes: int) -> None:
+    def _record(self, page: FetchedPage | DroppedPage, clean_bytes: int) -> None:
         host = urlsplit(page.url).hostname or ""
         if not host:
             return
@@ -129,7 +129,7 @@ class YieldGuardMiddleware:
     def _item_dropped(self, item: Any) -> None:
         if isinstance(item, CorpusDocument):
             self._record(item.page, 0)
-        elif isinstance(item, FetchedPage):
+        elif isinstance(item, (FetchedPage, DroppedPage)):
             self._record(item, 0)
 
     def _spider_closed(self) -> None:

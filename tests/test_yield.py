@@ -126,12 +126,13 @@ settings:
   SCHEDULER_PRIORITY_QUEUE: scrapy.pqueues.DownloaderAwarePriorityQueue
 """
 
-BUDGET = 160
+BUDGET = 300
 
 
 def crawl(workdir: Path, preset: str) -> tuple[dict[str, int], dict[str, object]]:
     site = _load("dup_site")
-    hosts = site.build_yield_site()
+    # more pages per host than the budget can fetch: the budget decides who gets what
+    hosts = site.build_yield_site(pages_per_host=150)
     out = workdir / preset
     with site.MultiHostServer(hosts) as server:
         seeds = [server.base_url(address) + "/" for address in hosts]
