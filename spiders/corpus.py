@@ -41,6 +41,8 @@ from w3lib.html import get_meta_refresh
 from w3lib.url import safe_url_string
 
 from corpus_crawler.config import ConfigError
+from corpus_crawler.mediatype import is_html as response_is_html
+from corpus_crawler.mediatype import parse_content_type
 from corpus_crawler.profile import Profile, load_profile
 from corpus_crawler.sitemaps import SitemapBudget, SitemapKind, SitemapLimits, read_sitemap
 from corpus_crawler.traps import DomainLedger, TrapLimits, cap_links
@@ -51,8 +53,6 @@ from pipelines.settingtypes import check_command_line, check_setting_types, exit
 from spiders.scope import UrlScope
 
 __all__ = ["CorpusSpider", "SpiderConfig"]
-
-HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 
 
 def _limit(settings: BaseSettings, name: str) -> int | None:
@@ -385,28 +385,14 @@ class CorpusSpider(Spider):
 
 def _content_type(response: Response) -> tuple[str, str | None]:
     raw = response.headers.get(b"Content-Type") or b""
-    value = raw.decode("latin-1")
-    media, _, params = value.partition(";")
-    charset: str | None = None
-    for param in params.split(";"):
-        key, _, val = param.partition("=")
-        if key.strip().lower() == "charset" and val.strip():
-            charset = val.strip().strip("\"'")
-    return media.strip().lower(), charset
-
-
-def _looks_like_html(body: bytes) -> bool:
-    head = body[:1024].lstrip().lower()
-    return head.startswith((b"<!doctype html", b"<html")) or b"<html" in head
+    return parse_content_type(raw.decode("latin-1"))
 
 
 def fetched_page(response: Response) -> FetchedPage:
     """The item for a response: what the pipelines need, nothing parsed."""
     meta = response.meta
     media, charset = _content_type(response)
-    is_html = media in HTML_TYPES or (
-        media in ("", "application/octet-stream") and _looks_like_html(response.body)
-    )
+    is_html = response_is_html(media, response.body)
     redirects = meta.get("redirect_urls")
     last_modified = response.headers.get(b"Last-Modified")
     return FetchedPage(

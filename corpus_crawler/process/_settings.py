@@ -12,8 +12,6 @@ from ..vertical import VerticalConfig, VerticalFormat
 
 __all__ = ["ArchiveDrop", "OutputChoice", "ProcessSettings"]
 
-#: The media types the crawl treats as HTML (spiders/corpus.py `HTML_TYPES`).
-HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 
 #: Input is cut into byte ranges of about this size, one task each.
 DEFAULT_CHUNK_BYTES = 16 * 1024 * 1024

@@ -30,10 +30,11 @@ from warcio.timeutils import iso_date_to_datetime
 from pipelines.items import document_id
 from pipelines.worker import PageTask, WorkerConfig, process_page
 
+from ..mediatype import HTML_TYPES, looks_like_html, parse_content_type
 from ..model import Document, DropReason, Paragraph, ParagraphClass
 from ..vertical import DocMeta, VerticalConfig, VerticalFormat, format_document
 from ._archive import ArchiveKind, RecordDamage, record_header, scan_records
-from ._settings import HTML_TYPES, ArchiveDrop, ProcessSettings
+from ._settings import ArchiveDrop, ProcessSettings
 
 __all__ = [
     "Capture",
@@ -259,23 +260,6 @@ def _parse_date(value: str) -> datetime | None:
         return None
 
 
-def _content_type(value: str) -> tuple[str, str | None]:
-    """Media type and charset, parsed as the crawl's spider does."""
-    media, _, params = value.partition(";")
-    charset: str | None = None
-    for param in params.split(";"):
-        key, _, val = param.partition("=")
-        if key.strip().lower() == "charset" and val.strip():
-            charset = val.strip().strip("\"'")
-    return media.strip().lower(), charset
-
-
-def _looks_like_html(body: bytes) -> bool:
-    # The spider's sniff for responses without a useful Content-Type (spiders/corpus.py).
-    head = body[:1024].lstrip().lower()
-    return head.startswith((b"<!doctype html", b"<html")) or b"<html" in head
-
-
 def _target_uri(record: ArcWarcRecord) -> str:
     # WARC/1.0 writers sometimes wrap the URI in angle brackets.
     return record_header(record, "WARC-Target-URI").strip().strip("<>")
@@ -344,7 +328,7 @@ class _ChunkReader:
                 self._remember_redirect(url, http.get_header("Location") or "")
             out.drop(ArchiveDrop.HTTP_STATUS)
             return
-        media, charset = _content_type(http.get_header("Content-Type") or "")
+        media, charset = parse_content_type(http.get_header("Content-Type") or "")
         maybe_html = media in HTML_TYPES or media in ("", "application/octet-stream")
         if not maybe_html:
             out.drop(DropReason.NOT_HTML)
@@ -354,7 +338,7 @@ class _ChunkReader:
         if len(body) > cap:
             out.drop(DropReason.TOO_LARGE)
             return
-        if media not in HTML_TYPES and not _looks_like_html(body):
+        if media not in HTML_TYPES and not looks_like_html(body):
             out.drop(DropReason.NOT_HTML)
             return
         record_id = record_header(record, "WARC-Record-ID")
@@ -388,7 +372,9 @@ class _ChunkReader:
         http = record.http_headers
         status = _status(http) if http is not None else 0
         media, charset = (
-            _content_type(http.get_header("Content-Type") or "") if http is not None else ("", None)
+            parse_content_type(http.get_header("Content-Type") or "")
+            if http is not None
+            else ("", None)
         )
         # 304: the server said "not modified", so the page is the earlier capture's.
         if status and not (200 <= status < 300 or status == 304):
@@ -466,13 +452,13 @@ def _revisited_page(resolved: ResolvedRevisit, cap: int) -> _Page | DropReason |
         http = record.http_headers
         if record.rec_type != "response" or http is None:
             return ArchiveDrop.DAMAGED_RECORD
-        media, charset = _content_type(http.get_header("Content-Type") or "")
+        media, charset = parse_content_type(http.get_header("Content-Type") or "")
         if revisit.media_type:
             media, charset = revisit.media_type, revisit.charset or None
         body = _read_body(record, cap)
         if len(body) > cap:
             return DropReason.TOO_LARGE
-        if media not in HTML_TYPES and not _looks_like_html(body):
+        if media not in HTML_TYPES and not looks_like_html(body):
             return DropReason.NOT_HTML
         return _Page(
             url=revisit.uri,
