@@ -228,8 +228,9 @@ else:
 def test_cookies_need_no_public_suffix_download(tmp_path: Path, monkeypatch: Any) -> None:
     log = tmp_path / "outbound.log"
     monkeypatch.setenv("OUTBOUND_LOG", str(log))
-    # no suffix list cached by an earlier run: tldextract would fetch it
-    monkeypatch.setenv("TLDEXTRACT_CACHE", str(tmp_path / "tldextract-cache"))
+    # no suffix list cached by an earlier run (tldextract caches even the snapshot it
+    # falls back to): the probe and the crawl each get an empty cache folder
+    monkeypatch.setenv("TLDEXTRACT_CACHE", str(tmp_path / "probe-cache"))
     wrapper = tmp_path / "network_closed.py"
     wrapper.write_text(NETWORK_CLOSED, encoding="utf-8")
     # the guard works: tldextract's default extractor, as Scrapy's CookiesMiddleware
@@ -243,6 +244,7 @@ def test_cookies_need_no_public_suffix_download(tmp_path: Path, monkeypatch: Any
     )
     assert "publicsuffix" in log.read_text(encoding="utf-8")
     log.unlink()
+    monkeypatch.setenv("TLDEXTRACT_CACHE", str(tmp_path / "crawl-cache"))
     seen_cookies: list[str] = []
     with (
         SiteServer(routes=hostile_site.cookie_routes(seen_cookies)) as server,
