@@ -262,7 +262,7 @@ def test_cookies_need_no_public_suffix_download(tmp_path: Path, monkeypatch: Any
 
 # -- 3. a huge robots.txt does not stall the other hosts --------------------------------------
 
-TREE_PAGES = 250
+TREE_PAGES = 150
 
 
 def _timed(pages: dict[str, Reply], times: list[float]) -> dict[str, Any]:
@@ -283,7 +283,7 @@ def test_a_huge_robots_txt_does_not_stall_other_hosts(tmp_path: Path) -> None:
         "/": Reply(headers=(("Content-Type", "text/html"),), body=hostile_site.page("big robots")),
     }
     durations: list[float] = []
-    for with_huge in (False, True, False, True):
+    for with_huge in (False, True):
         times: list[float] = []
         tree = hostile_site.tree_site(TREE_PAGES)
         with (
@@ -299,6 +299,7 @@ def test_a_huge_robots_txt_does_not_stall_other_hosts(tmp_path: Path) -> None:
                 f"""
                 seeds: {{urls: {json.dumps(seeds)}}}
                 scope: {{max_depth: null}}
+                limits: {{max_page_bytes: 20000000}}
                 politeness:
                   concurrent_requests_per_domain: 1
                   download_delay: 0.01
@@ -308,13 +309,12 @@ def test_a_huge_robots_txt_does_not_stall_other_hosts(tmp_path: Path) -> None:
             name = f"robots-{len(durations)}"
             summary, _ = run_crawl(textwrap.dedent(profile), tmp_path, name)
             robots_fetched = hostile.count("/robots.txt")
-        assert len(times) == TREE_PAGES  # every page: / (= /p0) and /p1 ... /p249
+        assert len(times) == TREE_PAGES  # every page: / (= /p0) and /p1 ... /p149
         durations.append(times[-1] - times[0])
         if with_huge:
             assert robots_fetched == 1
             assert summary["stats"]["corpus/robots/truncated"] == 1
-    alone = min(durations[0], durations[2])
-    together = min(durations[1], durations[3])
+    alone, together = durations
     print(f"normal host alone {alone:.2f} s, next to a 10 MB robots.txt {together:.2f} s")
     assert together <= 1.5 * alone, durations
 
