@@ -383,3 +383,38 @@ def test_traps_are_bounded(tmp_path: Path) -> None:
     assert site.count("/bomb.html") == 1
     assert summary["dropped"]["too-large"] >= 1
     assert stats["corpus/too-large/decompression"] == 1
+
+
+# -- the system resolver's answers are filtered too -------------------------------------------
+
+
+def test_system_resolver_answers_are_filtered_and_the_guard_can_be_switched_off(
+    tmp_path: Path,
+) -> None:
+    pages = hostile_site.public_site()
+    with SiteServer(pages=pages) as server:
+        seeds = json.dumps([f"http://localhost:{server.port}/"])
+        base = textwrap.dedent(
+            f"""
+            seeds: {{urls: {seeds}}}
+            politeness: {{download_delay: 0, autothrottle: false}}
+            output: {{progress_interval: 0}}
+            """
+        )
+        # localhost's 127.0.0.1 (getaddrinfo, not a DNS server) is refused by default
+        summary, _ = run_crawl(base, tmp_path, "refused")
+        assert server.requests == []
+        assert summary["stats"]["corpus/refused/private-address"] >= 1
+        # allowed by network, and with the guard off
+        allowed = base + "network: {allowed_networks: [127.0.0.1/32]}\n"
+        run_crawl(allowed, tmp_path, "allowed")
+        assert server.count("/") == 1
+        profile = tmp_path / "off.yaml"
+        profile.write_text(base, encoding="utf-8")
+        command = [sys.executable, "-m", "corpus_crawler.cli", "crawl", str(profile)]
+        command += ["-o", str(tmp_path / "off"), "-s", "CORPUS_NETWORK_ENABLED=False"]
+        result = subprocess.run(
+            command, cwd=ROOT, capture_output=True, text=True, timeout=CRAWL_TIMEOUT
+        )
+        assert result.returncode == 0, result.stderr[-3000:]
+        assert server.count("/") == 2
