@@ -179,5 +179,7 @@ class RefusedAddressMiddleware:
         refusal = resolver.refusal(urlparse_cached(request).hostname or "", _port(request))
         if refusal is None:
             return None
-        self.stats.inc_value(f"corpus/refused/{refusal}")
+        # one count per page: the robots.txt fetched before it is counted apart
+        robots = request.meta.get("dont_obey_robotstxt") and request.url.endswith("/robots.txt")
+        self.stats.inc_value(f"corpus/{'robots/' if robots else ''}refused/{refusal}")
         raise IgnoreRequest(f"refused ({refusal}): {request.url}")
