@@ -292,7 +292,10 @@ def extract_links(
             continue
         if tag == "base":
             if base is url:
-                candidate = urljoin(url, href.strip())
+                try:
+                    candidate = urljoin(url, href.strip())
+                except ValueError:  # `http://[bad` (found by tools/fuzz_pages.py)
+                    continue
                 # a `data:` or `javascript:` base would make every relative link non-http
                 if candidate[:8].lower().startswith(("http://", "https://")):
                     base = candidate
@@ -318,7 +321,10 @@ def _refresh_target(content: str) -> str | None:
 def _absolute_links(hrefs: list[str], base: str, encoding: str) -> tuple[str, ...]:
     # urljoin and safe_url_string dominate this function's time on link-heavy pages,
     # so the common shapes (absolute URLs, root-relative paths, plain ASCII) skip them.
-    parts = urlsplit(base)
+    try:
+        parts = urlsplit(base)
+    except ValueError:  # an invalid IPv6 host in the page's own URL: no link can be made
+        return ()
     origin = f"{parts.scheme}://{parts.netloc}"
     seen_hrefs: set[str] = set()
     seen: set[str] = set()
@@ -340,6 +346,8 @@ def _absolute_links(hrefs: list[str], base: str, encoding: str) -> tuple[str, ..
                 if not absolute[:8].lower().startswith(("http://", "https://")):
                     continue
             absolute = absolute.partition("#")[0]
+            if "[" in absolute:
+                _ = urlsplit(absolute).port  # a bad IPv6 host or port raises ValueError
             if _NEEDS_QUOTING.search(absolute) is not None:
                 # the spider sends these URLs verbatim, so they must be safe here
                 absolute = safe_url_string(absolute, encoding=encoding)

@@ -48,6 +48,9 @@ def test_links_the_fuzzer_broke_are_skipped_not_raised() -> None:
     )
     links, _ = extract_links(page, "http://fuzz.test/", "shift_jis", "shift_jis")
     assert "http://example.org/ok" in links
+    page = b'<base href="http://[v1.x/"><a href="http://[::1:1/">bad</a><a href="/n">n</a>'
+    links, _ = extract_links(page, "http://fuzz.test/a/", "utf-8", "utf-8")
+    assert links == ("http://fuzz.test/n",)
     page = b'<base href="data:text/html,x"><a href="/next">next</a>'
     links, _ = extract_links(page, "http://fuzz.test/a/", "utf-8", "utf-8")
     assert links == ("http://fuzz.test/next",)
