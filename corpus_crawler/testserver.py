@@ -166,6 +166,8 @@ class _State:
     routes: Mapping[str, Route]
     pages: Mapping[str, Reply]
     html_charset: str | None
+    #: Answers every path nothing else answers (a test site of generated paths).
+    fallback: Route | None = None
     base_url: str = ""
     lock: threading.Lock = field(default_factory=threading.Lock)
     log: list[RequestRecord] = field(default_factory=list)
@@ -248,6 +250,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             return page
         if state.root is not None:
             return _file_reply(state.root, record.path, state.html_charset)
+        if state.fallback is not None:
+            return state.fallback(record)
         return _not_found()
 
 
@@ -285,7 +289,8 @@ def _file_reply(root: Path, path: str, html_charset: str | None) -> Reply:
 class SiteServer:
     """Serve `root` (a folder), `pages` (path -> Reply) and `routes` on 127.0.0.1.
 
-    Lookup order: routes (by path), pages (by path with query, then path), files.
+    Lookup order: routes (by path), pages (by path with query, then path), files,
+    then `fallback` (a route for every other path), else 404.
     In text and XML replies, ``{{BASE_URL}}`` becomes the server's address (for
     robots.txt `Sitemap:` lines and sitemaps, which need absolute URLs).
     Use as a context manager or call `start()` / `stop()`. `host` and `port` bind
@@ -302,9 +307,14 @@ class SiteServer:
         html_charset: str | None = None,
         host: str = "127.0.0.1",
         port: int = 0,
+        fallback: Route | None = None,
     ) -> None:
         self._state = _State(
-            root=root, routes=dict(routes or {}), pages=dict(pages or {}), html_charset=html_charset
+            root=root,
+            routes=dict(routes or {}),
+            pages=dict(pages or {}),
+            html_charset=html_charset,
+            fallback=fallback,
         )
         handler = type("Handler", (_Handler,), {"state": self._state})
         self._server = _Server((host, port), handler)

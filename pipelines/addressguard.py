@@ -104,10 +104,15 @@ class AddressGuardMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> AddressGuardMiddleware:
-        _enabled(crawler.settings)
-        config = resolver_config_from_settings(crawler.settings)
         from twisted.internet import reactor
 
+        if not crawler.settings.getbool("CORPUS_NETWORK_ENABLED", True):
+            # the resolver would still refuse private answers with its strict default
+            installed_resolver(reactor).configure(
+                ResolverConfig(policy=AddressPolicy(allow_private=True)), crawler.stats
+            )
+        _enabled(crawler.settings)
+        config = resolver_config_from_settings(crawler.settings)
         resolver = installed_resolver(reactor)
         resolver.configure(config, crawler.stats)
         return cls(crawler, config.policy, resolver)
@@ -174,5 +179,7 @@ class RefusedAddressMiddleware:
         refusal = resolver.refusal(urlparse_cached(request).hostname or "", _port(request))
         if refusal is None:
             return None
-        self.stats.inc_value(f"corpus/refused/{refusal}")
+        # one count per page: the robots.txt fetched before it is counted apart
+        robots = request.meta.get("dont_obey_robotstxt") and request.url.endswith("/robots.txt")
+        self.stats.inc_value(f"corpus/{'robots/' if robots else ''}refused/{refusal}")
         raise IgnoreRequest(f"refused ({refusal}): {request.url}")

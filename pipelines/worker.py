@@ -360,7 +360,13 @@ def extract_links(
             continue
         if tag == "base":
             if base is url:
-                base = urljoin(url, href.strip())
+                try:
+                    candidate = urljoin(url, href.strip())
+                except ValueError:  # `http://[bad` (found by tools/fuzz_pages.py)
+                    continue
+                # a `data:` or `javascript:` base would make every relative link non-http
+                if candidate[:8].lower().startswith(("http://", "https://")):
+                    base = candidate
             continue
         rel = element.get("rel")
         if rel and "nofollow" in rel.lower().split():
@@ -383,7 +389,10 @@ def _refresh_target(content: str) -> str | None:
 def _absolute_links(hrefs: list[str], base: str, encoding: str) -> tuple[str, ...]:
     # urljoin and safe_url_string dominate this function's time on link-heavy pages,
     # so the common shapes (absolute URLs, root-relative paths, plain ASCII) skip them.
-    parts = urlsplit(base)
+    try:
+        parts = urlsplit(base)
+    except ValueError:  # an invalid IPv6 host in the page's own URL: no link can be made
+        return ()
     origin = f"{parts.scheme}://{parts.netloc}"
     seen_hrefs: set[str] = set()
     seen: set[str] = set()
@@ -395,18 +404,25 @@ def _absolute_links(hrefs: list[str], base: str, encoding: str) -> tuple[str, ..
         href = href.strip()
         if not href or href[0] == "#" or href[:11].lower().startswith(_SKIPPED_SCHEMES):
             continue
-        if href[:8].lower().startswith(("http://", "https://")):
-            absolute = href
-        elif href[0] == "/" and not href.startswith("//") and "/." not in href:
-            absolute = origin + href
-        else:
-            absolute = urljoin(base, href)
-            if not absolute[:8].lower().startswith(("http://", "https://")):
-                continue
-        absolute = absolute.partition("#")[0]
-        if _NEEDS_QUOTING.search(absolute) is not None:
-            # the spider sends these URLs verbatim, so they must be safe here
-            absolute = safe_url_string(absolute, encoding=encoding)
+        try:
+            if href[:8].lower().startswith(("http://", "https://")):
+                absolute = href
+            elif href[0] == "/" and not href.startswith("//") and "/." not in href:
+                absolute = origin + href
+            else:
+                absolute = urljoin(base, href)
+                if not absolute[:8].lower().startswith(("http://", "https://")):
+                    continue
+            absolute = absolute.partition("#")[0]
+            if "[" in absolute:
+                _ = urlsplit(absolute).port  # a bad IPv6 host or port raises ValueError
+            if _NEEDS_QUOTING.search(absolute) is not None:
+                # the spider sends these URLs verbatim, so they must be safe here
+                absolute = safe_url_string(absolute, encoding=encoding)
+        except (ValueError, UnicodeError):
+            # found by tools/fuzz_pages.py: a port like `99999` or a character the page's
+            # codec cannot encode makes the URL libraries raise; such a link is not followable
+            continue
         if len(absolute) > 8 and absolute not in seen:
             seen.add(absolute)
             links.append(absolute)
