@@ -230,8 +230,13 @@ class _CorpusAgent(_ScrapyAgent):
         d = super().download_request(request)
         # Our own timer replaces Scrapy's, so that a timeout in the body keeps the prefix.
         timeout = request.meta.get("download_timeout") or self._connectTimeout
-        cast("Any", self._timeout_cl).cancel()
-        self._timeout_cl = cast("Any", reactor).callLater(timeout, self._on_timeout, d)
+        scrapy_timer = cast("Any", self._timeout_cl)
+        if scrapy_timer.active():
+            scrapy_timer.cancel()
+        if not d.called:
+            # (a download that failed at once, e.g. a name whose every address the
+            # resolver refused, has fired already and needs no timer)
+            self._timeout_cl = cast("Any", reactor).callLater(timeout, self._on_timeout, d)
         return d
 
     def _on_timeout(self, d: Deferred[Response]) -> None:
