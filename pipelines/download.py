@@ -231,12 +231,9 @@ class _CorpusAgent(_ScrapyAgent):
         # Our own timer replaces Scrapy's, so that a timeout in the body keeps the prefix.
         timeout = request.meta.get("download_timeout") or self._connectTimeout
         scrapy_timer = cast("Any", self._timeout_cl)
-        if scrapy_timer.active():
+        if scrapy_timer.active():  # not when the download failed at once (a refused name)
             scrapy_timer.cancel()
-        if not d.called:
-            # (a download that failed at once, e.g. a name whose every address the
-            # resolver refused, has fired already and needs no timer)
-            self._timeout_cl = cast("Any", reactor).callLater(timeout, self._on_timeout, d)
+        self._timeout_cl = cast("Any", reactor).callLater(timeout, self._on_timeout, d)
         return d
 
     def _on_timeout(self, d: Deferred[Response]) -> None:
