@@ -40,6 +40,8 @@ logger = logging.getLogger(__name__)
 ROW = "corpus_row"
 ROW_URL = "corpus_row_url"
 BUDGET = "corpus_budget"
+#: The URL of a recrawl request (a known URL queued again when due).
+RECRAWL = "corpus_recrawl"
 
 
 def request_to_json(request: Request, spider: Spider | None) -> str:
@@ -117,7 +119,13 @@ class CampaignScheduler(BaseScheduler):
         parent = meta.pop(ROW, None)
         parent_url = meta.pop(ROW_URL, request.url)
         budget = meta.pop(BUDGET, None)
+        # a recrawl of a known URL (spiders/corpus.py): not in the seen set's hands
+        recrawl = meta.pop(RECRAWL, None)
+        if recrawl is not None and recrawl != request.url:
+            recrawl = None  # a redirect or retry of it
         fingerprint = None if request.dont_filter else self._fingerprint(request)
+        if recrawl is not None:
+            fingerprint, budget = None, None
         try:
             admission = self.store.enqueue(
                 # serialised only if it is queued: most links of a page were seen before
@@ -127,6 +135,7 @@ class CampaignScheduler(BaseScheduler):
                 # a redirect or retry of a page does not count against the budget again
                 budget=budget_key(request.url) if budget and parent is None else None,
                 limits=self.settings.limits,
+                recrawl=recrawl,
             )
         finally:
             if parent is not None:

@@ -1,0 +1,309 @@
+"""Incremental recrawls: `corpus-crawler crawl PROFILE -o OUT --recrawl` over a real loopback site.
+
+The site sends ETag and Last-Modified and answers 304 to a matching conditional
+GET (except one page, which ignores it and sends the same bytes). Pass 1 crawls
+it; between the passes two pages change (one of them gains a link to a new
+page), one is removed, and one URL is made not due yet (its due time is set
+in the campaign store, as if its interval had not elapsed). Pass 2 (`--recrawl`)
+must archive revisit records (server-not-modified) for the unchanged pages, an
+identical-payload-digest revisit for the page that ignores conditional GET, full
+responses for the changed and new pages, put only changed and new documents in
+its corpus files, count new/changed/unchanged/gone right, and leave WARCs that
+pass `warcio check`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+from warcio.archiveiterator import ArchiveIterator
+
+from corpus_crawler.recrawl import (
+    Change,
+    PreviousCapture,
+    Schedule,
+    decide,
+    next_interval,
+    parse_interval,
+)
+from corpus_crawler.testserver import add_links, isolate_links
+from corpus_crawler.warc import RevisitProfile, payload_digest
+
+ROOT = Path(__file__).resolve().parent.parent
+#: A guard against a hung crawl, not a speed assertion.
+TIMEOUT = 120
+LAST_MODIFIED = "Mon, 02 Nov 2026 10:00:00 GMT"
+#: Pages besides the index; `same` ignores conditional GET.
+NAMES = ("a", "b", "c", "d", "e", "same", "later")
+
+PROFILE = """\
+name: recrawl
+seeds:
+  urls: ["{base}/"]
+politeness:
+  concurrent_requests: 4
+  concurrent_requests_per_domain: 4
+  download_delay: 0
+  autothrottle: false
+network:
+  allowed_networks: [127.0.0.1/32]
+extraction:
+  language: auto
+  min_words: 30
+  workers: 1
+schedule:
+  min_interval: 1h
+  max_interval: 10d
+  initial_interval: 1d
+output:
+  progress_interval: 0
+  warc:
+    prefix: recrawl
+  prevertical:
+    enabled: true
+"""
+
+
+class Site:
+    """Pages by path; a log of (method, path, status) of every answer."""
+
+    def __init__(self, gold: list[bytes]) -> None:
+        self.pages: dict[str, bytes] = {}
+        self.log: list[tuple[str, int]] = []
+        self.lock = threading.Lock()
+        links = "".join(f"<a href='/{n}.html'>{n}</a> " for n in NAMES).encode()
+        self.pages["/"] = add_links(gold[0], links)
+        for i, name in enumerate(NAMES, start=1):
+            self.set_page(name, gold[i], f"version one of {name}")
+
+    def set_page(self, name: str, html: bytes, marker: str, extra: bytes = b"") -> None:
+        own = f"<p>This is the page called {name}, {marker}.</p>".encode()
+        self.pages[f"/{name}.html"] = add_links(html, own + extra)
+
+    def paths(self) -> list[str]:
+        with self.lock:
+            return [path for path, _ in self.log]
+
+
+def _handler(site: Site) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            body = site.pages.get(self.path)
+            if self.path == "/robots.txt" or body is None:
+                self._answer(404, b"not here", {})
+                return
+            etag = '"' + hashlib.sha1(body).hexdigest() + '"'
+            headers = {"ETag": etag, "Last-Modified": LAST_MODIFIED}
+            if self.path != "/same.html" and self.headers.get("If-None-Match") == etag:
+                self._answer(304, b"", headers)
+                return
+            self._answer(200, body, headers)
+
+        def _answer(self, status: int, body: bytes, headers: dict[str, str]) -> None:
+            with site.lock:
+                site.log.append((self.path, status))
+            self.send_response(status)
+            if status != 304:
+                self.send_header("Content-Type", "text/html; charset=utf-8")
+                self.send_header("Content-Length", str(len(body)))
+            for key, value in headers.items():
+                self.send_header(key, value)
+            self.end_headers()
+            if status != 304:
+                self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    return Handler
+
+
+@pytest.fixture()
+def site(gold_dir: Path) -> Iterator[tuple[Site, str]]:
+    gold = [
+        isolate_links(p.read_bytes()) for p in sorted((gold_dir / "cleaneval-dev").glob("html/*"))
+    ][:20]
+    served = Site(gold)
+    served.gold = gold  # type: ignore[attr-defined]
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(served))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield served, f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _crawl(profile: Path, out: Path, *extra: str) -> dict[str, object]:
+    command = [sys.executable, "-m", "corpus_crawler.cli", "crawl", str(profile), "-o", str(out)]
+    done = subprocess.run(
+        [*command, *extra], cwd=ROOT, capture_output=True, text=True, timeout=TIMEOUT
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    summaries = sorted(out.glob("*summary*.json"), key=lambda p: p.stat().st_mtime)
+    assert summaries, f"no summary in {sorted(p.name for p in out.iterdir())}"
+    return json.loads(summaries[-1].read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+
+
+def _records(out: Path, names: list[str]) -> list[tuple[str, str, dict[str, str]]]:
+    """(type, target URI, headers) of every response/revisit record of these WARCs."""
+    found = []
+    for name in names:
+        with open(out / name, "rb") as handle:
+            for record in ArchiveIterator(handle):
+                if record.rec_type in ("response", "revisit"):
+                    headers = dict(record.rec_headers.headers)
+                    found.append((record.rec_type, headers["WARC-Target-URI"], headers))
+    return found
+
+
+def _prevertical_urls(out: Path, names: list[str]) -> set[str]:
+    urls = set()
+    for name in names:
+        for line in (out / name).read_text(encoding="utf-8").splitlines():
+            if line.startswith("<doc "):
+                start = line.index('url="') + 5
+                urls.add(line[start : line.index('"', start)])
+    return urls
+
+
+def test_recrawl_pass_archives_revisits_and_writes_only_new_and_changed(
+    site: tuple[Site, str], tmp_path: Path
+) -> None:
+    served, base = site
+    gold: list[bytes] = served.gold  # type: ignore[attr-defined]
+    profile = tmp_path / "recrawl.yaml"
+    profile.write_text(PROFILE.format(base=base), encoding="utf-8")
+    out = tmp_path / "out"
+
+    first = _crawl(profile, out)
+    first_warcs = list(first["files"]["warc"])  # type: ignore[index]
+    first_records = _records(out, first_warcs)
+    assert {t for t, _, _ in first_records} == {"response"}
+    first_docs = _prevertical_urls(out, list(first["files"]["prevertical"]))  # type: ignore[index]
+    assert len(first_docs) >= 6, first_docs  # the index and most pages are kept documents
+
+    # between the passes: b and c change (b links to a new page), d is removed,
+    # and `later` is not due yet
+    served.set_page("b", gold[2], "version TWO of b", b"<a href='/new.html'>new</a>")
+    served.set_page("c", gold[3], "version TWO of c")
+    served.set_page("new", gold[10], "a page added between the passes")
+    del served.pages["/d.html"]
+    with sqlite3.connect(out / "campaign.sqlite") as db:
+        db.execute("UPDATE urls SET next_due = 0")  # a day went by...
+        db.execute(  # ...but not for this one
+            "UPDATE urls SET next_due = 9e12 WHERE url = ?", (f"{base}/later.html",)
+        )
+    served.log.clear()
+
+    second = _crawl(profile, out, "--recrawl")
+    assert "/later.html" not in served.paths()
+    second_warcs = [w for w in second["files"]["warc"] if w not in first_warcs]  # type: ignore[index]
+    assert second_warcs, "the recrawl pass writes its own WARC"
+    records = {uri.removeprefix(base): (kind, headers) for kind, uri, headers in
+               _records(out, second_warcs)}
+    first_ids = {uri.removeprefix(base): h["WARC-Record-ID"] for _, uri, h in first_records}
+
+    for path in ("/", "/a.html", "/e.html"):
+        kind, headers = records[path]
+        assert kind == "revisit", path
+        assert headers["WARC-Profile"] == str(RevisitProfile.SERVER_NOT_MODIFIED)
+        assert headers["WARC-Refers-To"] == first_ids[path]
+        assert headers["WARC-Refers-To-Target-URI"] == base + path
+        assert headers["WARC-Refers-To-Date"]
+    kind, headers = records["/same.html"]
+    assert kind == "revisit"
+    assert headers["WARC-Profile"] == str(RevisitProfile.IDENTICAL_PAYLOAD_DIGEST)
+    assert headers["WARC-Refers-To"] == first_ids["/same.html"]
+    for path in ("/b.html", "/c.html", "/new.html"):
+        assert records[path][0] == "response", path
+    assert records["/d.html"][0] == "response"  # the 404, archived as it came
+
+    second_docs = _prevertical_urls(out, list(second["files"]["prevertical"]))  # type: ignore[index]
+    assert second_docs == {f"{base}/b.html", f"{base}/c.html", f"{base}/new.html"}
+
+    counts = second["recrawl"]  # type: ignore[index]
+    assert counts["pass"] is True
+    assert (counts["new"], counts["changed"], counts["unchanged"], counts["gone"]) == (1, 2, 4, 1)
+    assert counts["revisits"] == {"server_not_modified": 3, "identical_payload_digest": 1}
+
+    with sqlite3.connect(out / "campaign.sqlite") as db:
+        rows = dict(db.execute("SELECT url, interval FROM urls").fetchall())
+    day = 86400.0
+    assert rows[f"{base}/b.html"] == day / 2  # changed: sooner
+    assert rows[f"{base}/a.html"] == day * 1.5  # unchanged: later
+    assert rows[f"{base}/new.html"] == day  # new: the initial interval
+    assert rows[f"{base}/later.html"] == day  # not visited
+
+    check = subprocess.run(
+        [sys.executable, "-m", "warcio.cli", "check", "-v", *(str(out / w) for w in second_warcs)],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
+    assert check.returncode == 0, check.stdout + check.stderr
+
+    # a third pass at once: nothing is due, nothing is fetched but robots.txt
+    served.log.clear()
+    third = _crawl(profile, out, "--recrawl")
+    assert [p for p in served.paths() if p != "/robots.txt"] == []
+    assert third["recrawl"]["due"] == 0  # type: ignore[index]
+
+
+# -- the pure parts --------------------------------------------------------------------------
+
+
+def _previous(digest: str | None, outcome: str = "new") -> PreviousCapture:
+    from datetime import datetime, timezone
+
+    return PreviousCapture(
+        "<urn:uuid:1>", "http://x/", datetime(2026, 1, 1, tzinfo=timezone.utc), digest,
+        outcome=outcome,
+    )
+
+
+def test_decide_response_or_revisit() -> None:
+    body = b"<html>same</html>"
+    digest = payload_digest(body)
+    assert decide(200, body, None, None).change is Change.NEW
+    assert decide(200, body, None, None).revisit is None
+    unchanged = decide(200, body, _previous(digest), None)
+    assert (unchanged.change, unchanged.revisit) == (
+        Change.UNCHANGED,
+        RevisitProfile.IDENTICAL_PAYLOAD_DIGEST,
+    )
+    changed = decide(200, b"other", _previous(digest), None)
+    assert (changed.change, changed.revisit) == (Change.CHANGED, None)
+    # byte-identical copy at another URL: a revisit of that capture, yet a new URL
+    copy = decide(200, body, None, _previous(digest))
+    assert (copy.change, copy.revisit) == (Change.NEW, RevisitProfile.IDENTICAL_PAYLOAD_DIGEST)
+    not_modified = decide(304, b"", _previous(digest), None)
+    assert not_modified.revisit is RevisitProfile.SERVER_NOT_MODIFIED
+    assert decide(304, b"", None, None).change is Change.OTHER
+    assert decide(404, b"", _previous(digest), None).change is Change.GONE
+    assert decide(404, b"", _previous(digest, "gone"), None).change is Change.OTHER
+    assert decide(200, body, _previous(digest), None, truncated=True).change is Change.OTHER
+
+
+def test_intervals_adapt_within_bounds() -> None:
+    schedule = Schedule(min_interval=100.0, max_interval=1000.0, initial_interval=400.0)
+    assert next_interval(None, Change.NEW, schedule) == 400.0
+    assert next_interval(400.0, Change.CHANGED, schedule) == 200.0
+    assert next_interval(150.0, Change.CHANGED, schedule) == 100.0
+    assert next_interval(400.0, Change.UNCHANGED, schedule) == 600.0
+    assert next_interval(900.0, Change.UNCHANGED, schedule) == 1000.0
+    assert parse_interval("12h", "k") == 43200.0
+    assert parse_interval("1.5d", "k") == 1.5 * 86400
+    assert parse_interval(2, "k") == 7200.0
+    with pytest.raises(ValueError, match="k: expected a duration"):
+        parse_interval("soon", "k")
