@@ -28,9 +28,9 @@ import yaml
 from .addresses import parse_allowed_network, parse_dns_server
 from .config import ConfigError, ExtractConfig, JustextParams, Preset
 from .dedup import DedupConfig, MarkAction
-from .yieldrate import YieldConfig
 from .recrawl import Schedule as RecrawlSchedule
 from .recrawl import parse_interval
+from .yieldrate import YieldConfig
 
 __all__ = [
     "Dedup",

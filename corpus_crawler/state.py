@@ -204,10 +204,11 @@ class CampaignStore:
     """The campaign database; see the module docstring. Thread-safe."""
 
     def __init__(
-        self, directory: Path | str, *, fsync: bool = False, schedule: Schedule = Schedule()
+        self, directory: Path | str, *, fsync: bool = False, schedule: Schedule | None = None
     ) -> None:
         self.directory = Path(directory)
-        self.schedule = schedule
+        #: Bounds of the per-URL revisit intervals (`corpus_crawler.recrawl`).
+        self.schedule = schedule or Schedule()
         self.path = self.directory / DATABASE_NAME
         self._lock = threading.Lock()
         self._folder_lock = _FolderLock(self.directory)
@@ -382,7 +383,9 @@ class CampaignStore:
                 (url, self.run, _now(), outcome),
             )
             self._changes += 1
-            found = db.execute("SELECT interval, outcome FROM urls WHERE url = ?", (url,)).fetchone()
+            found = db.execute(
+                "SELECT interval, outcome FROM urls WHERE url = ?", (url,)
+            ).fetchone()
             if found is None:
                 return False
             interval, last = found

@@ -59,7 +59,7 @@ class CampaignSettings:
     limits: BudgetLimits
     lease_batch: int
     #: Revisit interval bounds of recrawls (CORPUS_SCHEDULE_*_INTERVAL, seconds).
-    schedule: Schedule = Schedule()
+    schedule: Schedule = field(default_factory=Schedule)
     #: This run is a recrawl pass (`crawl --recrawl`, CORPUS_RECRAWL_ENABLED).
     recrawl: bool = False
 

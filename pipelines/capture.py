@@ -120,7 +120,9 @@ class WarcCaptureMiddleware:
         )
         return response
 
-    def _capture(self, request: Request, response: Response, exchange: Exchange) -> CaptureFacts | None:
+    def _capture(
+        self, request: Request, response: Response, exchange: Exchange
+    ) -> CaptureFacts | None:
         """Response or revisit: decided here, once, against the campaign's capture index;
         the spider reads ``corpus_change`` to skip pages that did not change."""
         store = self.writer.store

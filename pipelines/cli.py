@@ -345,7 +345,7 @@ def run_crawl(args: argparse.Namespace) -> int:
         print(f"corpus-crawler: {exc}", file=sys.stderr)
         return 2
     if getattr(args, "recrawl", False):
-        overrides["CORPUS_RECRAWL_ENABLED"] = True
+        overrides["CORPUS_RECRAWL_ENABLED"] = "True"
     try:
         preflight(profile, args.output, overrides)
     except PreflightError as exc:

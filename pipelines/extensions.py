@@ -229,7 +229,10 @@ class SummaryExtension:
             "recrawl": {
                 "pass": bool(settings.getbool("CORPUS_RECRAWL_ENABLED")),
                 "due": count("corpus/recrawl/due"),
-                **{c: int(files.counts.get(f"recrawl/{c}", 0)) for c in ("new", "changed", "unchanged", "gone")},
+                **{
+                    c: int(files.counts.get(f"recrawl/{c}", 0))
+                    for c in ("new", "changed", "unchanged", "gone")
+                },
                 "revisits": {
                     key.removeprefix("warc/revisits/"): value
                     for key, value in sorted(files.counts.items())

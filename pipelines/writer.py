@@ -532,9 +532,7 @@ class OutputWriter:
     def _writers(self) -> list[WarcWriter | VerticalWriter | JsonlWriter]:
         """The append-only writers, whose files the campaign commits and cuts back."""
         return [
-            w
-            for w in (self._warc, self._prevertical, self._vertical, self._jsonl)
-            if w is not None
+            w for w in (self._warc, self._prevertical, self._vertical, self._jsonl) if w is not None
         ]
 
     def _closing_order(self) -> list[WarcWriter | VerticalWriter | JsonlWriter | ParquetWriter]:

@@ -23,6 +23,7 @@ import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 import pytest
 from warcio.archiveiterator import ArchiveIterator
@@ -96,7 +97,7 @@ class Site:
 
 def _handler(site: Site) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 - http.server's name
+        def do_GET(self) -> None:
             body = site.pages.get(self.path)
             if self.path == "/robots.txt" or body is None:
                 self._answer(404, b"not here", {})
@@ -144,7 +145,7 @@ def site(gold_dir: Path) -> Iterator[tuple[Site, str]]:
         server.server_close()
 
 
-def _crawl(profile: Path, out: Path, *extra: str) -> dict[str, object]:
+def _crawl(profile: Path, out: Path, *extra: str) -> dict[str, Any]:
     command = [sys.executable, "-m", "corpus_crawler.cli", "crawl", str(profile), "-o", str(out)]
     done = subprocess.run(
         [*command, *extra], cwd=ROOT, capture_output=True, text=True, timeout=TIMEOUT
@@ -152,7 +153,7 @@ def _crawl(profile: Path, out: Path, *extra: str) -> dict[str, object]:
     assert done.returncode == 0, done.stderr[-3000:]
     summaries = sorted(out.glob("*summary*.json"), key=lambda p: p.stat().st_mtime)
     assert summaries, f"no summary in {sorted(p.name for p in out.iterdir())}"
-    return json.loads(summaries[-1].read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+    return json.loads(summaries[-1].read_text(encoding="utf-8"))
 
 
 def _records(out: Path, names: list[str]) -> list[tuple[str, str, dict[str, str]]]:
@@ -187,10 +188,10 @@ def test_recrawl_pass_archives_revisits_and_writes_only_new_and_changed(
     out = tmp_path / "out"
 
     first = _crawl(profile, out)
-    first_warcs = list(first["files"]["warc"])  # type: ignore[index]
+    first_warcs = list(first["files"]["warc"])
     first_records = _records(out, first_warcs)
     assert {t for t, _, _ in first_records} == {"response"}
-    first_docs = _prevertical_urls(out, list(first["files"]["prevertical"]))  # type: ignore[index]
+    first_docs = _prevertical_urls(out, list(first["files"]["prevertical"]))
     assert len(first_docs) >= 6, first_docs  # the index and most pages are kept documents
 
     # between the passes: b and c change (b links to a new page), d is removed,
@@ -208,10 +209,12 @@ def test_recrawl_pass_archives_revisits_and_writes_only_new_and_changed(
 
     second = _crawl(profile, out, "--recrawl")
     assert "/later.html" not in served.paths()
-    second_warcs = [w for w in second["files"]["warc"] if w not in first_warcs]  # type: ignore[index]
+    second_warcs = [w for w in second["files"]["warc"] if w not in first_warcs]
     assert second_warcs, "the recrawl pass writes its own WARC"
-    records = {uri.removeprefix(base): (kind, headers) for kind, uri, headers in
-               _records(out, second_warcs)}
+    records = {
+        uri.removeprefix(base): (kind, headers)
+        for kind, uri, headers in _records(out, second_warcs)
+    }
     first_ids = {uri.removeprefix(base): h["WARC-Record-ID"] for _, uri, h in first_records}
 
     for path in ("/", "/a.html", "/e.html"):
@@ -229,10 +232,10 @@ def test_recrawl_pass_archives_revisits_and_writes_only_new_and_changed(
         assert records[path][0] == "response", path
     assert records["/d.html"][0] == "response"  # the 404, archived as it came
 
-    second_docs = _prevertical_urls(out, list(second["files"]["prevertical"]))  # type: ignore[index]
+    second_docs = _prevertical_urls(out, list(second["files"]["prevertical"]))
     assert second_docs == {f"{base}/b.html", f"{base}/c.html", f"{base}/new.html"}
 
-    counts = second["recrawl"]  # type: ignore[index]
+    counts = second["recrawl"]
     assert counts["pass"] is True
     assert (counts["new"], counts["changed"], counts["unchanged"], counts["gone"]) == (1, 2, 4, 1)
     assert counts["revisits"] == {"server_not_modified": 3, "identical_payload_digest": 1}
@@ -257,7 +260,7 @@ def test_recrawl_pass_archives_revisits_and_writes_only_new_and_changed(
     served.log.clear()
     third = _crawl(profile, out, "--recrawl")
     assert [p for p in served.paths() if p != "/robots.txt"] == []
-    assert third["recrawl"]["due"] == 0  # type: ignore[index]
+    assert third["recrawl"]["due"] == 0
 
 
 # -- the pure parts --------------------------------------------------------------------------
@@ -267,7 +270,10 @@ def _previous(digest: str | None, outcome: str = "new") -> PreviousCapture:
     from datetime import datetime, timezone
 
     return PreviousCapture(
-        "<urn:uuid:1>", "http://x/", datetime(2026, 1, 1, tzinfo=timezone.utc), digest,
+        "<urn:uuid:1>",
+        "http://x/",
+        datetime(2026, 1, 1, tzinfo=timezone.utc),
+        digest,
         outcome=outcome,
     )
 
