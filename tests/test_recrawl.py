@@ -313,3 +313,75 @@ def test_intervals_adapt_within_bounds() -> None:
     assert parse_interval(2, "k") == 7200.0
     with pytest.raises(ValueError, match="k: expected a duration"):
         parse_interval("soon", "k")
+
+
+def test_store_remembers_captures_with_the_files_and_queues_a_due_url_once(
+    tmp_path: Path,
+) -> None:
+    from datetime import datetime, timezone
+
+    from corpus_crawler.state import Admission, CampaignStore
+
+    moment = datetime(2026, 11, 1, tzinfo=timezone.utc)
+    body = b"<html>the same bytes</html>"
+    schedule = Schedule(min_interval=10.0, max_interval=1000.0, initial_interval=100.0)
+    store = CampaignStore(tmp_path, schedule=schedule)
+    first = decide(200, body, None, None)
+    store.record_capture(
+        "http://x/a",
+        first,
+        status=200,
+        record_id="<urn:uuid:a>",
+        date=moment,
+        etag='"e1"',
+        last_modified=None,
+        depth=2,
+    )
+    store.commit({})
+    # the same bytes at another URL: a revisit of a's capture
+    same = store.payload_capture(payload_digest(body))
+    assert same is not None and (same.record_id, same.target_uri) == ("<urn:uuid:a>", "http://x/a")
+    copy = decide(200, body, store.previous_capture("http://x/b"), same)
+    assert copy.revisit is RevisitProfile.IDENTICAL_PAYLOAD_DIGEST
+    store.record_capture(
+        "http://x/b",
+        copy,
+        status=200,
+        record_id="<urn:uuid:b>",
+        date=moment,
+        etag=None,
+        last_modified=None,
+        depth=1,
+    )
+    previous_b = store.previous_capture("http://x/b")
+    assert previous_b is not None and previous_b.record_id == "<urn:uuid:a>"  # the full capture
+    store.abandon()  # killed before b's capture was committed with its record
+
+    store = CampaignStore(tmp_path, schedule=schedule)
+    assert store.previous_capture("http://x/b") is None
+    previous_a = store.previous_capture("http://x/a")
+    assert previous_a is not None and previous_a.etag == '"e1"' and previous_a.interval == 100.0
+    assert list(store.due_urls(now=0)) == []
+    due = list(store.due_urls(now=9e12))
+    assert due == [("http://x/a", '"e1"', None, 2)]
+    recrawl = {"fingerprint": None, "priority": 0, "recrawl": "http://x/a"}
+    assert store.enqueue("a", **recrawl) is Admission.QUEUED  # type: ignore[arg-type]
+    assert store.enqueue("a", **recrawl) is Admission.DUPLICATE  # type: ignore[arg-type]
+    assert list(store.due_urls(now=9e12)) == []  # queued: not due again
+    ((row, _),) = store.lease(5)
+    assert store.finish(row, "http://x/a", "failed:ConnectionRefusedError") is True  # gone
+    gone = store.previous_capture("http://x/a")
+    assert gone is not None and gone.outcome == "gone" and gone.interval == 150.0
+    store.close()
+
+
+def test_an_old_campaign_database_gains_the_recrawl_tables(tmp_path: Path) -> None:
+    with sqlite3.connect(tmp_path / "campaign.sqlite") as db:
+        db.execute("CREATE TABLE frontier (id INTEGER PRIMARY KEY, priority INTEGER NOT NULL,"
+                   " state INTEGER NOT NULL DEFAULT 0, request TEXT NOT NULL)")  # fmt: skip
+    from corpus_crawler.state import CampaignStore
+
+    store = CampaignStore(tmp_path)
+    assert store.previous_capture("http://x/") is None
+    assert list(store.due_urls()) == []
+    store.close()
