@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 
-from .warc import RevisitProfile, payload_digest
+from .warc import RevisitProfile
 
 __all__ = [
     "Change",
@@ -117,17 +117,16 @@ class Decision:
 
 def decide(
     status: int,
-    body: bytes,
+    digest: str | None,
     previous: PreviousCapture | None,
     same_payload: PreviousCapture | None,
-    *,
-    truncated: bool = False,
 ) -> Decision:
     """Response or revisit, and what changed.
 
+    `digest`: `payload_digest` of the payload of a complete 2xx response (None for
+    other statuses and for a truncated body, which is never a revisit);
     `previous`: the URL's last full capture; `same_payload`: the first capture in
-    the campaign of any URL whose payload digest is the one of `body` (the caller
-    looks it up with `payload_digest(body)`).
+    the campaign of any URL with that payload digest.
     """
     if status == 304:
         if previous is not None:
@@ -136,9 +135,8 @@ def decide(
     if status in (404, 410):
         gone = previous is not None and previous.outcome in LIVE
         return Decision(Change.GONE if gone else Change.OTHER)
-    if not 200 <= status < 300 or truncated:
+    if not 200 <= status < 300 or digest is None:
         return Decision(Change.OTHER)
-    digest = payload_digest(body)
     change = Change.NEW if previous is None else Change.CHANGED
     if previous is not None and previous.digest == digest:
         if previous.outcome in LIVE:

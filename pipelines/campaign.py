@@ -19,7 +19,9 @@ the files and the state at each commit: survive power loss, not only a crash),
 CORPUS_CAMPAIGN_COMMIT_INTERVAL (seconds between group commits, 0.5),
 CORPUS_CAMPAIGN_LEASE_BATCH (requests taken from the frontier at a time, 32),
 CORPUS_SCOPE_MAX_PAGES and CORPUS_SCOPE_MAX_PAGES_PER_DOMAIN (page budgets of
-the whole campaign, over all its runs).
+the whole campaign, over all its runs), CORPUS_RECRAWL_ENABLED (this run is a
+recrawl pass: `crawl --recrawl`, the spider queues the URLs that are due) and
+CORPUS_SCHEDULE_{MIN,MAX,INITIAL}_INTERVAL (seconds; the profile's `schedule:`).
 """
 
 from __future__ import annotations

@@ -129,13 +129,11 @@ class WarcCaptureMiddleware:
         if store is None or request.meta.get("corpus_sitemap"):
             return None
         previous = store.previous_capture(exchange.url)
-        same = None
-        status = exchange.status
-        if 200 <= status < 300 and exchange.truncated is None:
-            same = store.payload_capture(payload_digest(exchange.body))
-        decision = decide(
-            status, exchange.body, previous, same, truncated=exchange.truncated is not None
-        )
+        digest = same = None
+        if 200 <= exchange.status < 300 and exchange.truncated is None:
+            digest = payload_digest(exchange.body)
+            same = store.payload_capture(digest)
+        decision = decide(exchange.status, digest, previous, same)
         request.meta["corpus_change"] = decision.change.value
         etag = response.headers.get(b"ETag")
         modified = response.headers.get(b"Last-Modified")

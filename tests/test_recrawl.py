@@ -279,26 +279,29 @@ def _previous(digest: str | None, outcome: str = "new") -> PreviousCapture:
 
 
 def test_decide_response_or_revisit() -> None:
-    body = b"<html>same</html>"
-    digest = payload_digest(body)
-    assert decide(200, body, None, None).change is Change.NEW
-    assert decide(200, body, None, None).revisit is None
-    unchanged = decide(200, body, _previous(digest), None)
+    digest = payload_digest(b"<html>same</html>")
+    assert decide(200, digest, None, None).change is Change.NEW
+    assert decide(200, digest, None, None).revisit is None
+    unchanged = decide(200, digest, _previous(digest), None)
     assert (unchanged.change, unchanged.revisit) == (
         Change.UNCHANGED,
         RevisitProfile.IDENTICAL_PAYLOAD_DIGEST,
     )
-    changed = decide(200, b"other", _previous(digest), None)
+    changed = decide(200, payload_digest(b"other"), _previous(digest), None)
     assert (changed.change, changed.revisit) == (Change.CHANGED, None)
     # byte-identical copy at another URL: a revisit of that capture, yet a new URL
-    copy = decide(200, body, None, _previous(digest))
+    copy = decide(200, digest, None, _previous(digest))
     assert (copy.change, copy.revisit) == (Change.NEW, RevisitProfile.IDENTICAL_PAYLOAD_DIGEST)
-    not_modified = decide(304, b"", _previous(digest), None)
+    # back after being gone: changed, a full response
+    back = decide(200, digest, _previous(digest, "gone"), None)
+    assert (back.change, back.revisit) == (Change.CHANGED, None)
+    not_modified = decide(304, None, _previous(digest), None)
     assert not_modified.revisit is RevisitProfile.SERVER_NOT_MODIFIED
-    assert decide(304, b"", None, None).change is Change.OTHER
-    assert decide(404, b"", _previous(digest), None).change is Change.GONE
-    assert decide(404, b"", _previous(digest, "gone"), None).change is Change.OTHER
-    assert decide(200, body, _previous(digest), None, truncated=True).change is Change.OTHER
+    assert decide(304, None, None, None).change is Change.OTHER
+    assert decide(404, None, _previous(digest), None).change is Change.GONE
+    assert decide(404, None, _previous(digest, "gone"), None).change is Change.OTHER
+    # a truncated body has no digest: never a revisit
+    assert decide(200, None, _previous(digest), None).change is Change.OTHER
 
 
 def test_intervals_adapt_within_bounds() -> None:
@@ -326,7 +329,7 @@ def test_store_remembers_captures_with_the_files_and_queues_a_due_url_once(
     body = b"<html>the same bytes</html>"
     schedule = Schedule(min_interval=10.0, max_interval=1000.0, initial_interval=100.0)
     store = CampaignStore(tmp_path, schedule=schedule)
-    first = decide(200, body, None, None)
+    first = decide(200, payload_digest(body), None, None)
     store.record_capture(
         "http://x/a",
         first,
@@ -341,7 +344,7 @@ def test_store_remembers_captures_with_the_files_and_queues_a_due_url_once(
     # the same bytes at another URL: a revisit of a's capture
     same = store.payload_capture(payload_digest(body))
     assert same is not None and (same.record_id, same.target_uri) == ("<urn:uuid:a>", "http://x/a")
-    copy = decide(200, body, store.previous_capture("http://x/b"), same)
+    copy = decide(200, payload_digest(body), store.previous_capture("http://x/b"), same)
     assert copy.revisit is RevisitProfile.IDENTICAL_PAYLOAD_DIGEST
     store.record_capture(
         "http://x/b",
