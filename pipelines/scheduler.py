@@ -119,10 +119,16 @@ class CampaignScheduler(BaseScheduler):
         parent = meta.pop(ROW, None)
         parent_url = meta.pop(ROW_URL, request.url)
         budget = meta.pop(BUDGET, None)
-        # a recrawl of a known URL (spiders/corpus.py): not in the seen set's hands
-        recrawl = meta.pop(RECRAWL, None)
-        if recrawl is not None and recrawl != request.url:
-            recrawl = None  # a redirect or retry of it
+        # a recrawl of a known URL (spiders/corpus.py): not in the seen set's hands; the
+        # mark stays in the meta, so its retries and redirects are known as such
+        recrawl = meta.get(RECRAWL)
+        if recrawl is not None and parent is not None:
+            # a retry or redirect of a recrawl request (queued already, once)
+            if recrawl != request.url:
+                # redirected: the validators were the old URL's, not this one's
+                for header in (b"If-None-Match", b"If-Modified-Since"):
+                    request.headers.pop(header, None)
+            recrawl = None
         fingerprint = None if request.dont_filter else self._fingerprint(request)
         if recrawl is not None:
             fingerprint, budget = None, None

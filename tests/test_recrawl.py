@@ -80,6 +80,8 @@ class Site:
     def __init__(self, gold: list[bytes]) -> None:
         self.pages: dict[str, bytes] = {}
         self.log: list[tuple[str, int]] = []
+        #: Paths answered 503 once (then as usual): a recrawl request's retry.
+        self.fail_once: set[str] = set()
         self.lock = threading.Lock()
         links = "".join(f"<a href='/{n}.html'>{n}</a> " for n in NAMES).encode()
         self.pages["/"] = add_links(gold[0], links)
@@ -101,6 +103,10 @@ def _handler(site: Site) -> type[BaseHTTPRequestHandler]:
             body = site.pages.get(self.path)
             if self.path == "/robots.txt" or body is None:
                 self._answer(404, b"not here", {})
+                return
+            if self.path in site.fail_once:
+                site.fail_once.discard(self.path)
+                self._answer(503, b"busy", {})
                 return
             etag = '"' + hashlib.sha1(body).hexdigest() + '"'
             headers = {"ETag": etag, "Last-Modified": LAST_MODIFIED}
@@ -206,15 +212,16 @@ def test_recrawl_pass_archives_revisits_and_writes_only_new_and_changed(
             "UPDATE urls SET next_due = 9e12 WHERE url = ?", (f"{base}/later.html",)
         )
     served.log.clear()
+    served.fail_once.add("/e.html")
 
     second = _crawl(profile, out, "--recrawl")
     assert "/later.html" not in served.paths()
+    assert served.log.count(("/e.html", 503)) == 1
+    assert served.log.count(("/e.html", 304)) == 1  # the retry of a recrawl request
     second_warcs = [w for w in second["files"]["warc"] if w not in first_warcs]
     assert second_warcs, "the recrawl pass writes its own WARC"
-    records = {
-        uri.removeprefix(base): (kind, headers)
-        for kind, uri, headers in _records(out, second_warcs)
-    }
+    second_records = _records(out, second_warcs)
+    records = {uri.removeprefix(base): (kind, headers) for kind, uri, headers in second_records}
     first_ids = {uri.removeprefix(base): h["WARC-Record-ID"] for _, uri, h in first_records}
 
     for path in ("/", "/a.html", "/e.html"):
