@@ -28,6 +28,8 @@ import yaml
 from .addresses import parse_allowed_network, parse_dns_server
 from .config import ConfigError, ExtractConfig, JustextParams, Preset
 from .dedup import DedupConfig, MarkAction
+from .recrawl import Schedule as RecrawlSchedule
+from .recrawl import parse_interval
 from .yieldrate import YieldConfig
 
 __all__ = [
@@ -524,6 +526,39 @@ class YieldPruning:
 
 
 @dataclass(frozen=True, slots=True)
+class Schedule:
+    """Revisit intervals of `crawl --recrawl` passes (corpus_crawler.recrawl): durations
+    such as "45s", "30m", "12h", "2d", "1w"."""
+
+    #: The shortest interval a URL that keeps changing is revisited at.
+    min_interval: str = "1h"
+    #: The longest interval a URL that never changes is left alone for.
+    max_interval: str = "30d"
+    #: The interval of a newly found URL.
+    initial_interval: str = "1d"
+
+    def __post_init__(self) -> None:
+        seconds = {}
+        for key in ("min_interval", "max_interval", "initial_interval"):
+            try:
+                seconds[key] = parse_interval(getattr(self, key), key)
+            except ValueError as exc:
+                raise _FieldError(key, str(exc).partition(": ")[2]) from None
+        _require(
+            seconds["min_interval"] <= seconds["max_interval"],
+            "min_interval",
+            f"{self.min_interval!r} is longer than max_interval {self.max_interval!r}",
+        )
+
+    def seconds(self) -> RecrawlSchedule:
+        return RecrawlSchedule(
+            min_interval=parse_interval(self.min_interval, "min_interval"),
+            max_interval=parse_interval(self.max_interval, "max_interval"),
+            initial_interval=parse_interval(self.initial_interval, "initial_interval"),
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class Profile:
     """One crawl: everything `corpus-crawler crawl` and `scrapy crawl corpus` need."""
 
@@ -539,6 +574,7 @@ class Profile:
     dedup: Dedup = field(default_factory=Dedup)
     #: `yield:` in the YAML (a Python keyword, hence the underscore).
     yield_: YieldPruning = field(default_factory=YieldPruning)
+    schedule: Schedule = field(default_factory=Schedule)
     #: Raw Scrapy settings (UPPER_CASE keys) for anything the sections above do not cover.
     settings: Mapping[str, Any] = field(default_factory=dict)
     #: Where the profile was read from ("" when built in code).

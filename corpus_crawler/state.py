@@ -38,6 +38,7 @@ from urllib.parse import urlsplit
 
 from ._files import OPEN_SUFFIX, fsync_directory
 from .domains import registered_domain
+from .recrawl import LIVE, Change, Decision, PreviousCapture, Schedule, next_interval
 
 __all__ = [
     "DATABASE_NAME",
@@ -97,6 +98,32 @@ CREATE TABLE IF NOT EXISTS runs (
     reason TEXT
 );
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+-- recrawls (corpus_crawler.recrawl): one row per URL with a tracked capture
+CREATE TABLE IF NOT EXISTS urls (
+    url TEXT PRIMARY KEY,
+    etag TEXT,
+    last_modified TEXT,
+    digest TEXT,
+    -- the last FULL capture (a response record): what revisits refer to
+    record_id TEXT,
+    target_uri TEXT,
+    capture_date TEXT,
+    status INTEGER,
+    depth INTEGER NOT NULL DEFAULT 0,
+    interval REAL,
+    next_due REAL NOT NULL,
+    outcome TEXT NOT NULL,
+    -- 1 while a recrawl request for it is in the frontier
+    queued INTEGER NOT NULL DEFAULT 0
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS urls_due ON urls (next_due) WHERE queued = 0;
+-- the first full capture of each payload digest (identical copies at other URLs)
+CREATE TABLE IF NOT EXISTS payloads (
+    digest TEXT PRIMARY KEY,
+    record_id TEXT NOT NULL,
+    target_uri TEXT NOT NULL,
+    capture_date TEXT NOT NULL
+) WITHOUT ROWID;
 """
 
 #: The key of the campaign-wide page count in `budgets` (no host is empty).
@@ -128,6 +155,10 @@ class BudgetLimits:
 
     max_pages: int | None = None
     max_pages_per_domain: int | None = None
+
+
+def _epoch() -> float:
+    return datetime.now(timezone.utc).timestamp()
 
 
 def _now() -> str:
@@ -172,8 +203,12 @@ class _FolderLock:
 class CampaignStore:
     """The campaign database; see the module docstring. Thread-safe."""
 
-    def __init__(self, directory: Path | str, *, fsync: bool = False) -> None:
+    def __init__(
+        self, directory: Path | str, *, fsync: bool = False, schedule: Schedule | None = None
+    ) -> None:
         self.directory = Path(directory)
+        #: Bounds of the per-URL revisit intervals (`corpus_crawler.recrawl`).
+        self.schedule = schedule or Schedule()
         self.path = self.directory / DATABASE_NAME
         self._lock = threading.Lock()
         self._folder_lock = _FolderLock(self.directory)
@@ -276,6 +311,7 @@ class CampaignStore:
         fingerprint: bytes | None,
         budget: str | None = None,
         limits: BudgetLimits = BudgetLimits(),
+        recrawl: str | None = None,
     ) -> Admission:
         """Queue a request (JSON text, or a function that makes it: called only for a
         request that is queued) unless it was seen or is over a page budget.
@@ -286,6 +322,13 @@ class CampaignStore:
         """
         with self._lock:
             db = self._db
+            if recrawl is not None:
+                # a recrawl of a known URL: once in the frontier at a time
+                marked = db.execute(
+                    "UPDATE urls SET queued = 1 WHERE url = ? AND queued = 0", (recrawl,)
+                ).rowcount
+                if not marked:
+                    return Admission.DUPLICATE
             if fingerprint is not None:
                 inserted = db.execute(
                     "INSERT OR IGNORE INTO seen (fingerprint) VALUES (?)", (fingerprint,)
@@ -327,15 +370,161 @@ class CampaignStore:
 
     # -- the writer thread: done, totals, commits -----------------------------------------
 
-    def finish(self, row: int, url: str, outcome: str) -> None:
-        """The request `row` is done: its output is in the files (committed with them)."""
+    def finish(self, row: int, url: str, outcome: str) -> bool:
+        """The request `row` is done: its output is in the files (committed with them).
+
+        True if the request failed for a URL that had content at its last capture
+        (it is now gone)."""
         with self._lock:
-            self._db.execute("DELETE FROM frontier WHERE id = ?", (row,))
-            self._db.execute(
+            db = self._db
+            db.execute("DELETE FROM frontier WHERE id = ?", (row,))
+            db.execute(
                 "INSERT INTO fetches (url, run, finished_at, outcome) VALUES (?, ?, ?, ?)",
                 (url, self.run, _now(), outcome),
             )
             self._changes += 1
+            found = db.execute(
+                "SELECT interval, outcome FROM urls WHERE url = ?", (url,)
+            ).fetchone()
+            if found is None:
+                return False
+            interval, last = found
+            gone = outcome.startswith("failed:") and last in LIVE
+            if gone:
+                interval = next_interval(interval, Change.GONE, self.schedule)
+                db.execute(
+                    "UPDATE urls SET queued = 0, outcome = ?, interval = ?, next_due = ?"
+                    " WHERE url = ?",
+                    (Change.GONE.value, interval, _epoch() + interval, url),
+                )
+            else:
+                db.execute("UPDATE urls SET queued = 0 WHERE url = ?", (url,))
+            return gone
+
+    # -- recrawls -------------------------------------------------------------------------
+
+    def previous_capture(self, url: str) -> PreviousCapture | None:
+        """The last full capture of `url` (None: never captured with content)."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT record_id, target_uri, capture_date, digest, etag, last_modified,"
+                " interval, outcome FROM urls WHERE url = ?",
+                (url,),
+            ).fetchone()
+        if row is None or row[0] is None:
+            return None
+        record_id, target, date, digest, etag, modified, interval, outcome = row
+        return PreviousCapture(
+            record_id=record_id,
+            target_uri=target,
+            date=datetime.fromisoformat(date),
+            digest=digest,
+            etag=etag,
+            last_modified=modified,
+            interval=interval,
+            outcome=outcome,
+        )
+
+    def payload_capture(self, digest: str) -> PreviousCapture | None:
+        """The first full capture in the campaign whose payload has this digest."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT record_id, target_uri, capture_date FROM payloads WHERE digest = ?",
+                (digest,),
+            ).fetchone()
+        if row is None:
+            return None
+        return PreviousCapture(row[0], row[1], datetime.fromisoformat(row[2]), digest)
+
+    def record_capture(
+        self,
+        url: str,
+        decision: Decision,
+        *,
+        status: int,
+        record_id: str,
+        date: datetime,
+        etag: str | None,
+        last_modified: str | None,
+        depth: int,
+    ) -> None:
+        """Remember a capture once its records are written (the writer thread): its
+        validators, digest, interval and next due time. `record_id`: the record just
+        written (used as the URL's last full capture when it is a response)."""
+        change = decision.change
+        if change is Change.OTHER:
+            return
+        with self._lock:
+            db = self._db
+            found = db.execute("SELECT interval FROM urls WHERE url = ?", (url,)).fetchone()
+            interval = next_interval(found[0] if found else None, change, self.schedule)
+            due = _epoch() + interval
+            if change is Change.GONE:
+                db.execute(
+                    "UPDATE urls SET queued = 0, outcome = ?, status = ?, interval = ?,"
+                    " next_due = ? WHERE url = ?",
+                    (change.value, status, interval, due, url),
+                )
+                self._changes += 1
+                return
+            if decision.revisit is None:
+                full = (record_id, url, date.isoformat())
+                if decision.digest is not None:
+                    db.execute(
+                        "INSERT OR IGNORE INTO payloads (digest, record_id, target_uri,"
+                        " capture_date) VALUES (?, ?, ?, ?)",
+                        (decision.digest, *full),
+                    )
+            else:
+                assert decision.refers_to is not None
+                ref = decision.refers_to
+                full = (ref.record_id, ref.target_uri, ref.date.isoformat())
+            db.execute(
+                "INSERT INTO urls (url, etag, last_modified, digest, record_id, target_uri,"
+                " capture_date, status, depth, interval, next_due, outcome, queued)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)"
+                " ON CONFLICT (url) DO UPDATE SET"
+                " etag = coalesce(excluded.etag, etag),"
+                " last_modified = coalesce(excluded.last_modified, last_modified),"
+                " digest = coalesce(excluded.digest, digest),"
+                " record_id = excluded.record_id, target_uri = excluded.target_uri,"
+                " capture_date = excluded.capture_date, status = excluded.status,"
+                " interval = excluded.interval, next_due = excluded.next_due,"
+                " outcome = excluded.outcome, queued = 0",
+                (
+                    url,
+                    etag,
+                    last_modified,
+                    decision.digest,
+                    *full,
+                    status,
+                    depth,
+                    interval,
+                    due,
+                    change.value,
+                ),
+            )
+            self._changes += 1
+
+    def due_urls(
+        self, now: float | None = None, batch: int = 1000
+    ) -> Iterator[tuple[str, str | None, str | None, int]]:
+        """(url, etag, last_modified, depth) of every URL due for a recrawl at `now`
+        (epoch seconds) and not queued already; read in batches, not all in RAM."""
+        moment = _epoch() if now is None else now
+        after = ""
+        while True:
+            with self._lock:
+                rows = self._db.execute(
+                    "SELECT url, etag, last_modified, depth FROM urls"
+                    " WHERE queued = 0 AND next_due <= ? AND url > ? ORDER BY url LIMIT ?",
+                    (moment, after, batch),
+                ).fetchall()
+            if not rows:
+                return
+            for url, etag, modified, depth in rows:
+                yield str(url), etag, modified, int(depth)
+            after = rows[-1][0]
 
     def count(self, counts: Mapping[str, int]) -> None:
         """Add to the campaign totals (committed with the next `commit`)."""

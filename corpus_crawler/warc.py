@@ -724,6 +724,8 @@ class WarcWriter:
         refers_to: str,
         refers_to_uri: str,
         refers_to_date: datetime,
+        request_id: str | None = None,
+        revisit_id: str | None = None,
     ) -> ExchangeRecords:
         """Write the request and a ``revisit`` record (headers only) for a capture that
         repeats an earlier one: `refers_to` is that response's record id, with its
@@ -739,8 +741,8 @@ class WarcWriter:
         request_moment = exchange.request_date or response_moment
         self._first_record_date = request_moment
         self._file.ensure_open()
-        request_id = self._record_ids()
-        revisit_id = self._record_ids()
+        request_id = request_id or self._record_ids()
+        revisit_id = revisit_id or self._record_ids()
         data = self._request_record(exchange, _warc_date(request_moment), request_id, revisit_id)
         date = _warc_date(response_moment)
         headers = self._common_headers("revisit", exchange, date, revisit_id, request_id)

@@ -152,6 +152,12 @@ def profile_settings(profile: Profile) -> dict[str, Any]:
             "From": output.warc.http_header_from,
         }
     settings.update(_dedup_settings(profile))
+    # schedule: the revisit intervals of recrawl passes, in seconds
+    schedule = profile.schedule.seconds()
+    settings["CORPUS_SCHEDULE_MIN_INTERVAL"] = schedule.min_interval
+    settings["CORPUS_SCHEDULE_MAX_INTERVAL"] = schedule.max_interval
+    settings["CORPUS_SCHEDULE_INITIAL_INTERVAL"] = schedule.initial_interval
+    settings["CORPUS_RECRAWL_ENABLED"] = False
     settings.update(profile.settings)
     return settings
 

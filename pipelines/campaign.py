@@ -19,7 +19,9 @@ the files and the state at each commit: survive power loss, not only a crash),
 CORPUS_CAMPAIGN_COMMIT_INTERVAL (seconds between group commits, 0.5),
 CORPUS_CAMPAIGN_LEASE_BATCH (requests taken from the frontier at a time, 32),
 CORPUS_SCOPE_MAX_PAGES and CORPUS_SCOPE_MAX_PAGES_PER_DOMAIN (page budgets of
-the whole campaign, over all its runs).
+the whole campaign, over all its runs), CORPUS_RECRAWL_ENABLED (this run is a
+recrawl pass: `crawl --recrawl`, the spider queues the URLs that are due) and
+CORPUS_SCHEDULE_{MIN,MAX,INITIAL}_INTERVAL (seconds; the profile's `schedule:`).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from scrapy.crawler import Crawler
 from scrapy.settings import BaseSettings
 from twisted.internet import defer
 
+from corpus_crawler.recrawl import Schedule
 from corpus_crawler.state import BudgetLimits, CampaignStore, reconcile_files
 from pipelines.bridge import NO_LIMIT
 from pipelines.items import CorpusDocument, DroppedPage, RequestDone
@@ -57,6 +60,10 @@ class CampaignSettings:
     directory: Path
     limits: BudgetLimits
     lease_batch: int
+    #: Revisit interval bounds of recrawls (CORPUS_SCHEDULE_*_INTERVAL, seconds).
+    schedule: Schedule = field(default_factory=Schedule)
+    #: This run is a recrawl pass (`crawl --recrawl`, CORPUS_RECRAWL_ENABLED).
+    recrawl: bool = False
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> CampaignSettings:
@@ -70,7 +77,20 @@ class CampaignSettings:
                 max_pages_per_domain=_limit(settings, "CORPUS_SCOPE_MAX_PAGES_PER_DOMAIN"),
             ),
             lease_batch=lease_batch,
+            schedule=Schedule(
+                min_interval=_seconds(settings, "CORPUS_SCHEDULE_MIN_INTERVAL", 3600.0),
+                max_interval=_seconds(settings, "CORPUS_SCHEDULE_MAX_INTERVAL", 30 * 86400.0),
+                initial_interval=_seconds(settings, "CORPUS_SCHEDULE_INITIAL_INTERVAL", 86400.0),
+            ).checked("CORPUS_SCHEDULE_*_INTERVAL"),
+            recrawl=settings.getbool("CORPUS_RECRAWL_ENABLED"),
         )
+
+
+def _seconds(settings: BaseSettings, name: str, default: float) -> float:
+    value = settings.getfloat(name, default)
+    if value < 0:
+        raise ValueError(f"{name} must be 0 or more seconds, got {value}")
+    return value
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +116,7 @@ class CampaignExtension:
         self.settings = settings
         directory = settings.directory
         directory.mkdir(parents=True, exist_ok=True)
-        self.store = CampaignStore(directory, fsync=output.fsync)
+        self.store = CampaignStore(directory, fsync=output.fsync, schedule=settings.schedule)
         self.reconciled: tuple[str, ...] = ()
         if self.store.resumed:
             self.reconciled = tuple(reconcile_files(directory, self.store.committed_files()))

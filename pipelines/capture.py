@@ -23,9 +23,10 @@ from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.http import Response
 
 from corpus_crawler.model import DropReason
-from corpus_crawler.warc import Exchange, Truncation, header_pairs, new_record_id
+from corpus_crawler.recrawl import decide
+from corpus_crawler.warc import Exchange, Truncation, header_pairs, new_record_id, payload_digest
 from pipelines.download import WIRE_META_KEY, WireRecord, truncation_of
-from pipelines.writer import OutputWriter
+from pipelines.writer import CaptureFacts, OutputWriter
 
 __all__ = ["SizeCapMiddleware", "WarcCaptureMiddleware", "exchange_of"]
 
@@ -108,13 +109,40 @@ class WarcCaptureMiddleware:
         request.meta["corpus_fetched_at"] = exchange.date.isoformat()
         response_id = new_record_id()
         request.meta["corpus_response_id"] = response_id
+        row = request.meta.get("corpus_row")
+        capture = self._capture(request, response, exchange) if row is not None else None
         self.writer.submit_exchange(
             exchange,
-            row=request.meta.get("corpus_row"),
+            row=row,
             request_id=new_record_id(),
             response_id=response_id,
+            capture=capture,
         )
         return response
+
+    def _capture(
+        self, request: Request, response: Response, exchange: Exchange
+    ) -> CaptureFacts | None:
+        """Response or revisit: decided here, once, against the campaign's capture index;
+        the spider reads ``corpus_change`` to skip pages that did not change."""
+        store = self.writer.store
+        if store is None or request.meta.get("corpus_sitemap"):
+            return None
+        previous = store.previous_capture(exchange.url)
+        digest = same = None
+        if 200 <= exchange.status < 300 and exchange.truncated is None:
+            digest = payload_digest(exchange.body)
+            same = store.payload_capture(digest)
+        decision = decide(exchange.status, digest, previous, same)
+        request.meta["corpus_change"] = decision.change.value
+        etag = response.headers.get(b"ETag")
+        modified = response.headers.get(b"Last-Modified")
+        return CaptureFacts(
+            decision,
+            etag=etag.decode("latin-1") if etag else None,
+            last_modified=modified.decode("latin-1") if modified else None,
+            depth=int(request.meta.get("depth", 0)),
+        )
 
 
 class SizeCapMiddleware:

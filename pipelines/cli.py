@@ -82,6 +82,13 @@ def register(subparsers: Any) -> None:
         help="at the end, package the crawl's WARC files as OUTDIR/<profile name>.wacz"
         " (py-wacz: pip install 'corpus-crawler[wacz]')",
     )
+    crawl.add_argument(
+        "--recrawl",
+        action="store_true",
+        help="start a new pass over the campaign in OUTDIR: revisit every known URL that is"
+        " due (profile schedule:) with conditional GETs, follow links of changed pages;"
+        " unchanged pages become WARC revisit records and stay out of the corpus files",
+    )
     crawl.set_defaults(func=run_crawl)
 
     demo = subparsers.add_parser(
@@ -337,6 +344,8 @@ def run_crawl(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(f"corpus-crawler: {exc}", file=sys.stderr)
         return 2
+    if getattr(args, "recrawl", False):
+        overrides["CORPUS_RECRAWL_ENABLED"] = "True"
     try:
         preflight(profile, args.output, overrides)
     except PreflightError as exc:

@@ -225,6 +225,20 @@ class SummaryExtension:
                 "parquet": _relative(files.parquet, base),
             },
             "writer": {"counts": files.counts, "errors": list(files.errors)},
+            # this run's pages against their last capture (a recrawl pass: what changed)
+            "recrawl": {
+                "pass": bool(settings.getbool("CORPUS_RECRAWL_ENABLED")),
+                "due": count("corpus/recrawl/due"),
+                **{
+                    c: int(files.counts.get(f"recrawl/{c}", 0))
+                    for c in ("new", "changed", "unchanged", "gone")
+                },
+                "revisits": {
+                    key.removeprefix("warc/revisits/"): value
+                    for key, value in sorted(files.counts.items())
+                    if key.startswith("warc/revisits/")
+                },
+            },
             "stats": {
                 key: value
                 for key, value in sorted(stats.items())

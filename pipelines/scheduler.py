@@ -40,6 +40,8 @@ logger = logging.getLogger(__name__)
 ROW = "corpus_row"
 ROW_URL = "corpus_row_url"
 BUDGET = "corpus_budget"
+#: The URL of a recrawl request (a known URL queued again when due).
+RECRAWL = "corpus_recrawl"
 
 
 def request_to_json(request: Request, spider: Spider | None) -> str:
@@ -117,7 +119,19 @@ class CampaignScheduler(BaseScheduler):
         parent = meta.pop(ROW, None)
         parent_url = meta.pop(ROW_URL, request.url)
         budget = meta.pop(BUDGET, None)
+        # a recrawl of a known URL (spiders/corpus.py): not in the seen set's hands; the
+        # mark stays in the meta, so its retries and redirects are known as such
+        recrawl = meta.get(RECRAWL)
+        if recrawl is not None and parent is not None:
+            # a retry or redirect of a recrawl request (queued already, once)
+            if recrawl != request.url:
+                # redirected: the validators were the old URL's, not this one's
+                for header in (b"If-None-Match", b"If-Modified-Since"):
+                    request.headers.pop(header, None)
+            recrawl = None
         fingerprint = None if request.dont_filter else self._fingerprint(request)
+        if recrawl is not None:
+            fingerprint, budget = None, None
         try:
             admission = self.store.enqueue(
                 # serialised only if it is queued: most links of a page were seen before
@@ -127,6 +141,7 @@ class CampaignScheduler(BaseScheduler):
                 # a redirect or retry of a page does not count against the budget again
                 budget=budget_key(request.url) if budget and parent is None else None,
                 limits=self.settings.limits,
+                recrawl=recrawl,
             )
         finally:
             if parent is not None:

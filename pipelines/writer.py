@@ -48,6 +48,7 @@ from corpus_crawler.documents import (
     document_record,
     recover_documents,
 )
+from corpus_crawler.recrawl import Change, Decision
 from corpus_crawler.state import CampaignStore
 
 # the campaign folder's lock, as the tests know it
@@ -71,7 +72,7 @@ from corpus_crawler.warc import recover as recover_warc
 from pipelines.glue import deferred_from_future
 from pipelines.items import CorpusDocument, doc_meta
 
-__all__ = ["OutputFiles", "OutputSettings", "OutputWriter"]
+__all__ = ["CaptureFacts", "OutputFiles", "OutputSettings", "OutputWriter"]
 
 logger = logging.getLogger(__name__)
 
@@ -188,6 +189,16 @@ class OutputFiles:
     errors: tuple[str, ...] = ()
     #: Why the writer stopped early (a full disk...), None if it did not.
     failure: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CaptureFacts:
+    """What the capture middleware knows of an exchange for the recrawl state."""
+
+    decision: Decision
+    etag: str | None = None
+    last_modified: str | None = None
+    depth: int = 0
 
 
 _Task = Callable[[], None]
@@ -323,20 +334,54 @@ class OutputWriter:
         row: int | None = None,
         request_id: str | None = None,
         response_id: str | None = None,
+        capture: CaptureFacts | None = None,
     ) -> None:
         """Queue the request and response records of one exchange.
 
         `row`: the scheduled request it belongs to; its records are written when
         that request is finished. None (robots.txt, no campaign): written at once.
+        `capture`: what `corpus_crawler.recrawl.decide` made of it (a ``revisit``
+        record instead of a response; remembered in the campaign state once written).
         """
         warc = self._warc
         if warc is None:
             return
+        store = self.store
 
         def task() -> None:
-            records = warc.write_exchange(exchange, request_id=request_id, response_id=response_id)
+            decision = capture.decision if capture is not None else None
+            if decision is not None and decision.revisit is not None:
+                assert decision.refers_to is not None
+                records = warc.write_revisit(
+                    exchange,
+                    profile=decision.revisit,
+                    refers_to=decision.refers_to.record_id,
+                    refers_to_uri=decision.refers_to.target_uri,
+                    refers_to_date=decision.refers_to.date,
+                    request_id=request_id,
+                    revisit_id=response_id,
+                )
+                self._count(f"warc/revisits/{decision.revisit.name.lower()}")
+            else:
+                records = warc.write_exchange(
+                    exchange, request_id=request_id, response_id=response_id
+                )
+                self._count("warc/exchanges")
             self._locations[records.response_id] = records.path.name
-            self._count("warc/exchanges")
+            if capture is not None and store is not None and decision is not None:
+                assert exchange.date is not None
+                store.record_capture(
+                    exchange.url,
+                    decision,
+                    status=exchange.status,
+                    record_id=records.response_id,
+                    date=exchange.date,
+                    etag=capture.etag,
+                    last_modified=capture.last_modified,
+                    depth=capture.depth,
+                )
+                if decision.change is not Change.OTHER:
+                    self._count(f"recrawl/{decision.change}")
 
         self._submit(row, task)
 
@@ -466,7 +511,8 @@ class OutputWriter:
             self._count(f"requests/{task.outcome}")
             if self.store is not None:
                 try:
-                    self.store.finish(task.row, task.url, task.outcome)
+                    if self.store.finish(task.row, task.url, task.outcome):
+                        self._count(f"recrawl/{Change.GONE}")
                 except Exception as exc:  # the state is as vital as the files
                     self._error(exc)
                     self._fail(f"cannot update the campaign state: {exc}")
@@ -486,9 +532,7 @@ class OutputWriter:
     def _writers(self) -> list[WarcWriter | VerticalWriter | JsonlWriter]:
         """The append-only writers, whose files the campaign commits and cuts back."""
         return [
-            w
-            for w in (self._warc, self._prevertical, self._vertical, self._jsonl)
-            if w is not None
+            w for w in (self._warc, self._prevertical, self._vertical, self._jsonl) if w is not None
         ]
 
     def _closing_order(self) -> list[WarcWriter | VerticalWriter | JsonlWriter | ParquetWriter]:

@@ -210,6 +210,9 @@ class CorpusSpider(Spider):
             if request is not None:
                 yield request
         self._flush_counts()
+        if self.crawler.settings.getbool("CORPUS_RECRAWL_ENABLED"):
+            for request in self._recrawl_requests():
+                yield request
         for url in sitemaps:
             if (sitemap := self._sitemap_request(url)) is not None:
                 yield sitemap
@@ -225,6 +228,41 @@ class CorpusSpider(Spider):
                 for origin in origins:
                     if (sitemap := self._sitemap_request(origin + "/robots.txt")) is not None:
                         yield sitemap
+
+    def _recrawl_requests(self) -> Iterator[Request]:
+        """`crawl --recrawl`: every known URL whose revisit is due, as a conditional GET."""
+        from pipelines.campaign import CampaignExtension
+
+        campaign = self.crawler.get_extension(CampaignExtension)
+        if campaign is None:
+            return
+        due = 0
+        for url, etag, last_modified, depth in campaign.store.due_urls():
+            if self.scope.check(url) is not None:
+                continue  # the profile's scope changed since
+            headers: dict[str, str] = {}
+            if etag:
+                headers["If-None-Match"] = etag
+            if last_modified:
+                headers["If-Modified-Since"] = last_modified
+            meta: dict[str, Any] = {
+                "depth": depth,
+                "corpus_recrawl": url,
+                # a 304 is an answer, not an error: let it reach the callback
+                "handle_httpstatus_list": [304],
+            }
+            due += 1
+            yield Request(
+                url,
+                callback=self.parse,
+                errback=self._download_failed,
+                headers=headers,
+                meta=meta,
+                priority=-depth,
+                dont_filter=True,
+            )
+        self.logger.info("recrawl: %d known URL(s) due for a revisit", due)
+        self._stats.set_value("corpus/recrawl/due", due)
 
     def _robots_received(self, response: Response, request: Request) -> None:
         """`response_received` handler: the Sitemap: lines of the robots.txt files that
@@ -328,6 +366,11 @@ class CorpusSpider(Spider):
     # -- responses ----------------------------------------------------------------------
 
     async def parse(self, response: Response) -> AsyncIterator[Any]:
+        change = response.meta.get("corpus_change")
+        if response.status == 304 or change == "unchanged":
+            # archived as a revisit; its text and links are in the corpus already
+            yield RequestDone(response.url, response.meta.get("corpus_row"), "unchanged")
+            return
         page = fetched_page(response)
         if self._processor is None:
             if (
