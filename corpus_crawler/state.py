@@ -48,6 +48,7 @@ __all__ = [
     "BudgetLimits",
     "CampaignLocked",
     "CampaignStore",
+    "FolderLock",
     "budget_key",
     "reconcile_files",
 ]
@@ -165,8 +166,10 @@ def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
 
-class _FolderLock:
-    """An exclusive `flock` on the campaign folder, held while the store is open."""
+class FolderLock:
+    """An exclusive `flock` on an output folder: held by a crawl while its campaign store is
+    open, and by `corpus-crawler process` while it writes (the same lock file, so the two
+    never write into one folder at once)."""
 
     def __init__(self, directory: Path) -> None:
         self.path = directory / LOCK_NAME
@@ -198,6 +201,10 @@ class _FolderLock:
             self._handle.close()
             self._handle = None
             self.path.unlink(missing_ok=True)
+
+
+#: The name the crawl's writer and CLI knew the lock by.
+_FolderLock = FolderLock
 
 
 class CampaignStore:

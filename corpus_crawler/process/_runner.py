@@ -36,12 +36,13 @@ from typing import Any, Protocol
 
 from .._files import safe_name_part
 from ..model import Document
+from ..state import FolderLock
 from ..vertical import DocMeta, VerticalWriter
 from ..warc import CrawlInfo, RobotsPolicy, WarcConfig, WarcWriter
 from ._archive import ARCHIVE_SUFFIXES, ArchiveError, ArchiveKind, sniff_kind
 from ._engines import Engine
 from ._settings import DEFAULT_CHUNK_BYTES, ArchiveDrop, ProcessSettings
-from ._state import FolderLock, ProcessState
+from ._state import ProcessState
 from ._task import (
     ChunkTask,
     KeptDocument,

@@ -25,15 +25,14 @@ import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from ._archive import ArchiveKind
 from ._task import Capture, PendingRevisit
 
-__all__ = ["FolderLock", "ProcessState", "UnitRecord"]
+__all__ = ["ProcessState", "UnitRecord"]
 
 STATE_NAME = "process-state.sqlite"
-LOCK_NAME = ".corpus-crawler.lock"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS units (
@@ -79,37 +78,6 @@ class UnitRecord:
     prefix: str
     done: bool
     stats: dict[str, Any] | None
-
-
-class FolderLock:
-    """An exclusive lock on the output folder (the same lock file a crawl holds)."""
-
-    def __init__(self, directory: Path) -> None:
-        self.path = directory / LOCK_NAME
-        self._handle: IO[str] | None = None
-
-    def acquire(self) -> None:
-        handle = open(self.path, "a+", encoding="utf-8")  # noqa: SIM115 - held until release()
-        try:
-            import fcntl
-        except ImportError:  # pragma: no cover - not POSIX: no locking
-            self._handle = handle
-            return
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            handle.close()
-            raise RuntimeError(
-                f"another crawl or process run is writing to {self.path.parent}: wait for it"
-                " to finish or give this run its own output folder (-o OUTDIR)"
-            ) from None
-        self._handle = handle
-
-    def release(self) -> None:
-        if self._handle is not None:
-            self._handle.close()
-            self._handle = None
-            self.path.unlink(missing_ok=True)
 
 
 class ProcessState:
