@@ -6,7 +6,8 @@ structure and attribute that occurs in a real vertical. CWB is not in Debian
 12 and no PyPI package ships its binaries: the script is checked by `sh -n`,
 by running its glue filter (real awk) on the vertical, and by checking its
 cwb-encode flags declare everything the vertical holds. Where `cwb-encode`
-and `cqp` are installed, the script is run for real and cqp is queried.
+and `cqp` are installed, the script is run for real and cqp is queried; where
+Manatee's `encodevert` and `corpquery` are, the registry is compiled and queried.
 """
 
 from __future__ import annotations
@@ -251,6 +252,31 @@ def test_the_cwb_script_encodes_and_cqp_answers(vertical: Path, tmp_path: Path) 
         ["cqp", "-c", "-r", str(registry)], input=query, capture_output=True, text=True, check=True
     ).stdout
     assert int(out.strip().splitlines()[-1]) > 0
+
+
+# Manatee (NoSketchEngine's manatee-open) is not packaged for Debian or PyPI either, so like
+# the CWB test above this runs only where `encodevert` and `corpquery` are on the PATH: the
+# shipped registry, unchanged but for its data folder, must compile and answer a query.
+@pytest.mark.skipif(
+    shutil.which("encodevert") is None or shutil.which("corpquery") is None,
+    reason="Manatee is not installed (not in Debian 12; no PyPI package ships it)",
+)
+def test_the_manatee_registry_compiles_and_corpquery_answers(
+    vertical: Path, tmp_path: Path
+) -> None:
+    shipped = vertical.with_name(vertical.name.removesuffix(".vert") + ".manatee")
+    registry = tmp_path / "registry"
+    registry.write_text(manatee_registry(vertical, data_dir=tmp_path / "data"), encoding="utf-8")
+    # only PATH may differ from the shipped file
+    differ = set(shipped.read_text("utf-8").splitlines()) ^ set(
+        registry.read_text("utf-8").splitlines()
+    )
+    assert {line.split()[0] for line in differ} == {"PATH"}
+    subprocess.run(["encodevert", "-c", str(registry)], check=True, capture_output=True)
+    out = subprocess.run(
+        ["corpquery", str(registry), '[lc="the"]'], capture_output=True, text=True, check=True
+    ).stdout
+    assert len([line for line in out.splitlines() if line.strip()]) > 0
 
 
 def test_a_vertical_finished_by_crash_recovery_gets_its_tool_files(
