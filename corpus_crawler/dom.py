@@ -8,6 +8,7 @@ Python lookup slows every node access). Removal uses lxml's C-level
 
 from __future__ import annotations
 
+import copy
 import re
 import threading
 
@@ -38,6 +39,7 @@ _REFERENCE_KILLED = (
 )
 _REFERENCE_UNWRAPPED = ("iframe", "embed", "layer", "object", "param", "form")
 _KILL_MARK = "corpus-crawler-kill"
+_DROP_MARK = "corpus-crawler-drop"
 
 # lxml.html.defs.block_tags: decides whether a fragment's body becomes div or span.
 _LXML_BLOCK_TAGS = frozenset(
@@ -147,13 +149,7 @@ def parse_like_reference(text: str, raw: bytes) -> etree._Element | None:
     body = bodies[0] if bodies else None
     if body is not None:
         for other in bodies[1:]:
-            if other.text:
-                if len(body):
-                    body[-1].tail = (body[-1].tail or "") + other.text
-                else:
-                    body.text = (body.text or "") + other.text
-            body.extend(other)
-            _drop_tree(other)
+            _merge_body(body, other)
     heads = doc.findall("head")
     if heads:
         for other in heads[1:]:
@@ -175,17 +171,41 @@ def parse_like_reference(text: str, raw: bytes) -> etree._Element | None:
     return body
 
 
+def _merge_body(body: etree._Element, other: etree._Element) -> None:
+    """lxml.html.fromstring's merge of a second body: its text joins the first body's
+    last tail (or text), its children follow, and it is dropped with `_drop_tree`.
+
+    Done by moving nodes, never by assigning joined strings: lxml re-validates an
+    assigned string and refuses control characters that its own HTML parser kept,
+    so jusText 3.0.2 raises ValueError on such a page (a fuzz find). Moving gives
+    the same tree where jusText succeeds and extracts the page where it raises.
+    """
+    children = list(other)
+    for child in children:  # a child leaves with its tail
+        other.remove(child)
+    carrier = copy.copy(other)  # the text, copied in C, with no validation
+    carrier.tail = None
+    carrier.attrib.clear()
+    carrier.tag = _DROP_MARK
+    carrier.extend(children)
+    body.append(carrier)
+    # unwrapping joins the carrier's text to the previous node, as the merge did
+    etree.strip_tags(body, _DROP_MARK)
+    _drop_tree(other)
+
+
 def _drop_tree(el: etree._Element) -> None:
+    """lxml.html's `drop_tree`: the element goes with its content, its tail joins the
+    previous sibling's tail or the parent's text (by unwrapping, see `_merge_body`)."""
     parent = el.getparent()
     if parent is None:
         return
-    if el.tail:
-        previous = el.getprevious()
-        if previous is None:
-            parent.text = (parent.text or "") + el.tail
-        else:
-            previous.tail = (previous.tail or "") + el.tail
-    parent.remove(el)
+    for child in list(el):
+        el.remove(child)
+    el.text = None
+    el.attrib.clear()
+    el.tag = _DROP_MARK
+    etree.strip_tags(parent, _DROP_MARK)
 
 
 def preprocess_reference(root: etree._Element) -> etree._Element:

@@ -101,6 +101,11 @@ def profile_settings(profile: Profile) -> dict[str, Any]:
         "CORPUS_SITEMAPS_MAX_URLS": limits.max_sitemap_urls,
         "CORPUS_SITEMAPS_MAX_DEPTH": limits.max_sitemap_depth,
         "CORPUS_SITEMAPS_MAX_PER_HOST": limits.max_sitemaps_per_host,
+        # Scrapy stops sending requests while the responses its scraper holds exceed this
+        # (default 5 MB): one big page or sitemap in a callback would halt every host.
+        # Room for the largest allowed response plus Scrapy's default for the others.
+        "SCRAPER_SLOT_MAX_ACTIVE_SIZE": max(limits.max_page_bytes, limits.max_sitemap_bytes)
+        + 5_000_000,
         # extraction: ExtractPipeline
         "CORPUS_EXTRACT_TEXT": extraction.enabled,
         "CORPUS_EXTRACT_EXTRACTOR": extraction.extractor,

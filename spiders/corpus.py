@@ -36,6 +36,9 @@ from scrapy.crawler import Crawler
 from scrapy.exceptions import CloseSpider, DownloadCancelledError, IgnoreRequest
 from scrapy.http import Response, TextResponse
 from scrapy.settings import BaseSettings
+from scrapy.utils.defer import maybe_deferred_to_future
+from twisted.internet.defer import DeferredSemaphore
+from twisted.internet.threads import deferToThread
 from twisted.python.failure import Failure
 from w3lib.html import get_meta_refresh
 from w3lib.url import safe_url_string
@@ -44,7 +47,13 @@ from corpus_crawler.config import ConfigError
 from corpus_crawler.mediatype import is_html as response_is_html
 from corpus_crawler.mediatype import parse_content_type
 from corpus_crawler.profile import Profile, load_profile
-from corpus_crawler.sitemaps import SitemapBudget, SitemapKind, SitemapLimits, read_sitemap
+from corpus_crawler.sitemaps import (
+    SitemapBudget,
+    SitemapContent,
+    SitemapKind,
+    SitemapLimits,
+    read_sitemap,
+)
 from corpus_crawler.traps import DomainLedger, TrapLimits, cap_links
 from pipelines.bridge import NO_LIMIT, profile_settings
 from pipelines.extract import PageProcessor
@@ -151,6 +160,7 @@ class CorpusSpider(Spider):
             dataclasses.replace(self.config.traps, max_pages_per_domain=None)
         )
         self._sitemap_budget = SitemapBudget(self.config.sitemap_limits)
+        self._sitemap_reads = DeferredSemaphore(1)
         #: Counts kept here and added to the stats once per page, not once per link.
         self._counts: Counter[str] = Counter()
         #: Seed hosts whose robots.txt Sitemap: lines are still to be read.
@@ -283,16 +293,38 @@ class CorpusSpider(Spider):
         if refusal is not None:
             self._stats.inc_value(f"corpus/sitemaps/refused/{refusal}")
             return None
-        meta = {"depth": 0, "corpus_sitemap": True, "corpus_sitemap_depth": depth}
+        meta = {
+            "depth": 0,
+            "corpus_sitemap": True,
+            "corpus_sitemap_depth": depth,
+            # sitemaps.org allows 50 MB of XML, more than a page: the sitemap cap applies
+            "download_maxsize": self.config.sitemap_limits.max_bytes,
+        }
         return Request(url, callback=self._parse_sitemap, errback=self._download_failed, meta=meta)
 
-    def _parse_sitemap(self, response: Response) -> Iterator[Any]:
-        yield from self._sitemap_links(response)
+    async def _parse_sitemap(self, response: Response) -> AsyncIterator[Any]:
+        # A sitemap may be 50 MB of XML (seconds of CPU): parsed on the reactor thread it
+        # would stall every other host, so it is read in a thread, one sitemap at a time
+        # (the reactor's pool also serves DNS lookups and robots.txt parsing).
+        content = await maybe_deferred_to_future(
+            self._sitemap_reads.run(
+                deferToThread,
+                read_sitemap,
+                response.body,
+                response.url,
+                self.config.sitemap_limits,
+            )
+        )
+        for request in self._sitemap_links(response, content):
+            yield request
         yield RequestDone(response.url, response.meta.get("corpus_row"), "sitemap")
 
-    def _sitemap_links(self, response: Response) -> Iterator[Request]:
+    def _sitemap_links(
+        self, response: Response, content: SitemapContent | None = None
+    ) -> Iterator[Request]:
         depth = int(response.meta.get("corpus_sitemap_depth", 0))
-        content = read_sitemap(response.body, response.url, self.config.sitemap_limits)
+        if content is None:  # a robots.txt, read to 500 KiB only: quick enough here
+            content = read_sitemap(response.body, response.url, self.config.sitemap_limits)
         if content.kind is SitemapKind.INVALID:
             self.logger.warning("ignoring a sitemap that is not XML or text: %s", response.url)
             self._stats.inc_value("corpus/sitemaps/invalid")
