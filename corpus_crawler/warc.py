@@ -114,6 +114,7 @@ __all__ = [
     "Truncation",
     "WarcConfig",
     "WarcWriter",
+    "document_records",
     "header_pairs",
     "identify_payload_type",
     "iso639_3",
@@ -628,6 +629,7 @@ class WarcWriter:
         self._hostname = config.hostname or default_hostname()
         self._warcinfo_id = ""
         self._text_warcinfo_id = ""
+        self._next_text_warcinfo_id = ""
         # The date of the record that makes a new file start: its warcinfo is never later.
         self._first_record_date: datetime | None = None
         self._indexes: list[Path] = []
@@ -787,44 +789,46 @@ class WarcWriter:
         """
         if not document.kept:
             return None
-        target = url or document.url
-        if not target:
+        if not (url or document.url):
             raise ValueError("write_document needs a URL: pass url= or set Document.url")
         moment = date if date is not None else self._clock()
         self._first_record_date = moment
         self._text.ensure_open()
-        warc_date = _warc_date(moment)
-        conversion_id = self._record_ids()
-        headers: dict[str, str] = {
-            "WARC-Type": "conversion",
-            "WARC-Record-ID": conversion_id,
-            "WARC-Date": warc_date,
-            "WARC-Target-URI": target,
-            "WARC-Refers-To": refers_to,
-            "WARC-Warcinfo-ID": self._text_warcinfo_id,
-        }
-        language = iso639_3(document.language) if document.language else ""
-        if language:
-            headers["WARC-Identified-Content-Language"] = language
-        text = document.text.encode("utf-8", "replace")
-        data = self._serialize("conversion", target, headers, text, "text/plain; charset=utf-8")
-        metadata_id: str | None = None
-        if self._config.paragraph_metadata:
-            metadata_id = self._record_ids()
-            meta_headers = {
-                "WARC-Type": "metadata",
-                "WARC-Record-ID": metadata_id,
-                "WARC-Date": warc_date,
-                "WARC-Target-URI": target,
-                "WARC-Refers-To": refers_to,
-                "WARC-Warcinfo-ID": self._text_warcinfo_id,
-            }
-            body = _warc_fields(_paragraph_metadata(document, language))
-            data += self._serialize("metadata", target, meta_headers, body, WARC_FIELDS)
+        data, conversion_id, metadata_id = document_records(
+            document,
+            refers_to=refers_to,
+            url=url,
+            date=moment,
+            warcinfo_id=self._text_warcinfo_id,
+            paragraph_metadata=self._config.paragraph_metadata,
+            compression_level=self._config.compression_level,
+            record_ids=self._record_ids,
+        )
         self._text.write(data)
         path = self._text.final_path
         assert path is not None
         return DocumentRecords(conversion_id, metadata_id, path)
+
+    def append_text_records(self, data: bytes, *, warcinfo_id: str) -> Path:
+        """Append records `document_records` built elsewhere (in a worker process, so
+        this thread only appends) with `warcinfo_id` as their ``WARC-Warcinfo-ID``.
+
+        The text file is opened with `warcinfo_id` as its warcinfo record's id if none
+        is open; a ValueError if the open one has another id (its records would
+        point at a warcinfo record that is not in their file).
+        """
+        if self._text.final_path is None:
+            self._next_text_warcinfo_id = warcinfo_id
+            self._text.ensure_open()
+        if warcinfo_id != self._text_warcinfo_id:
+            raise ValueError(
+                f"records built for warcinfo {warcinfo_id} cannot go to"
+                f" {self._text.final_path} (warcinfo {self._text_warcinfo_id})"
+            )
+        self._text.write(data)
+        path = self._text.final_path
+        assert path is not None
+        return path
 
     def close(self) -> None:
         """Finish the current files (rename ``*.open``, index the WARC); the next write
@@ -891,7 +895,9 @@ class WarcWriter:
     def _text_warcinfo(self, filename: str) -> bytes:
         fields = self._info_fields()
         fields.append(("content", "clean text of kept pages (conversion records)"))
-        self._text_warcinfo_id = self._record_ids()
+        # an id the records of `append_text_records` were built with, else a new one
+        self._text_warcinfo_id = self._next_text_warcinfo_id or self._record_ids()
+        self._next_text_warcinfo_id = ""
         return self._info_record(filename, self._text_warcinfo_id, fields)
 
     def _info_record(self, filename: str, record_id: str, fields: list[tuple[str, str]]) -> bytes:
@@ -1006,23 +1012,104 @@ class WarcWriter:
         content_type: str,
         http_headers: StatusAndHeaders | None = None,
     ) -> bytes:
-        """One record as one gzip member: built and digested by warcio, then gzipped."""
-        buffer = BytesIO()
-        writer = WARCWriter(buffer, gzip=False, warc_version=WARC_VERSION)
-        record = writer.create_warc_record(
-            uri,
+        return _serialize_record(
             record_type,
-            payload=BytesIO(payload),
-            length=len(payload),
-            warc_content_type=content_type,
-            warc_headers_dict=dict(warc_headers),
-            http_headers=http_headers,
+            uri,
+            warc_headers,
+            payload,
+            content_type,
+            http_headers,
+            compression_level=self._config.compression_level,
         )
-        writer.write_record(record)
-        compressor = zlib.compressobj(
-            self._config.compression_level, zlib.DEFLATED, zlib.MAX_WBITS | 16
+
+
+def _serialize_record(
+    record_type: str,
+    uri: str,
+    warc_headers: Mapping[str, str],
+    payload: bytes,
+    content_type: str,
+    http_headers: StatusAndHeaders | None = None,
+    *,
+    compression_level: int,
+) -> bytes:
+    """One record as one gzip member: built and digested by warcio, then gzipped."""
+    buffer = BytesIO()
+    writer = WARCWriter(buffer, gzip=False, warc_version=WARC_VERSION)
+    record = writer.create_warc_record(
+        uri,
+        record_type,
+        payload=BytesIO(payload),
+        length=len(payload),
+        warc_content_type=content_type,
+        warc_headers_dict=dict(warc_headers),
+        http_headers=http_headers,
+    )
+    writer.write_record(record)
+    compressor = zlib.compressobj(compression_level, zlib.DEFLATED, zlib.MAX_WBITS | 16)
+    return compressor.compress(buffer.getvalue()) + compressor.flush()
+
+
+def document_records(
+    document: Document,
+    *,
+    refers_to: str,
+    url: str | None,
+    date: datetime,
+    warcinfo_id: str,
+    paragraph_metadata: bool,
+    compression_level: int = 6,
+    record_ids: RecordIds = new_record_id,
+) -> tuple[bytes, str, str | None]:
+    """The conversion (and, with `paragraph_metadata`, metadata) record of a kept
+    document as gzip members, with their record ids: what `WarcWriter.write_document`
+    writes, built without a writer so that a worker process can build it (pure)."""
+    target = url or document.url
+    if not target:
+        raise ValueError("write_document needs a URL: pass url= or set Document.url")
+    warc_date = _warc_date(date)
+    conversion_id = record_ids()
+    headers: dict[str, str] = {
+        "WARC-Type": "conversion",
+        "WARC-Record-ID": conversion_id,
+        "WARC-Date": warc_date,
+        "WARC-Target-URI": target,
+        "WARC-Refers-To": refers_to,
+        "WARC-Warcinfo-ID": warcinfo_id,
+    }
+    language = iso639_3(document.language) if document.language else ""
+    if language:
+        headers["WARC-Identified-Content-Language"] = language
+    text = document.text.encode("utf-8", "replace")
+    data = _serialize_record(
+        "conversion",
+        target,
+        headers,
+        text,
+        "text/plain; charset=utf-8",
+        compression_level=compression_level,
+    )
+    metadata_id: str | None = None
+    if paragraph_metadata:
+        metadata_id = record_ids()
+        meta_headers = {
+            "WARC-Type": "metadata",
+            "WARC-Record-ID": metadata_id,
+            "WARC-Date": warc_date,
+            "WARC-Target-URI": target,
+            "WARC-Refers-To": refers_to,
+            "WARC-Warcinfo-ID": warcinfo_id,
+        }
+        body = _warc_fields(_paragraph_metadata(document, language))
+        data += _serialize_record(
+            "metadata",
+            target,
+            meta_headers,
+            body,
+            WARC_FIELDS,
+            compression_level=compression_level,
         )
-        return compressor.compress(buffer.getvalue()) + compressor.flush()
+    return data, conversion_id, metadata_id
 
 
 def payload_digest(payload: bytes) -> str:

@@ -38,7 +38,7 @@ from .._files import safe_name_part
 from ..model import Document
 from ..state import FolderLock
 from ..vertical import DocMeta, VerticalWriter
-from ..warc import CrawlInfo, RobotsPolicy, WarcConfig, WarcWriter
+from ..warc import CrawlInfo, RobotsPolicy, WarcConfig, WarcWriter, new_record_id
 from ._archive import ARCHIVE_SUFFIXES, ArchiveError, ArchiveKind, sniff_kind
 from ._engines import Engine
 from ._settings import DEFAULT_CHUNK_BYTES, ArchiveDrop, ProcessSettings
@@ -139,6 +139,9 @@ class _Unit:
     source_path: str = ""
     archive_kind: ArchiveKind | None = None
     revisit_ids: list[int] = field(default_factory=list)
+    #: The id of the warcinfo record of the unit's text WARC, minted before its tasks
+    #: so that the workers build its records whole ("" with the WARC off).
+    warcinfo_id: str = ""
 
 
 def collect_inputs(paths: list[Path]) -> list[Path]:
@@ -281,6 +284,7 @@ class _Runner:
         if record is not None:
             self._restart(key, prefix)
         settings = self.options.settings
+        warcinfo_id = new_record_id() if settings.outputs.warc else ""
         chunk = self.chunk_bytes
         if kind.splittable and stat.st_size > chunk:
             starts = list(range(0, stat.st_size, chunk))
@@ -290,9 +294,11 @@ class _Runner:
         sizes: list[int] = []
         for index, start in enumerate(starts):
             end = starts[index + 1] if index + 1 < len(starts) else None
-            tasks.append(ChunkTask(key, index, str(path), kind, start, end, settings))
+            tasks.append(ChunkTask(key, index, str(path), kind, start, end, settings, warcinfo_id))
             sizes.append((end if end is not None else stat.st_size) - start)
-        return _Unit(key, "input", prefix, str(path), tasks, sizes, str(path), kind)
+        return _Unit(
+            key, "input", prefix, str(path), tasks, sizes, str(path), kind, warcinfo_id=warcinfo_id
+        )
 
     def _restart(self, key: str, prefix: str) -> None:
         removed = self.state.restart_unit(key)
@@ -413,12 +419,15 @@ class _Runner:
         self.worker_cpu += result.cpu_seconds
         task_counts = collections.Counter(result.counts)
         for kept in result.documents:
-            if gate is not None and not gate(kept.document, kept.meta):
-                task_counts["documents"] -= 1
-                task_counts["words"] -= kept.words
-                task_counts[f"dropped/{ArchiveDrop.DUPLICATE}"] += 1
-                continue
+            if gate is not None:
+                assert kept.document is not None and kept.meta is not None
+                if not gate(kept.document, kept.meta):
+                    task_counts["documents"] -= 1
+                    task_counts["words"] -= kept.words
+                    task_counts[f"dropped/{ArchiveDrop.DUPLICATE}"] += 1
+                    continue
             output.write(kept)
+        output.note_files()
         counts.update(task_counts)
         self.run_counts.update(task_counts)
         for item in result.damage:
@@ -476,12 +485,15 @@ class _Runner:
         prefix = state.add_unit(key, "revisits", "", 0, 0, key)
         if existed:
             self._restart(key, prefix)
+        settings = self.options.settings
+        warcinfo_id = new_record_id() if settings.outputs.warc else ""
         tasks: list[ChunkTask | RevisitTask] = [
-            RevisitTask(key, index, tuple(resolved[i : i + REVISIT_BATCH]), self.options.settings)
+            RevisitTask(key, index, tuple(resolved[i : i + REVISIT_BATCH]), settings, warcinfo_id)
             for index, i in enumerate(range(0, len(resolved), REVISIT_BATCH))
         ]
         unit = _Unit(key, "revisits", prefix, f"{len(resolved)} revisits", tasks, [0] * len(tasks))
         unit.revisit_ids = ids
+        unit.warcinfo_id = warcinfo_id
         return unit
 
     # -- summary ---------------------------------------------------------------------------------
@@ -605,28 +617,19 @@ class _UnitOutput:
             yield from writer.text_files
             yield from writer.index_files
 
+    def note_files(self) -> None:
+        for writer in (self.warc, self.prevertical, self.vertical):
+            if writer is not None:
+                self._note(self._watch(writer))
+
     def write(self, kept: KeptDocument) -> None:
-        meta = kept.meta
-        if self.warc is not None:
-            self.warc.write_document(
-                kept.document,
-                refers_to=kept.source_record_id,
-                url=meta.final_url or meta.url,
-                date=meta.crawl_date,
-            )
-            self._note(self._watch(self.warc))
+        """Append what a worker rendered (every file records itself in `note_files`)."""
+        if self.warc is not None and kept.warc_records is not None:
+            self.warc.append_text_records(kept.warc_records, warcinfo_id=self.unit.warcinfo_id)
         if self.prevertical is not None:
-            if kept.prevertical_text is not None:
-                self.prevertical.write_formatted(kept.prevertical_text)
-            else:
-                self.prevertical.write(kept.document, meta)
-            self._note(self._watch(self.prevertical))
+            self.prevertical.write_formatted(kept.prevertical_text)
         if self.vertical is not None:
-            if kept.vertical_text is not None:
-                self.vertical.write_formatted(kept.vertical_text)
-            else:
-                self.vertical.write(kept.document, meta)
-            self._note(self._watch(self.vertical))
+            self.vertical.write_formatted(kept.vertical_text)
 
     def close(self) -> None:
         for writer in (self.warc, self.prevertical, self.vertical):

@@ -18,7 +18,7 @@ import collections
 import dataclasses
 import time
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 from urllib.parse import urljoin
@@ -31,8 +31,9 @@ from pipelines.items import document_id
 from pipelines.worker import PageTask, WorkerConfig, process_page
 
 from ..mediatype import HTML_TYPES, looks_like_html, parse_content_type
-from ..model import Document, DropReason, Paragraph, ParagraphClass
-from ..vertical import DocMeta, VerticalConfig, VerticalFormat, format_document
+from ..model import Document, DropReason
+from ..vertical import DocMeta, VerticalFormat, format_document
+from ..warc import document_records
 from ._archive import ArchiveKind, RecordDamage, record_header, scan_records
 from ._settings import ArchiveDrop, ProcessSettings
 
@@ -45,6 +46,7 @@ __all__ = [
     "RevisitTask",
     "TaskResult",
     "page_verdict",
+    "render_document",
     "run_task",
 ]
 
@@ -64,6 +66,8 @@ class ChunkTask:
     #: None: to the end of the file.
     end: int | None
     settings: ProcessSettings
+    #: The record id of the unit's text WARC's warcinfo record ("": no WARC output).
+    warcinfo_id: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,20 +115,28 @@ class RevisitTask:
     index: int
     revisits: tuple[ResolvedRevisit, ...]
     settings: ProcessSettings
+    warcinfo_id: str = ""
 
 
 @dataclass(frozen=True, slots=True)
 class KeptDocument:
-    #: The document (only its clean text, unless `ProcessSettings.full_documents`).
-    document: Document
-    meta: DocMeta
-    #: Prevertical text, formatted in the worker (None if the prevertical is off).
+    """A kept document as the bytes and text of each output, rendered in the worker so
+    that the main process, which writes every file of every worker, only appends."""
+
+    #: Prevertical text (None if the prevertical is off).
     prevertical_text: str | None
-    #: Tokenised vertical text, formatted in the worker (None if the vertical is off).
+    #: Tokenised vertical text (None if the vertical is off).
     vertical_text: str | None
+    #: Its conversion (and metadata) records as gzip members, built for the unit's text
+    #: WARC (`ChunkTask.warcinfo_id`); None if the WARC is off.
+    warc_records: bytes | None
+    words: int
     #: The record the text comes from (``WARC-Refers-To`` of the conversion record).
     source_record_id: str
-    words: int
+    #: The whole document and its metadata, only with `ProcessSettings.full_documents`
+    #: (a `DocumentFilter` reads them, and renders again what it changes).
+    document: Document | None = None
+    meta: DocMeta | None = None
 
 
 @dataclass(slots=True)
@@ -167,19 +179,12 @@ def page_verdict(document: Document, min_words: int) -> DropReason | None:
 
 def _worker_config(settings: ProcessSettings) -> WorkerConfig:
     outputs = settings.outputs
-    vertical: VerticalConfig | None = None
-    if outputs.vertical:
-        vertical = VerticalConfig(
-            Path("."),
-            format=VerticalFormat.VERTICAL,
-            all_paragraphs=outputs.keep_all_paragraphs,
-            sentences=outputs.vertical_sentences,
-        )
+    # the corpus texts are formatted by `render_document`, not by process_page
     return WorkerConfig(
         extract=settings.extract,
         page_timeout=settings.page_timeout,
         all_paragraphs=outputs.keep_all_paragraphs or outputs.warc_metadata,
-        vertical=vertical,
+        vertical=None,
     )
 
 
@@ -195,7 +200,13 @@ class _Page:
     record_id: str
 
 
-def _process(page: _Page, settings: ProcessSettings, config: WorkerConfig, out: TaskResult) -> None:
+def _process(
+    page: _Page,
+    settings: ProcessSettings,
+    config: WorkerConfig,
+    warcinfo_id: str,
+    out: TaskResult,
+) -> None:
     out.counts["pages/html"] += 1
     out.counts["bytes/raw"] += len(page.body)
     meta = DocMeta(
@@ -211,7 +222,7 @@ def _process(page: _Page, settings: ProcessSettings, config: WorkerConfig, out: 
         body=page.body,
         http_charset=page.http_charset,
         links=False,
-        meta=meta if config.vertical is not None else None,
+        meta=None,
     )
     try:
         result = process_page(task, config)
@@ -227,28 +238,52 @@ def _process(page: _Page, settings: ProcessSettings, config: WorkerConfig, out: 
     words = sum(p.word_count for p in document.good_paragraphs)
     out.counts["documents"] += 1
     out.counts["words"] += words
+    rendered = render_document(document, meta, page.record_id, warcinfo_id, settings)
+    if settings.full_documents:
+        rendered = dataclasses.replace(rendered, document=document, meta=meta)
+    out.documents.append(rendered)
+
+
+def render_document(
+    document: Document,
+    meta: DocMeta,
+    source_record_id: str,
+    warcinfo_id: str,
+    settings: ProcessSettings,
+) -> KeptDocument:
+    """What `VerticalWriter.write` and `WarcWriter.write_document` would write for a
+    kept document, ready to append (the main process calls it too, for a document
+    the dedup stages changed)."""
+    outputs = settings.outputs
     prevertical: str | None = None
-    if settings.outputs.prevertical:
-        # what VerticalWriter.write would format, done here to spare the main process
+    if outputs.prevertical:
         prevertical = format_document(
             document,
             meta,
             format=VerticalFormat.PREVERTICAL,
-            all_paragraphs=settings.outputs.keep_all_paragraphs,
+            all_paragraphs=outputs.keep_all_paragraphs,
         )
-    if not (settings.full_documents or settings.outputs.warc_metadata):
-        document = _clean_text_only(document)
-    out.documents.append(
-        KeptDocument(document, meta, prevertical, result.vertical_text, page.record_id, words)
-    )
-
-
-def _clean_text_only(document: Document) -> Document:
-    """The document with one good paragraph holding its clean text (all a conversion
-    record needs: `Document.text` and the metadata stay the same)."""
-    text = document.text
-    paragraph = Paragraph(text=text, cf_class=ParagraphClass.GOOD, final_class=ParagraphClass.GOOD)
-    return dataclasses.replace(document, paragraphs=(paragraph,), html=None)
+    vertical: str | None = None
+    if outputs.vertical:
+        vertical = format_document(
+            document,
+            meta,
+            format=VerticalFormat.VERTICAL,
+            all_paragraphs=outputs.keep_all_paragraphs,
+            sentences=outputs.vertical_sentences,
+        )
+    records: bytes | None = None
+    if outputs.warc and document.kept:
+        records, _, _ = document_records(
+            document,
+            refers_to=source_record_id,
+            url=meta.final_url or meta.url,
+            date=meta.crawl_date or datetime.now(timezone.utc),
+            warcinfo_id=warcinfo_id,
+            paragraph_metadata=outputs.warc_metadata,
+        )
+    words = sum(p.word_count for p in document.good_paragraphs)
+    return KeptDocument(prevertical, vertical, records, words, source_record_id)
 
 
 def _parse_date(value: str) -> datetime | None:
@@ -356,7 +391,7 @@ class _ChunkReader:
             last_modified=http.get_header("Last-Modified"),
             record_id=record_id,
         )
-        _process(page, self.settings, self.config, out)
+        _process(page, self.settings, self.config, self.task.warcinfo_id, out)
 
     def _remember_redirect(self, url: str, location: str) -> None:
         location = location.strip()
@@ -437,7 +472,7 @@ def _run_revisits(task: RevisitTask) -> TaskResult:
             out.drop(page)
             continue
         out.counts["revisits/resolved"] += 1
-        _process(page, settings, config, out)
+        _process(page, settings, config, task.warcinfo_id, out)
     return out
 
 
