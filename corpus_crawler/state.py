@@ -30,6 +30,7 @@ import os
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -532,6 +533,16 @@ class CampaignStore:
             for url, etag, modified, depth in rows:
                 yield str(url), etag, modified, int(depth)
             after = rows[-1][0]
+
+    @contextmanager
+    def shared_connection(self) -> Iterator[sqlite3.Connection]:
+        """The connection, under the lock, for tables another component keeps in the
+        campaign database so that they commit with the campaign's own state (the dedup
+        stores, `corpus_crawler.dedup.Deduplicator`): write in the open transaction,
+        never commit; the next `commit` makes it durable."""
+        with self._lock:
+            yield self._db
+            self._changes += 1
 
     def count(self, counts: Mapping[str, int]) -> None:
         """Add to the campaign totals (committed with the next `commit`)."""

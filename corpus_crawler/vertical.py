@@ -28,7 +28,9 @@ stage computed them (`DocMeta.lang_diff`, `DocMeta.paragraph_lang_diffs`):
 ``lang_diff`` as the last ``<doc>`` attribute and ``langdiff`` as the last
 ``<p>`` attribute, with SpiderLing's names, so tools built for SpiderLing
 corpora read them as they are (`OPTIONAL_DOC_ATTRIBUTES`,
-`OPTIONAL_PARAGRAPH_ATTRIBUTES`). ``class``/``cfclass`` are jusText's class names (``good``,
+`OPTIONAL_PARAGRAPH_ATTRIBUTES`); the dedup stage's ``mark`` mode adds onion-style
+``dup`` (share of the paragraph's word n-grams seen before) after ``langdiff``
+(`DocMeta.paragraph_dups`). ``class``/``cfclass`` are jusText's class names (``good``,
 ``neargood``, ``short``, ``bad``).
 
 Text and attribute values are XML-escaped (``& < > "``), control characters
@@ -47,7 +49,7 @@ import enum
 import gzip
 import re
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from email.utils import parsedate_to_datetime
@@ -81,12 +83,15 @@ __all__ = [
     "VerticalConfig",
     "VerticalFormat",
     "VerticalWriter",
+    "add_marks",
     "clean_lines",
     "doc_attributes",
     "escape",
     "format_document",
     "length_bucket",
+    "mark_attributes",
     "paragraph_attributes",
+    "paragraph_dup",
     "paragraph_lang_diff",
     "read_vertical",
     "recover",
@@ -121,8 +126,9 @@ PARAGRAPH_ATTRIBUTES: tuple[str, ...] = ("class", "cfclass", "heading")
 OPTIONAL_DOC_ATTRIBUTES: tuple[str, ...] = ("lang_diff",)
 
 #: ``<p>`` attributes written after `PARAGRAPH_ATTRIBUTES` when known: SpiderLing's
-#: ``langdiff``, the paragraph's language-difference score.
-OPTIONAL_PARAGRAPH_ATTRIBUTES: tuple[str, ...] = ("langdiff",)
+#: ``langdiff``, the paragraph's language-difference score, and onion-style ``dup``, the
+#: share of the paragraph's word n-grams seen before in the corpus (dedup ``mark`` mode).
+OPTIONAL_PARAGRAPH_ATTRIBUTES: tuple[str, ...] = ("langdiff", "dup")
 
 #: SpiderLing's document length buckets: (lower bound in characters, label).
 LENGTH_BUCKETS: tuple[tuple[int, str], ...] = (
@@ -172,6 +178,9 @@ class DocMeta:
     #: SpiderLing's ``langdiff`` of each paragraph, aligned with ``Document.paragraphs``
     #: (None, or a shorter tuple, where unknown).
     paragraph_lang_diffs: tuple[float | None, ...] = ()
+    #: onion-style ``dup`` of each paragraph (share of its n-grams seen before), aligned
+    #: like `paragraph_lang_diffs`; written by the dedup stage in ``mark`` mode.
+    paragraph_dups: tuple[float | None, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -314,21 +323,39 @@ def paragraph_lang_diff(meta: DocMeta, index: int) -> float | None:
     return diffs[index] if index < len(diffs) else None
 
 
+def paragraph_dup(meta: DocMeta, index: int) -> float | None:
+    """The ``dup`` mark of paragraph `index` of the document, if any."""
+    dups = meta.paragraph_dups
+    return dups[index] if index < len(dups) else None
+
+
 def _tag(name: str, attributes: dict[str, str]) -> str:
     body = " ".join(f'{key}="{escape(value)}"' for key, value in attributes.items())
     return f"<{name} {body}>"
 
 
-def paragraph_attributes(paragraph: Paragraph, lang_diff: float | None = None) -> dict[str, str]:
-    """The ``<p>`` attributes (unescaped), `PARAGRAPH_ATTRIBUTES` order, then ``langdiff``."""
+def paragraph_attributes(
+    paragraph: Paragraph, lang_diff: float | None = None, dup: float | None = None
+) -> dict[str, str]:
+    """The ``<p>`` attributes (unescaped), `PARAGRAPH_ATTRIBUTES` order, then ``langdiff``
+    and ``dup`` when known."""
     attributes = {
         "class": str(paragraph.final_class),
         "cfclass": str(paragraph.cf_class),
         "heading": "1" if paragraph.heading else "0",
     }
-    if lang_diff is not None:
-        attributes["langdiff"] = _score(lang_diff)
+    attributes.update(mark_attributes(lang_diff, dup))
     return attributes
+
+
+def mark_attributes(lang_diff: float | None, dup: float | None) -> dict[str, str]:
+    """The optional ``<p>`` attributes (`OPTIONAL_PARAGRAPH_ATTRIBUTES`) that are known."""
+    marks = {}
+    if lang_diff is not None:
+        marks["langdiff"] = _score(lang_diff)
+    if dup is not None:
+        marks["dup"] = _score(dup)
+    return marks
 
 
 def selected_paragraphs(
@@ -365,7 +392,10 @@ def format_document(
         return None
     out = [_tag("doc", doc_attributes(document, meta, "\n".join(good_text)))]
     for index, paragraph, lines in chosen:
-        out.append(_tag("p", paragraph_attributes(paragraph, paragraph_lang_diff(meta, index))))
+        attributes = paragraph_attributes(
+            paragraph, paragraph_lang_diff(meta, index), paragraph_dup(meta, index)
+        )
+        out.append(_tag("p", attributes))
         if format is VerticalFormat.PREVERTICAL:
             out.extend(escape(line) for line in lines)
         else:
@@ -373,6 +403,40 @@ def format_document(
         out.append("</p>")
     out.append("</doc>")
     return "\n".join(out) + "\n"
+
+
+def add_marks(
+    formatted: str,
+    paragraph_indexes: Sequence[int],
+    meta: DocMeta,
+) -> str:
+    """A document `format_document` formatted without marks (in a worker, before the
+    dedup stage judged it), with `meta`'s ``lang_diff`` on its ``<doc>`` and its
+    paragraphs' ``langdiff``/``dup`` on their ``<p>``: the same text `format_document`
+    gives with `meta`, without tokenising again.
+
+    `paragraph_indexes`: the document index of each ``<p>`` in `formatted`, in order
+    (those of `selected_paragraphs`).
+    """
+    lines = formatted.split("\n")
+    if not lines or not lines[0].startswith("<doc "):
+        raise ValueError("not a formatted document: it must start with a <doc ...> line")
+    if meta.lang_diff is not None:
+        lines[0] = lines[0][:-1] + f' lang_diff="{_score(meta.lang_diff)}">'
+    indexes = iter(paragraph_indexes)
+    for number, line in enumerate(lines):
+        if not line.startswith("<p "):
+            continue
+        index = next(indexes, None)
+        if index is None:
+            raise ValueError("the formatted document has more <p> than paragraph indexes")
+        marks = mark_attributes(paragraph_lang_diff(meta, index), paragraph_dup(meta, index))
+        if marks:
+            extra = " ".join(f'{key}="{escape(value)}"' for key, value in marks.items())
+            lines[number] = f"{line[:-1]} {extra}>"
+    if next(indexes, None) is not None:
+        raise ValueError("the formatted document has fewer <p> than paragraph indexes")
+    return "\n".join(lines)
 
 
 def _append_tokens(out: list[str], text: str, sentences: bool, tokenizer: Tokenizer | None) -> None:

@@ -4,15 +4,26 @@ Between `ExtractPipeline` (100) and the writers (800). A document whose text
 was kept before is dropped as `duplicate`, one mostly the same as a kept one
 as `near-duplicate` (its page stays archived in the WARC; only the corpus
 files skip it); paragraphs seen before or in another language are removed
-from the document, or kept and marked in their `scores` (``dup``: share of
-n-grams seen; ``langdiff``: the identifier's confidence in the other language).
+from the document, or (``mark`` mode) kept and marked: in their `scores` and
+in the corpus files, SpiderLing/onion style (``dup``: share of n-grams seen,
+on every paragraph; ``langdiff``: the identifier's confidence in another
+language, on the paragraphs long enough to judge; ``lang_diff`` on the
+``<doc>``: the share of its words in another language).
 The corpus stats (``corpus/docs_kept``, ``words``, ``bytes_clean``,
 ``paragraphs_good``, counted by ExtractPipeline) are corrected for what goes
 here, so they keep describing the corpus files.
 
-The stores live in ``CORPUS_DEDUP_STATE_DIR`` (default:
-``CORPUS_OUTPUT_DIR/state/dedup``) and are reopened by the next crawl into
-the same folder.
+Off the reactor thread: the extraction workers compute each document's
+fingerprint (`corpus_crawler.dedup.fingerprint`: normalising, hashing,
+MinHash, paragraph language) and this pipeline runs the store lookups and
+inserts on one thread of its own; the reactor only routes the items.
+
+The stores are the campaign's: their tables live in the campaign database
+(``campaign.sqlite``, ``dedup_*``) and are committed in the same transaction
+as the files' lengths (`pipelines.campaign`), so a crash loses or doubles
+nothing; the paragraph n-gram filter lives in ``CORPUS_DEDUP_STATE_DIR``
+(default: ``CORPUS_OUTPUT_DIR/state/dedup``). Without a campaign the stores
+are all in that folder. The next crawl into the same folder reopens them.
 
 Settings: CORPUS_DEDUP_ENABLED, EXACT, NEAR_DOCUMENTS, NEAR_THRESHOLD, NEAR_SEEN_SHARE,
 PARAGRAPHS, PARAGRAPH_THRESHOLD, PARAGRAPH_NGRAM, PARAGRAPH_FILTER_MIB,
@@ -23,21 +34,35 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
 from scrapy.settings import BaseSettings
+from scrapy.utils.defer import maybe_deferred_to_future
 
 from corpus_crawler.config import ConfigError
-from corpus_crawler.dedup import DedupConfig, Deduplicator, ParagraphFate, Verdict
-from corpus_crawler.model import Document, Paragraph, ParagraphClass
+from corpus_crawler.dedup import (
+    DedupConfig,
+    Deduplicator,
+    MarkAction,
+    ParagraphFate,
+    ParagraphVerdict,
+    Verdict,
+    fingerprint,
+)
+from corpus_crawler.model import Document, DropReason, Paragraph, ParagraphClass
+from corpus_crawler.vertical import DocMeta, VerticalConfig, add_marks, selected_paragraphs
 from pipelines.drops import drop_for
+from pipelines.glue import deferred_from_future
 from pipelines.items import CorpusDocument
 
-__all__ = ["DedupPipeline", "DedupSettings"]
+__all__ = ["DedupPipeline", "DedupSettings", "DocumentMarks", "apply_verdict", "document_marks"]
 
 logger = logging.getLogger(__name__)
 
@@ -77,9 +102,14 @@ class DedupSettings:
         return cls(config=config, directory=Path(directory))
 
 
-def _marked(paragraph: Paragraph, fate: ParagraphFate, value: float) -> Paragraph:
-    key = "dup" if fate is ParagraphFate.DUPLICATE else "langdiff"
-    return dataclasses.replace(paragraph, scores={**paragraph.scores, key: value})
+def _marked(paragraph: Paragraph, fate: ParagraphVerdict) -> Paragraph:
+    if fate.fate is ParagraphFate.DUPLICATE:
+        return dataclasses.replace(
+            paragraph, scores={**paragraph.scores, "dup": fate.seen_share or 0.0}
+        )
+    return dataclasses.replace(
+        paragraph, scores={**paragraph.scores, "langdiff": fate.lang_diff or 0.0}
+    )
 
 
 def apply_verdict(document: Document, verdict: Verdict) -> Document:
@@ -96,35 +126,120 @@ def apply_verdict(document: Document, verdict: Verdict) -> Document:
             continue
         if fate.fate is ParagraphFate.KEPT:
             paragraphs.append(paragraph)
-        elif fate.fate is ParagraphFate.DUPLICATE:
-            paragraphs.append(_marked(paragraph, fate.fate, fate.seen_share or 0.0))
         else:
-            paragraphs.append(_marked(paragraph, fate.fate, 1.0))
+            paragraphs.append(_marked(paragraph, fate))
     return dataclasses.replace(document, paragraphs=tuple(paragraphs))
 
 
+@dataclass(frozen=True, slots=True)
+class DocumentMarks:
+    """The marks a kept document carries into the corpus files (`DocMeta` fields)."""
+
+    lang_diff: float | None = None
+    paragraph_lang_diffs: tuple[float | None, ...] = ()
+    paragraph_dups: tuple[float | None, ...] = ()
+
+    def __bool__(self) -> bool:
+        return self.lang_diff is not None or any(
+            v is not None for v in (*self.paragraph_lang_diffs, *self.paragraph_dups)
+        )
+
+
+def document_marks(
+    document: Document, verdict: Verdict, config: DedupConfig, word_counts: Sequence[int]
+) -> DocumentMarks:
+    """The ``mark`` mode attributes of the paragraphs the verdict keeps, aligned with
+    `apply_verdict`'s document (its non-good paragraphs get none).
+
+    ``dup`` goes on every judged paragraph (0.00 when new, onion writes a mark on every
+    line too) so a corpus user can pick another threshold later; ``langdiff`` on each
+    paragraph long enough to judge; the document's ``lang_diff`` is the share of its
+    words in paragraphs of another language.
+    """
+    mark_dups = config.paragraphs is MarkAction.MARK
+    mark_language = config.paragraph_language is MarkAction.MARK
+    if not (mark_dups or mark_language) or not verdict.paragraphs:
+        return DocumentMarks()
+    fates = iter(zip(verdict.paragraphs, word_counts, strict=True))
+    dups: list[float | None] = []
+    lang_diffs: list[float | None] = []
+    words = foreign_words = 0
+    for paragraph in document.paragraphs:
+        if paragraph.final_class is not ParagraphClass.GOOD:
+            dups.append(None)
+            lang_diffs.append(None)
+            continue
+        fate, count = next(fates)
+        words += count
+        if fate.removed:
+            continue
+        foreign_words += count if fate.fate is ParagraphFate.FOREIGN else 0
+        dups.append(fate.seen_share if mark_dups else None)
+        lang_diffs.append(fate.lang_diff if mark_language else None)
+    lang_diff = (foreign_words / words if words else 0.0) if mark_language else None
+    return DocumentMarks(lang_diff, tuple(lang_diffs), tuple(dups))
+
+
+@dataclass(frozen=True, slots=True)
+class _Judged:
+    """What the dedup thread hands back to the reactor thread."""
+
+    verdict: Verdict
+    item: CorpusDocument | None = None
+    removed: int = 0
+
+
 class DedupPipeline:
-    def __init__(self, crawler: Crawler, settings: DedupSettings) -> None:
+    def __init__(
+        self,
+        crawler: Crawler,
+        settings: DedupSettings,
+        vertical: VerticalConfig | None = None,
+    ) -> None:
+        self.crawler = crawler
         self.stats = crawler.stats
         self.settings = settings
+        #: The worker formats the vertical text (`pipelines.worker`); marks are added to it.
+        self.vertical = vertical
         self.dedup: Deduplicator | None = None
+        self._thread: ThreadPoolExecutor | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> DedupPipeline:
-        return cls(crawler, DedupSettings.from_settings(crawler.settings))
+        from pipelines.writer import OutputSettings
+
+        return cls(
+            crawler,
+            DedupSettings.from_settings(crawler.settings),
+            OutputSettings.from_settings(crawler.settings).vertical,
+        )
 
     def open_spider(self) -> None:
+        from pipelines.campaign import CampaignExtension
+
+        campaign = self.crawler.get_extension(CampaignExtension)
+        store = campaign.store if campaign is not None else None
         self.dedup = Deduplicator(
-            self.settings.config, self.settings.directory, keep_same_name=True
+            self.settings.config,
+            self.settings.directory,
+            keep_same_name=True,
+            database=store,
         )
+        # One thread: the stages judge documents in the order they come (the first
+        # occurrence stays) and SQLite lookups release the GIL while they run.
+        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="corpus-dedup")
         stored = self.dedup.stored_documents
         logger.info(
-            "dedup: state in %s (%d document(s) kept by earlier runs)",
+            "dedup: state in %s%s (%d document(s) kept by earlier runs)",
             self.settings.directory,
+            " and the campaign database" if store is not None else "",
             stored,
         )
 
     def close_spider(self) -> None:
+        if self._thread is not None:
+            self._thread.shutdown(wait=True)
+            self._thread = None
         if self.dedup is None:
             return
         counts = self.dedup.counts
@@ -148,13 +263,86 @@ class DedupPipeline:
             counts.paragraphs_foreign,
         )
 
-    def process_item(self, item: Any) -> Any:
-        if not isinstance(item, CorpusDocument) or self.dedup is None:
+    async def process_item(self, item: Any) -> Any:
+        if not isinstance(item, CorpusDocument) or self.dedup is None or self._thread is None:
             return item
-        stats = self.stats
+        judged = await maybe_deferred_to_future(
+            deferred_from_future(self._thread.submit(self.judge, item))
+        )
+        return self.route(item, judged)
+
+    # -- on the dedup thread -------------------------------------------------------------
+
+    def judge(self, item: CorpusDocument) -> _Judged:
+        """The stages' verdict on `item` and the item to pass on (on the dedup thread)."""
+        dedup = self.dedup
+        assert dedup is not None
         document = item.document
-        good = document.good_paragraphs
-        verdict = self.dedup.check(item.page.url, [p.text for p in good], document.language)
+        print_ = item.fingerprint
+        if print_ is None:  # fingerprinted here when the worker did not (dedup off there)
+            good = document.good_paragraphs
+            print_ = fingerprint([p.text for p in good], document.language, dedup.config)
+        verdict = dedup.check_fingerprint(item.page.url, print_)
+        if verdict.drop is not None:
+            return _Judged(verdict)
+        marks = document_marks(document, verdict, dedup.config, print_.word_counts)
+        if not verdict.changed and not marks:
+            unchanged = (
+                item if item.fingerprint is None else dataclasses.replace(item, fingerprint=None)
+            )
+            return _Judged(verdict, unchanged)
+        new_document = apply_verdict(document, verdict)
+        kept = new_document.good_paragraphs
+        removed = len(document.good_paragraphs) - len(kept)
+        vertical_text = item.vertical_text
+        if removed:
+            # the worker formatted the old paragraphs: the writer formats the new ones
+            vertical_text = None
+        elif vertical_text is not None and marks:
+            vertical_text = self._with_marks(vertical_text, new_document, marks, item)
+        return _Judged(
+            verdict,
+            dataclasses.replace(
+                item,
+                document=new_document,
+                words=sum(p.word_count for p in kept),
+                clean_bytes=len(new_document.text.encode("utf-8")),
+                vertical_text=vertical_text,
+                fingerprint=None,
+                lang_diff=marks.lang_diff,
+                paragraph_lang_diffs=marks.paragraph_lang_diffs,
+                paragraph_dups=marks.paragraph_dups,
+            ),
+            removed,
+        )
+
+    def _with_marks(
+        self, text: str, document: Document, marks: DocumentMarks, item: CorpusDocument
+    ) -> str | None:
+        all_paragraphs = self.vertical.all_paragraphs if self.vertical is not None else False
+        indexes = [index for index, _, _ in selected_paragraphs(document, all_paragraphs)]
+        meta = DocMeta(
+            doc_id=item.doc_id,
+            crawl_date=datetime.min,
+            url=item.url,
+            lang_diff=marks.lang_diff,
+            paragraph_lang_diffs=marks.paragraph_lang_diffs,
+            paragraph_dups=marks.paragraph_dups,
+        )
+        try:
+            return add_marks(text, indexes, meta)
+        except ValueError as exc:
+            # the writer formats it again, marks and all: slower, never wrong
+            logger.warning("dedup marks: %s: %s; formatting %s again", exc, item.url, item.url)
+            return None
+
+    # -- back on the reactor thread ------------------------------------------------------
+
+    def route(self, item: CorpusDocument, judged: _Judged) -> CorpusDocument:
+        """Count what `judge` decided; the item to pass on, or its typed drop (raised)."""
+        stats = self.stats
+        verdict = judged.verdict
+        good = len(item.document.good_paragraphs)
         stats.inc_value("corpus/dedup/documents")
         duplicates = sum(p.fate is ParagraphFate.DUPLICATE for p in verdict.paragraphs)
         foreign = sum(p.fate is ParagraphFate.FOREIGN for p in verdict.paragraphs)
@@ -162,31 +350,19 @@ class DedupPipeline:
             stats.inc_value("corpus/dedup/paragraphs_seen", duplicates)
         if foreign:
             stats.inc_value("corpus/dedup/paragraphs_foreign", foreign)
-        if verdict.drop is not None:
-            stats.inc_value(f"corpus/dropped/{verdict.drop}")
+        if verdict.drop is not None or judged.item is None:
+            reason = verdict.drop or DropReason.DUPLICATE
+            stats.inc_value(f"corpus/dropped/{reason}")
             # ExtractPipeline counted it as kept: the corpus counts follow the corpus files
             stats.inc_value("corpus/docs_kept", -1)
-            stats.inc_value("corpus/paragraphs_good", -len(good))
+            stats.inc_value("corpus/paragraphs_good", -good)
             stats.inc_value("corpus/words", -item.words)
             stats.inc_value("corpus/bytes_clean", -item.clean_bytes)
-            raise drop_for(verdict.drop, verdict.detail, item.page.url)
-        if not verdict.changed:
-            return item
-        new_document = apply_verdict(document, verdict)
-        kept = new_document.good_paragraphs
-        removed = len(good) - len(kept)
-        words = sum(p.word_count for p in kept)
-        clean_bytes = len(new_document.text.encode("utf-8"))
-        if removed:
-            stats.inc_value("corpus/dedup/paragraphs_removed", removed)
-            stats.inc_value("corpus/paragraphs_good", -removed)
-            stats.inc_value("corpus/words", words - item.words)
-            stats.inc_value("corpus/bytes_clean", clean_bytes - item.clean_bytes)
-        return dataclasses.replace(
-            item,
-            document=new_document,
-            words=words,
-            clean_bytes=clean_bytes,
-            # the worker formatted the old paragraphs: the writer formats the new ones
-            vertical_text=None if removed else item.vertical_text,
-        )
+            raise drop_for(reason, verdict.detail, item.page.url)
+        new_item = judged.item
+        if judged.removed:
+            stats.inc_value("corpus/dedup/paragraphs_removed", judged.removed)
+            stats.inc_value("corpus/paragraphs_good", -judged.removed)
+            stats.inc_value("corpus/words", new_item.words - item.words)
+            stats.inc_value("corpus/bytes_clean", new_item.clean_bytes - item.clean_bytes)
+        return new_item

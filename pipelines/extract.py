@@ -30,6 +30,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.settings import BaseSettings
 
 from corpus_crawler.config import ConfigError, ExtractConfig, JustextParams, Preset
+from corpus_crawler.dedup import DedupConfig
 from corpus_crawler.model import DropReason
 from corpus_crawler.vertical import VerticalConfig
 from pipelines.drops import drop_for
@@ -64,6 +65,8 @@ class ExtractSettings:
     all_paragraphs: bool
     #: The vertical file's settings when it is written: the workers format it.
     vertical: VerticalConfig | None = None
+    #: The dedup stages' config when they run: the workers fingerprint documents.
+    dedup: DedupConfig | None = None
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> ExtractSettings:
@@ -103,6 +106,7 @@ class ExtractSettings:
             all_paragraphs=settings.getbool("CORPUS_OUTPUT_KEEP_ALL_PARAGRAPHS")
             or settings.getbool("CORPUS_WARC_METADATA"),
             vertical=OutputSettings.from_settings(settings).vertical,
+            dedup=_dedup_config(settings),
         )
 
     def worker_config(self) -> WorkerConfig:
@@ -113,7 +117,18 @@ class ExtractSettings:
             page_timeout=self.page_timeout,
             all_paragraphs=self.all_paragraphs,
             vertical=self.vertical,
+            dedup=self.dedup if self.text else None,
         )
+
+
+def _dedup_config(settings: BaseSettings) -> DedupConfig | None:
+    """The dedup pipeline's config (one reading of its settings), None when it is off."""
+    from pipelines.dedup import DedupSettings
+
+    try:
+        return DedupSettings.from_settings(settings).config
+    except NotConfigured:
+        return None
 
 
 class PageProcessor:
@@ -222,6 +237,7 @@ class PageProcessor:
             words=words,
             clean_bytes=clean_bytes,
             vertical_text=result.vertical_text,
+            fingerprint=result.fingerprint,
         )
 
 

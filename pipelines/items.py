@@ -18,10 +18,13 @@ import enum
 import hashlib
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from corpus_crawler.model import Document
 from corpus_crawler.vertical import DocMeta
+
+if TYPE_CHECKING:
+    from corpus_crawler.dedup import DocumentFingerprint
 
 __all__ = ["CorpusDocument", "DroppedPage", "FetchedPage", "RequestDone", "document_id"]
 
@@ -92,6 +95,15 @@ class CorpusDocument:
     clean_bytes: int
     #: The tokenised vertical text, formatted in the worker (None: format on writing).
     vertical_text: str | None = None
+    #: What the dedup stages look up, computed in the worker (`corpus_crawler.dedup`);
+    #: the dedup pipeline consumes it (None after it, or with dedup off).
+    fingerprint: DocumentFingerprint | None = field(
+        default=None, metadata={"serializer": lambda value: None}
+    )
+    #: Dedup marks (``mark`` mode) for the corpus files, as `DocMeta` has them.
+    lang_diff: float | None = None
+    paragraph_lang_diffs: tuple[float | None, ...] = ()
+    paragraph_dups: tuple[float | None, ...] = ()
 
     @property
     def row(self) -> int | None:
@@ -131,6 +143,7 @@ class RequestDone:
 def doc_meta(item: FetchedPage | CorpusDocument, doc_id: str) -> DocMeta:
     """The crawl facts a corpus file records about a page (one definition for all writers)."""
     page = item.page if isinstance(item, CorpusDocument) else item
+    marks = item if isinstance(item, CorpusDocument) else None
     return DocMeta(
         doc_id=doc_id,
         crawl_date=datetime.fromisoformat(page.fetched_at),
@@ -138,4 +151,7 @@ def doc_meta(item: FetchedPage | CorpusDocument, doc_id: str) -> DocMeta:
         final_url=page.url,
         last_modified=page.last_modified,
         ip=page.ip_address,
+        lang_diff=marks.lang_diff if marks else None,
+        paragraph_lang_diffs=marks.paragraph_lang_diffs if marks else (),
+        paragraph_dups=marks.paragraph_dups if marks else (),
     )

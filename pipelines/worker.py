@@ -32,6 +32,8 @@ from w3lib.url import safe_url_string
 
 from corpus_crawler.config import ExtractConfig
 from corpus_crawler.decode import decode_html
+from corpus_crawler.dedup import DedupConfig
+from corpus_crawler.dedup._fingerprint import DocumentFingerprint, fingerprint
 from corpus_crawler.extract import extract
 from corpus_crawler.model import Document, DropReason
 from corpus_crawler.vertical import DocMeta, VerticalConfig, format_document
@@ -65,6 +67,10 @@ class WorkerConfig:
     vertical: VerticalConfig | None = None
     #: The crawl process: the worker exits when it is gone (0: no watchdog).
     crawl_pid: int = 0
+    #: The dedup stages' config: the worker computes each kept document's fingerprint
+    #: (normalising, hashing, MinHash, paragraph language), so the crawl process only
+    #: looks it up in the stores (None: dedup off).
+    dedup: DedupConfig | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +99,8 @@ class PageResult:
     paragraph_count: int = 0
     #: The tokenised vertical text (WorkerConfig.vertical), None if not formatted here.
     vertical_text: str | None = None
+    #: The good paragraphs' dedup fingerprint (WorkerConfig.dedup), None if not computed.
+    fingerprint: DocumentFingerprint | None = None
 
 
 class _PageTimeout(BaseException):
@@ -186,6 +194,7 @@ def process_page(task: PageTask, config: WorkerConfig) -> PageResult:
     started = time.process_time()
     document: Document | None = None
     vertical_text: str | None = None
+    print_: DocumentFingerprint | None = None
     links: tuple[str, ...] = ()
     nofollow = False
     paragraph_count = 0
@@ -205,6 +214,12 @@ def process_page(task: PageTask, config: WorkerConfig) -> PageResult:
                         all_paragraphs=vertical.all_paragraphs,
                         sentences=vertical.sentences,
                     )
+                if config.dedup is not None and document.drop_reason is None:
+                    good = document.good_paragraphs
+                    if good:
+                        print_ = fingerprint(
+                            [p.text for p in good], document.language, config.dedup
+                        )
                 document = _trimmed(document, config)
             if task.links:
                 encoding = document.encoding if document is not None else None
@@ -223,6 +238,7 @@ def process_page(task: PageTask, config: WorkerConfig) -> PageResult:
         time.process_time() - started,
         paragraph_count,
         vertical_text,
+        print_,
     )
 
 

@@ -322,15 +322,20 @@ def test_pipeline_drops_duplicates_and_rewrites_documents(tmp_path: Path) -> Non
     )
     pipeline = DedupPipeline.from_crawler(crawler)
     pipeline.open_spider()
+
+    def process(item: CorpusDocument) -> CorpusDocument:
+        # both halves of process_item, without a reactor: the stages, then the routing
+        return pipeline.route(item, pipeline.judge(item))
+
     first = item("http://a/1", [GERMAN, shared])
-    assert pipeline.process_item(first) is first  # nothing to change: the same item
+    assert process(first) is first  # nothing to change: the same item
     with pytest.raises(Duplicate):
-        pipeline.process_item(item("http://a/2", [GERMAN, shared]))
+        process(item("http://a/2", [GERMAN, shared]))
     unique = (
         "Die Geschichte der Stadt ist lang und reich an Ereignissen, von der Gründung im"
         " zwölften Jahrhundert bis zu den großen Bränden und dem Wiederaufbau danach."
     )
-    changed = pipeline.process_item(item("http://b/1", [unique, shared]))
+    changed = process(item("http://b/1", [unique, shared]))
     assert [p.text for p in changed.document.good_paragraphs] == [unique]
     assert changed.vertical_text is None  # the writer formats the new paragraphs
     assert changed.clean_bytes == len(unique.encode())

@@ -16,12 +16,23 @@ from typing import TYPE_CHECKING, Any
 from ._config import DedupConfig, MarkAction
 
 if TYPE_CHECKING:
+    from ._fingerprint import DocumentFingerprint, fingerprint
     from ._near import DatasketchNearIndex, NearIndex, SqliteNearIndex, lsh_bands, minhash
     from ._ngramset import NgramSet, false_positive_rate
-    from ._stages import DedupCounts, Deduplicator, ParagraphFate, ParagraphVerdict, Verdict
+    from ._stages import (
+        DedupCounts,
+        Deduplicator,
+        ParagraphFate,
+        ParagraphVerdict,
+        SharedDatabase,
+        Verdict,
+    )
     from ._text import document_digest, ngram_hashes, words
 
 _LAZY = {
+    "DocumentFingerprint": "._fingerprint",
+    "fingerprint": "._fingerprint",
+    "SharedDatabase": "._stages",
     "DatasketchNearIndex": "._near",
     "NearIndex": "._near",
     "SqliteNearIndex": "._near",
@@ -44,15 +55,18 @@ __all__ = [
     "DedupConfig",
     "DedupCounts",
     "Deduplicator",
+    "DocumentFingerprint",
     "MarkAction",
     "NearIndex",
     "NgramSet",
     "ParagraphFate",
     "ParagraphVerdict",
+    "SharedDatabase",
     "SqliteNearIndex",
     "Verdict",
     "document_digest",
     "false_positive_rate",
+    "fingerprint",
     "lsh_bands",
     "minhash",
     "ngram_hashes",

@@ -104,26 +104,31 @@ def _band_keys(signature: Sequence[int], bands: int, rows: int) -> list[int]:
 class SqliteNearIndex:
     """LSH bands and signatures in SQLite tables of the dedup state (disk-backed)."""
 
-    def __init__(self, db: sqlite3.Connection, threshold: float, num_perm: int) -> None:
+    def __init__(
+        self, db: sqlite3.Connection, threshold: float, num_perm: int, *, prefix: str = ""
+    ) -> None:
+        """`prefix`: of the table names (``dedup_`` in a campaign's database)."""
         self._db = db
+        self._prefix = prefix
         self.threshold = threshold
         self.num_perm = num_perm
         self.bands, self.rows = lsh_bands(threshold, num_perm)
         db.execute(
-            "CREATE TABLE IF NOT EXISTS near_signatures"
+            f"CREATE TABLE IF NOT EXISTS {prefix}near_signatures"
             " (doc INTEGER PRIMARY KEY, num_perm INTEGER NOT NULL, signature BLOB NOT NULL)"
         )
         db.execute(
-            "CREATE TABLE IF NOT EXISTS near_bands (key INTEGER NOT NULL, doc INTEGER NOT NULL)"
+            f"CREATE TABLE IF NOT EXISTS {prefix}near_bands"
+            " (key INTEGER NOT NULL, doc INTEGER NOT NULL)"
         )
-        db.execute("CREATE INDEX IF NOT EXISTS near_bands_key ON near_bands (key)")
+        db.execute(f"CREATE INDEX IF NOT EXISTS {prefix}near_bands_key ON {prefix}near_bands (key)")
 
     def find(self, signature: Sequence[int]) -> int | None:
         keys = _band_keys(signature, self.bands, self.rows)
         marks = ",".join("?" * len(keys))
         rows = self._db.execute(
-            f"SELECT DISTINCT s.doc, s.num_perm, s.signature FROM near_bands b"
-            f" JOIN near_signatures s ON s.doc = b.doc WHERE b.key IN ({marks})"
+            f"SELECT DISTINCT s.doc, s.num_perm, s.signature FROM {self._prefix}near_bands b"
+            f" JOIN {self._prefix}near_signatures s ON s.doc = b.doc WHERE b.key IN ({marks})"
             f" ORDER BY s.doc",
             keys,
         ).fetchall()
@@ -138,11 +143,11 @@ class SqliteNearIndex:
 
     def add(self, doc: int, signature: Sequence[int]) -> None:
         self._db.execute(
-            "INSERT OR REPLACE INTO near_signatures VALUES (?, ?, ?)",
+            f"INSERT OR REPLACE INTO {self._prefix}near_signatures VALUES (?, ?, ?)",
             (doc, self.num_perm, array("I", signature).tobytes()),
         )
         self._db.executemany(
-            "INSERT INTO near_bands VALUES (?, ?)",
+            f"INSERT INTO {self._prefix}near_bands VALUES (?, ?)",
             [(key, doc) for key in _band_keys(signature, self.bands, self.rows)],
         )
 

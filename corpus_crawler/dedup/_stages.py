@@ -26,19 +26,21 @@ import itertools
 import sqlite3
 from collections import Counter
 from collections.abc import Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 
 from ..model import DropReason
-from ..paralang import foreign_language
 from ._config import DedupConfig, MarkAction
-from ._near import NearIndex, SqliteNearIndex, minhash
+from ._fingerprint import DocumentFingerprint, fingerprint
+from ._near import NearIndex, SqliteNearIndex
 from ._ngramset import NgramSet, false_positive_rate
-from ._text import NgramHashes, document_digest, document_ngram_hashes, words
+from ._text import NgramHashes
 
-__all__ = ["Deduplicator", "ParagraphFate", "ParagraphVerdict", "Verdict"]
+__all__ = ["Deduplicator", "ParagraphFate", "ParagraphVerdict", "SharedDatabase", "Verdict"]
 
 DB_NAME = "dedup.sqlite"
 FILTER_NAME = "paragraphs.bloom"
@@ -64,6 +66,9 @@ class ParagraphVerdict:
     seen_share: float | None = None
     #: The other language, for `FOREIGN`.
     language: str | None = None
+    #: SpiderLing's ``langdiff``: the identifier's confidence in another language (0: the
+    #: document's); None when not judged (short, or the language stage off).
+    lang_diff: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +109,36 @@ class DedupCounts:
     foreign_languages: Counter[str] = field(default_factory=Counter)
 
 
+def _check_matches(print_: DocumentFingerprint, config: DedupConfig) -> None:
+    missing = []
+    if config.exact and print_.digest is None:
+        missing.append("digest")
+    if config.paragraphs is not MarkAction.OFF and print_.ngram_hashes is None:
+        missing.append("paragraph n-grams")
+    if config.paragraph_language is not MarkAction.OFF and (
+        len(print_.lang_diffs) != print_.paragraph_count
+    ):
+        missing.append("paragraph languages")
+    if missing:
+        raise ValueError(
+            f"the fingerprint lacks the {', '.join(missing)} the stages need: compute it"
+            " with the same DedupConfig as the Deduplicator's"
+        )
+
+
+class SharedDatabase(Protocol):
+    """A database another component owns and commits (the campaign state,
+    `corpus_crawler.state.CampaignStore`): the stages write their tables into its
+    open transaction, so they are committed together with the campaign's own state."""
+
+    #: Commits made so far: what was written while it read ``c`` is durable once it is > c.
+    commits: int
+
+    def shared_connection(self) -> AbstractContextManager[sqlite3.Connection]:
+        """The connection, held (locked) for the block; never committed by the caller."""
+        ...
+
+
 class Deduplicator:
     """Runs the enabled stages; one instance per crawl (or offline run), one thread."""
 
@@ -114,45 +149,73 @@ class Deduplicator:
         *,
         near_index: NearIndex | None = None,
         keep_same_name: bool = False,
+        database: SharedDatabase | None = None,
     ) -> None:
         """`near_index`: another home for the near-duplicate index (e.g. a
         `DatasketchNearIndex` on Redis for a crawl shared by machines); default: SQLite
         tables in `directory`. `keep_same_name`: a document whose text was kept before
         under the same name (URL) is kept again, not a duplicate of itself (a crawl
-        campaign fetches a page again after a crash, before its output was committed)."""
+        campaign fetches a page again after a crash, before its output was committed).
+
+        `database`: keep the tables there (``dedup_*``) instead of in
+        ``directory/dedup.sqlite``, and let its owner commit them: a crawl campaign
+        commits them in the same transaction as its files' lengths. The n-gram
+        filter (a file in `directory`) cannot roll back, so its additions wait in a
+        journal table of that database and reach the filter only once committed.
+        """
         self.keep_same_name = keep_same_name
         self.config = config
         self.directory = Path(directory) if directory is not None else None
         self.counts = DedupCounts()
-        if self.directory is not None:
-            self.directory.mkdir(parents=True, exist_ok=True)
-            db_path = str(self.directory / DB_NAME)
+        self._shared = database
+        self._prefix = "dedup_" if database is not None else ""
+        if database is not None:
+            self._db = None
         else:
-            db_path = ":memory:"
-        self._db = sqlite3.connect(db_path, isolation_level="DEFERRED", check_same_thread=False)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        # NORMAL: a commit survives a killed process (not a power cut) and costs no fsync
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute("PRAGMA cache_size=-65536")  # 64 MiB of pages at most
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS documents (doc INTEGER PRIMARY KEY, name TEXT NOT NULL)"
-        )
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS exact (digest BLOB PRIMARY KEY, doc INTEGER NOT NULL)"
-            " WITHOUT ROWID"
-        )
+            if self.directory is not None:
+                self.directory.mkdir(parents=True, exist_ok=True)
+                db_path = str(self.directory / DB_NAME)
+            else:
+                db_path = ":memory:"
+            self._db = sqlite3.connect(db_path, isolation_level="DEFERRED", check_same_thread=False)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            # NORMAL: a commit survives a killed process (not a power cut) and costs no fsync
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute("PRAGMA cache_size=-65536")  # 64 MiB of pages at most
+        t = self._prefix
         self._near: NearIndex | None = None
-        if config.near_documents:
-            self._near = near_index or SqliteNearIndex(
-                self._db, config.near_threshold, config.num_perm
+        with self._connection() as db:
+            db.execute(
+                f"CREATE TABLE IF NOT EXISTS {t}documents"
+                " (doc INTEGER PRIMARY KEY, name TEXT NOT NULL)"
             )
-        self._db.commit()
+            db.execute(
+                f"CREATE TABLE IF NOT EXISTS {t}exact"
+                " (digest BLOB PRIMARY KEY, doc INTEGER NOT NULL) WITHOUT ROWID"
+            )
+            if database is not None:
+                db.execute(
+                    f"CREATE TABLE IF NOT EXISTS {t}ngram_journal"
+                    " (id INTEGER PRIMARY KEY, hashes BLOB NOT NULL)"
+                )
+            if config.near_documents:
+                self._near = near_index or SqliteNearIndex(
+                    db, config.near_threshold, config.num_perm, prefix=t
+                )
+        if self._db is not None:
+            self._db.commit()
         self._ngrams: NgramSet | None = None
         if config.paragraphs is not MarkAction.OFF:
             path = self.directory / FILTER_NAME if self.directory is not None else None
             self._ngrams = NgramSet(path, bits=config.paragraph_filter_bits)
         self._ngrams_added = 0
         self._uncommitted = 0
+        #: Shared database: n-gram additions not committed yet, as (commits seen when
+        #: journaled, journal id, hashes), and all their hashes for lookups.
+        self._pending: list[tuple[int, int, NgramHashes]] = []
+        self._pending_hashes: set[int] = set()
+        if database is not None:
+            self._replay_journal()
 
     # -- the stages --------------------------------------------------------------------
 
@@ -163,42 +226,51 @@ class Deduplicator:
         language: str | None = None,
     ) -> Verdict:
         """Judge one document (its paragraphs' texts, in order) and record it if kept."""
+        return self.check_fingerprint(name, fingerprint(paragraphs, language, self.config))
+
+    def check_fingerprint(self, name: str, print_: DocumentFingerprint) -> Verdict:
+        """`check` of a document whose `fingerprint` was computed already (in a crawl's
+        extraction worker, say): only the store lookups and inserts run here."""
         config = self.config
+        _check_matches(print_, config)
         counts = self.counts
         counts.documents += 1
-        counts.paragraphs += len(paragraphs)
-        paragraph_words = [words(text) for text in paragraphs]
-        all_words = [w for ws in paragraph_words for w in ws]
+        counts.paragraphs += print_.paragraph_count
+        self._apply_committed()
+        t = self._prefix
+        digest = print_.digest if config.exact else None
+        signature = print_.signature_values() if self._near is not None else None
+        with self._connection() as db:
+            if digest is not None:
+                row = db.execute(
+                    f"SELECT d.name FROM {t}exact e JOIN {t}documents d ON d.doc = e.doc"
+                    " WHERE e.digest = ?",
+                    (digest,),
+                ).fetchone()
+                if row is not None and self.keep_same_name and row[0] == name:
+                    # The same document under the same name, kept before: a page the
+                    # campaign fetches again after a crash (its output was not committed)
+                    # or an unchanged page of a recrawl. Never a duplicate of itself.
+                    counts.kept += 1
+                    counts.replayed += 1
+                    return Verdict(None, "", None, ())
+                if row is not None:
+                    counts.exact += 1
+                    return Verdict(DropReason.DUPLICATE, f"same text as {row[0]}", row[0])
+            if self._near is not None and signature is not None:
+                match = self._near.find(signature)
+                if match is not None:
+                    original = self._name(db, match)
+                    if self.keep_same_name and original == name:
+                        # itself again with a small change (a date, a counter) after a
+                        # crash: its n-grams are in the filter, so judge nothing more
+                        counts.kept += 1
+                        counts.replayed += 1
+                        return Verdict(None, "", None, ())
+                    counts.near += 1
+                    return Verdict(DropReason.NEAR_DUPLICATE, f"similar to {original}", original)
 
-        digest = document_digest(paragraph_words) if config.exact else None
-        if digest is not None:
-            row = self._db.execute(
-                "SELECT d.name FROM exact e JOIN documents d ON d.doc = e.doc WHERE e.digest = ?",
-                (digest,),
-            ).fetchone()
-            if row is not None and self.keep_same_name and row[0] == name:
-                # The same document under the same name, kept before: a page the
-                # campaign fetches again after a crash (its output was not committed)
-                # or an unchanged page of a recrawl. Never a duplicate of itself.
-                counts.kept += 1
-                counts.replayed += 1
-                return Verdict(None, "", None, ())
-            if row is not None:
-                counts.exact += 1
-                return Verdict(DropReason.DUPLICATE, f"same text as {row[0]}", row[0])
-
-        signature: list[int] | None = None
-        if self._near is not None and all_words:
-            signature = minhash(all_words, config.num_perm, config.shingle_size)
-            match = self._near.find(signature)
-            if match is not None:
-                original = self._name(match)
-                counts.near += 1
-                return Verdict(DropReason.NEAR_DUPLICATE, f"similar to {original}", original)
-
-        fates, seen, total, new_hashes = self._judge_paragraphs(
-            paragraphs, paragraph_words, language
-        )
+        fates, seen, total, new_hashes = self._judge_paragraphs(print_)
         if fates and all(p.removed for p in fates):
             counts.emptied += 1
             foreign = any(p.fate is ParagraphFate.FOREIGN for p in fates)
@@ -218,16 +290,25 @@ class Deduplicator:
                 fates,
             )
 
-        doc = self._db.execute("INSERT INTO documents (name) VALUES (?)", (name,)).lastrowid
-        assert doc is not None
-        if digest is not None:
-            self._db.execute("INSERT OR IGNORE INTO exact VALUES (?, ?)", (digest, doc))
-        if self._near is not None and signature is not None:
-            self._near.add(doc, signature)
-        if self._ngrams is not None and new_hashes:
-            added = np.concatenate(new_hashes)
-            self._ngrams.add(added)
-            self._ngrams_added += len(added)
+        added = np.concatenate(new_hashes) if new_hashes else None
+        with self._connection() as db:
+            doc = db.execute(f"INSERT INTO {t}documents (name) VALUES (?)", (name,)).lastrowid
+            assert doc is not None
+            if digest is not None:
+                db.execute(f"INSERT OR IGNORE INTO {t}exact VALUES (?, ?)", (digest, doc))
+            if self._near is not None and signature is not None:
+                self._near.add(doc, signature)
+            if self._ngrams is not None and added is not None and len(added):
+                if self._shared is not None:
+                    journal = db.execute(
+                        f"INSERT INTO {t}ngram_journal (hashes) VALUES (?)", (added.tobytes(),)
+                    ).lastrowid
+                    assert journal is not None
+                    self._pending.append((self._shared.commits, journal, added))
+                    self._pending_hashes.update(added.tolist())
+                else:
+                    self._ngrams.add(added)
+                self._ngrams_added += len(added)
         counts.kept += 1
         for fate in fates:
             counts.paragraphs_removed += fate.removed
@@ -240,10 +321,7 @@ class Deduplicator:
         return Verdict(None, "", None, fates)
 
     def _judge_paragraphs(
-        self,
-        paragraphs: Sequence[str],
-        paragraph_words: Sequence[Sequence[str]],
-        language: str | None,
+        self, print_: DocumentFingerprint
     ) -> tuple[tuple[ParagraphVerdict, ...], int, int, list[NgramHashes]]:
         """Per paragraph verdicts, n-grams seen in kept documents / in all, and the
         n-grams to add if kept.
@@ -254,14 +332,20 @@ class Deduplicator:
         second time).
         """
         config, ngrams = self.config, self._ngrams
-        judge_language = config.paragraph_language is not MarkAction.OFF
+        count = print_.paragraph_count
         verdicts: list[ParagraphVerdict] = []
-        shares: list[float | None] = [None] * len(paragraphs)
+        shares: list[float | None] = [None] * count
         new_hashes: list[NgramHashes] = []
         seen_total = ngram_total = 0
-        if ngrams is not None:
-            hashes, offsets = document_ngram_hashes(paragraph_words, config.paragraph_ngram)
+        hashes = print_.hashes()
+        if ngrams is not None and hashes is not None:
+            offsets = print_.ngram_offsets
             seen_before = ngrams.contains(hashes)
+            if self._pending_hashes and len(hashes):
+                pending = self._pending_hashes
+                seen_before |= np.fromiter(
+                    (h in pending for h in hashes.tolist()), dtype=bool, count=len(hashes)
+                )
             # an n-gram's later occurrences in this document count as seen for its
             # paragraph, not for the document's containment (a page repeating itself
             # is not a copy of another)
@@ -274,50 +358,98 @@ class Deduplicator:
             if ngram_total:
                 ends = np.asarray(offsets[1:])
                 seen_before_end = np.concatenate(([0], np.cumsum(seen, dtype=np.int64)))
-                seen_counts = seen_before_end[ends] - seen_before_end[offsets[:-1]]
+                seen_counts = seen_before_end[ends] - seen_before_end[np.asarray(offsets[:-1])]
                 for index, (begin, end) in enumerate(itertools.pairwise(offsets)):
                     if end > begin:
                         shares[index] = float(seen_counts[index]) / (end - begin)
-        for text, tokens, share in zip(paragraphs, paragraph_words, shares, strict=True):
+        judge_language = config.paragraph_language is not MarkAction.OFF and bool(
+            print_.foreign_languages
+        )
+        for index in range(count):
+            share = shares[index]
+            lang_diff = print_.lang_diffs[index] if judge_language else None
             if share is not None and share >= config.paragraph_threshold:
                 removed = config.paragraphs is MarkAction.REMOVE
-                verdicts.append(ParagraphVerdict(ParagraphFate.DUPLICATE, removed, share))
+                verdicts.append(
+                    ParagraphVerdict(ParagraphFate.DUPLICATE, removed, share, None, lang_diff)
+                )
                 continue
             if judge_language:
-                foreign = foreign_language(
-                    text,
-                    language,
-                    word_count=len(tokens),
-                    min_words=config.paragraph_language_min_words,
-                    min_confidence=config.paragraph_language_min_confidence,
-                )
-                if foreign is not None:
+                other = print_.foreign_languages[index]
+                if other is not None:
                     removed = config.paragraph_language is MarkAction.REMOVE
                     verdicts.append(
-                        ParagraphVerdict(ParagraphFate.FOREIGN, removed, share, foreign.language)
+                        ParagraphVerdict(ParagraphFate.FOREIGN, removed, share, other, lang_diff)
                     )
                     continue
-            verdicts.append(ParagraphVerdict(ParagraphFate.KEPT, False, share))
+            verdicts.append(ParagraphVerdict(ParagraphFate.KEPT, False, share, None, lang_diff))
         return tuple(verdicts), seen_total, ngram_total, new_hashes
 
     # -- bookkeeping -------------------------------------------------------------------
 
-    def _name(self, doc: int) -> str:
-        row = self._db.execute("SELECT name FROM documents WHERE doc = ?", (doc,)).fetchone()
+    def _connection(self) -> AbstractContextManager[sqlite3.Connection]:
+        if self._shared is not None:
+            return self._shared.shared_connection()
+        assert self._db is not None
+        return nullcontext(self._db)
+
+    def _name(self, db: sqlite3.Connection, doc: int) -> str:
+        row = db.execute(
+            f"SELECT name FROM {self._prefix}documents WHERE doc = ?", (doc,)
+        ).fetchone()
         return str(row[0]) if row is not None else f"#{doc}"
 
+    def _replay_journal(self) -> None:
+        """At start: n-grams journaled and committed by earlier runs go into the filter
+        (again: adding is idempotent), then leave the journal."""
+        t = self._prefix
+        with self._connection() as db:
+            rows = db.execute(f"SELECT id, hashes FROM {t}ngram_journal ORDER BY id").fetchall()
+        if self._ngrams is not None:
+            for _, blob in rows:
+                self._ngrams.add(np.frombuffer(blob, dtype=np.uint64))
+            self._ngrams.flush()
+        if rows:
+            with self._connection() as db:
+                db.execute(f"DELETE FROM {t}ngram_journal WHERE id <= ?", (rows[-1][0],))
+
+    def _apply_committed(self) -> None:
+        """Journaled n-grams their owner has committed since go into the filter."""
+        if self._shared is None or not self._pending:
+            return
+        commits = self._shared.commits
+        done = 0
+        while done < len(self._pending) and self._pending[done][0] < commits:
+            done += 1
+        if not done:
+            return
+        assert self._ngrams is not None
+        for _, _, hashes in self._pending[:done]:
+            self._ngrams.add(hashes)
+        last_id = self._pending[done - 1][1]
+        self._pending = self._pending[done:]
+        self._pending_hashes = {h for _, _, hashes in self._pending for h in hashes.tolist()}
+        with self._connection() as db:
+            db.execute(f"DELETE FROM {self._prefix}ngram_journal WHERE id <= ?", (last_id,))
+
     def _maybe_commit(self) -> None:
+        if self._db is None:
+            return  # the owner of the shared database commits
         self._uncommitted += 1
         if self._uncommitted >= self.config.commit_every:
             self.commit()
 
     def commit(self) -> None:
-        self._db.commit()
+        """Commit the stores (own database only; a shared one is committed by its owner)."""
+        if self._db is not None:
+            self._db.commit()
         self._uncommitted = 0
 
     @property
     def stored_documents(self) -> int:
-        return int(self._db.execute("SELECT count(*) FROM documents").fetchone()[0])
+        with self._connection() as db:
+            row = db.execute(f"SELECT count(*) FROM {self._prefix}documents").fetchone()
+        return int(row[0])
 
     def filter_false_positive_rate(self) -> float | None:
         """The n-gram filter's false-positive rate after this run's additions (a lower
@@ -329,8 +461,14 @@ class Deduplicator:
         )
 
     def close(self) -> None:
-        self.commit()
-        self._db.close()
+        """Commit and close the own database; with a shared one, apply what its owner
+        committed and leave the rest in its journal (the owner's last commit, or the
+        next run, finishes it)."""
+        if self._db is not None:
+            self.commit()
+            self._db.close()
+        else:
+            self._apply_committed()
         if self._ngrams is not None:
             self._ngrams.close()
 
