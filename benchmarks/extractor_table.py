@@ -50,10 +50,13 @@ from corpus_crawler.evaluate import (
     load_gold_set,
     page_scores,
 )
-from corpus_crawler.language_setup import stoplist_and_params
+from corpus_crawler import dom
+from corpus_crawler.decode import decode_html
+from corpus_crawler.extractors import furniture, visible
+from corpus_crawler.language_setup import choose_language, stoplist_and_params
 from corpus_crawler.model import Paragraph, ParagraphClass
 from corpus_crawler.presets import container_options
-from corpus_crawler.segment import Segment
+from corpus_crawler.segment import segment
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_TARBALL = ROOT / "tests" / "data" / "gold.tar.xz"
@@ -194,6 +197,23 @@ def _text(paragraphs: Sequence[Paragraph]) -> str:
     return "\n".join(p.text for p in good)
 
 
+def _preset_blocks(
+    html: bytes, config: ExtractConfig
+) -> tuple[tuple[Paragraph, ...], JustextParams, list[bool]]:
+    """A page's visible blocks classified as the presets classify them before
+    their container pass, with each block's furniture mark (extractors._justext
+    up to the pass; both presets share these steps)."""
+    root = dom.parse(decode_html(html, None).text)
+    if root is None:
+        return (), JustextParams(), []
+    segments = visible(segment(dom.preprocess_seed(root), marked=True))
+    if not segments:
+        return (), JustextParams(), []
+    language, _ = choose_language([s.text for s in segments], config)
+    stoplist, params = stoplist_and_params(language, config)
+    return classify_segments(segments, stoplist, params), params, furniture(segments)
+
+
 def grid_points(preset: Preset) -> list[tuple[tuple[str, object], ...]]:
     grid = SHIFT_GRID[preset]
     names = list(grid)
@@ -206,29 +226,16 @@ def grid_points(preset: Preset) -> list[tuple[tuple[str, object], ...]]:
 def tuning_tables(gold_sets: Sequence[GoldSet], language: str | None) -> list[str]:
     """In-sample figures of the shipped presets and cross-validated ones of the grid.
 
-    Each page is classified once by the seed preset; `container_pass` then runs per
-    grid point on those paragraphs, which is exactly what the presets do after
-    the seed's classification.
+    Each page's visible blocks are classified once as the presets classify them;
+    `container_pass` then runs per grid point on those paragraphs, which is
+    exactly what the presets do next.
     """
-    config = ExtractConfig(language=language)
-    preset_config = ExtractConfig(language=language, preset=Preset.CORPUS)
-    seeds: dict[str, list[tuple[tuple[Paragraph, ...], JustextParams, str]]] = {}
+    config = ExtractConfig(language=language, preset=Preset.CORPUS)
+    seeds: dict[str, list[tuple[tuple[Paragraph, ...], JustextParams, list[bool], str]]] = {}
     for gold_set in gold_sets:
         rows = []
         for page in gold_set.pages:
-            document = extract(page.html, page.url, config)
-            # a page dropped as NO_GOOD_PARAGRAPH keeps its paragraphs: a preset may save it
-            paragraphs = document.paragraphs
-            stoplist, params = stoplist_and_params(document.language, preset_config)
-            if params != stoplist_and_params(document.language, config)[1]:
-                # the seed's own thresholds for unspaced scripts are not the presets':
-                # classify the same blocks again as the presets do
-                blocks = [
-                    Segment(p.text, p.link_chars, p.dom_path, p.xpath, int(p.image))
-                    for p in paragraphs
-                ]
-                paragraphs = classify_segments(blocks, stoplist, params)
-            rows.append((paragraphs, params, page.gold))
+            rows.append(_preset_blocks(page.html, config) + (page.gold,))
         seeds[gold_set.name] = rows
     page_ids = {g.name: [p.id for p in g.pages] for g in gold_sets}
     cache: dict[tuple[str, int, str], PageScore] = {}
@@ -237,8 +244,8 @@ def tuning_tables(gold_sets: Sequence[GoldSet], language: str | None) -> list[st
         by_set: dict[str, list[PageScore]] = {}
         for name, rows in seeds.items():
             scores = []
-            for index, (paragraphs, params, gold) in enumerate(rows):
-                passed = container_pass(paragraphs, params, options)
+            for index, (paragraphs, params, unlikely, gold) in enumerate(rows):
+                passed = container_pass(paragraphs, params, options, unlikely)
                 text = _text(passed) if paragraphs else ""
                 key = (name, index, text)
                 if key not in cache:

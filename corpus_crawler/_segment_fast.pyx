@@ -24,6 +24,7 @@ cdef extern from "Python.h":
 cimport lxml.includes.etreepublic as cetree
 from lxml.includes.tree cimport (
     XML_CDATA_SECTION_NODE,
+    xmlAttr,
     XML_ELEMENT_NODE,
     XML_TEXT_NODE,
     xmlNode,
@@ -182,6 +183,7 @@ def block_text(str text):
 
 cdef struct Frame:
     xmlNode* node
+    int marks             # elementmarks bits of this element and its ancestors
     long order            # 1-based position among same-name element siblings
     Py_ssize_t names_at   # where this element's children's names begin in `_Walk.names`
 
@@ -216,6 +218,9 @@ cdef class _Walk:
     # the blocks read so far
     cdef list blocks
     cdef long emitted, max_blocks
+    # elementmarks.element_marks (cached), or None when marks are not wanted
+    cdef object marker
+    cdef int anchor_marks
 
     def __cinit__(self):
         self.frames_cap = 64
@@ -289,6 +294,13 @@ cdef class _Walk:
             self.frames_cap *= 2
         self.frames[self.depth].node = node
         self.frames[self.depth].order = order
+        if self.marker is None:
+            self.frames[self.depth].marks = 0
+        else:
+            self.frames[self.depth].marks = (
+                (self.frames[self.depth - 1].marks if self.depth > 0 else 0)
+                | _own_marks(node, self.marker)
+            )
         self.frames[self.depth].names_at = self.names_top
         if self.depth < len(self.paths):
             self.paths[self.depth] = None
@@ -306,6 +318,7 @@ cdef class _Walk:
         """End the block being read; True once there are more than max_blocks."""
         cdef str text
         cdef tuple path
+        cdef int marks
         if not self.has_nodes and not self.images:
             return False
         self.emitted += 1
@@ -313,8 +326,13 @@ cdef class _Walk:
             return True
         text = self.text.take()
         if text or self.images:
-            path = self.anchor_path if self.anchor_depth == -2 else self.path(self.anchor_depth)
-            self.blocks.append((text, self.link_chars, path[0], path[1], self.images))
+            if self.anchor_depth == -2:
+                path = self.anchor_path
+                marks = self.anchor_marks
+            else:
+                path = self.path(self.anchor_depth)
+                marks = self.frames[self.anchor_depth].marks if self.anchor_depth >= 0 else 0
+            self.blocks.append((text, self.link_chars, path[0], path[1], self.images, marks))
         self.has_nodes = False
         self.link_chars = 0
         self.images = 0
@@ -324,6 +342,7 @@ cdef class _Walk:
         """The walk leaves the top frame: if it is the anchor (a BR), keep its path."""
         if self.anchor_depth == self.depth:
             self.anchor_path = self.path(self.depth)
+            self.anchor_marks = self.frames[self.depth].marks
             self.anchor_depth = -2
         return 0
 
@@ -349,8 +368,44 @@ cdef class _Walk:
         return <tuple>self.paths[depth]
 
 
-def walk(root_element, bint reference, long max_blocks=100_000):
-    """Blocks in document order: (folded text, link characters, dom path, xpath, images).
+#: The attributes `_own_marks` reads, in `elementmarks.element_marks`' argument order.
+cdef tuple _MARKED = (b"class", b"id", b"role", b"hidden", b"aria-hidden", b"style")
+
+
+cdef str _attribute_value(xmlAttr* attr):
+    cdef xmlNode* child = attr.children
+    cdef str value = ""
+    while child != NULL:
+        if child.content != NULL:
+            value += _text(child)
+        child = child.next
+    return value
+
+
+cdef int _own_marks(xmlNode* node, object marker) except -1:
+    """The marks of one element from its attributes (0 without a marked one)."""
+    cdef xmlAttr* attr = node.properties
+    cdef const char* name
+    cdef list values = None
+    cdef Py_ssize_t i
+    while attr != NULL:
+        name = <const char*>attr.name
+        for i in range(6):
+            if strcmp(name, <const char*>(<bytes>_MARKED[i])) == 0:
+                if values is None:
+                    values = [None] * 6
+                values[i] = _attribute_value(attr)
+                break
+        attr = attr.next
+    if values is None:
+        return 0
+    return marker(_name(node), *values)
+
+
+def walk(root_element, bint reference, long max_blocks=100_000, marker=None):
+    """Blocks in document order: (folded text, link characters, dom path, xpath,
+    images, marks); marks are `marker(tag, class, id, role, hidden, aria-hidden,
+    style)` of the block's element and its ancestors OR-ed (0 without a marker).
 
     Blocks whose text folds to nothing and that hold no image are left out.
     Returns None when the page has more than max_blocks blocks (counting those).
@@ -370,6 +425,7 @@ def walk(root_element, bint reference, long max_blocks=100_000):
     cdef int pending
     cdef _Walk w = _Walk()
     w.max_blocks = max_blocks
+    w.marker = marker
 
     # start of the root element
     w.push(root)

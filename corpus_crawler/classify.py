@@ -360,6 +360,20 @@ class ContainerOptions:
     inside_shift: int = 0
     region_shift: int = 0
     outside_shift: int = 0
+    #: Blocks a browser does not show (elementmarks.HIDDEN) are left out of the page.
+    drop_hidden: bool = False
+    #: Blocks inside page furniture (elementmarks.UNLIKELY: comment, footer,
+    #: sidebar... class names, navigation roles) score no container, as
+    #: readability removes such elements before it scores.
+    skip_unlikely: bool = False
+    #: A candidate starts from readability's score for its tag (`_initializeNode`:
+    #: div +5, td/pre/blockquote +3, lists and forms -3, headings and th -5).
+    tag_scores: bool = False
+
+    @property
+    def uses_marks(self) -> bool:
+        """Whether the blocks need their elementmarks (segment(..., marked=True))."""
+        return self.drop_hidden or self.skip_unlikely
 
     def __post_init__(self) -> None:
         for name in ("min_block_length", "length_per_point", "max_length_points"):
@@ -381,6 +395,9 @@ class ContainerOptions:
         value = self.sibling_min_score
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
             raise ConfigError(f"sibling_min_score must be a number >= 0, got {value!r}")
+        for name in ("drop_hidden", "skip_unlikely", "tag_scores"):
+            if not isinstance(getattr(self, name), bool):
+                raise ConfigError(f"{name} must be true or false, got {getattr(self, name)!r}")
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any], source: str) -> ContainerOptions:
@@ -394,6 +411,37 @@ class ContainerOptions:
             return cls(**dict(data))
         except ConfigError as exc:
             raise ConfigError(f"{source}: {exc}") from None
+
+
+# readability.js `_initializeNode`: where a candidate's score starts, by its tag.
+_TAG_SCORES = {
+    "div": 5,
+    "pre": 3,
+    "td": 3,
+    "blockquote": 3,
+    "address": -3,
+    "ol": -3,
+    "ul": -3,
+    "dl": -3,
+    "dd": -3,
+    "dt": -3,
+    "li": -3,
+    "form": -3,
+    "h1": -5,
+    "h2": -5,
+    "h3": -5,
+    "h4": -5,
+    "h5": -5,
+    "h6": -5,
+    "th": -5,
+}
+
+
+def _tag(xpath: str) -> str:
+    """The tag of an xpath's last step ("/html[1]/body[1]/div[2]" -> "div")."""
+    step = xpath[xpath.rfind("/") + 1 :]
+    bracket = step.find("[")
+    return step[:bracket] if bracket >= 0 else step
 
 
 def _parent(xpath: str) -> str:
@@ -415,7 +463,12 @@ class _Subtrees:
 
     __slots__ = ("chars", "links", "points", "scores")
 
-    def __init__(self, paragraphs: Sequence[Paragraph], options: ContainerOptions) -> None:
+    def __init__(
+        self,
+        paragraphs: Sequence[Paragraph],
+        options: ContainerOptions,
+        unlikely: Sequence[bool] | None = None,
+    ) -> None:
         chars: dict[str, int] = {}
         links: dict[str, int] = {}
         points: dict[str, float] = {}
@@ -425,7 +478,11 @@ class _Subtrees:
         per_point = options.length_per_point
         max_length_points = options.max_length_points
         max_link_density = options.max_link_density
-        for p in paragraphs:
+        skipped = unlikely if unlikely is not None else (False,) * len(paragraphs)
+        for p, skip in zip(paragraphs, skipped, strict=True):
+            if skip:
+                # as if removed from the page, as readability removes furniture
+                continue
             xpath = p.xpath
             length = p.length
             chars[xpath] = chars.get(xpath, 0) + length
@@ -447,6 +504,9 @@ class _Subtrees:
                 if cut > 0:
                     grandparent = parent[:cut]
                     scores[grandparent] = scores.get(grandparent, 0.0) + block_points * share
+        if options.tag_scores:
+            for path in scores:
+                scores[path] += _TAG_SCORES.get(_tag(path), 0)
         # deepest first, so each element's totals are complete before they go up
         seen = set(chars)
         depth_buckets: dict[int, list[str]] = {}
@@ -562,13 +622,19 @@ def container_pass(
     paragraphs: Sequence[Paragraph],
     params: JustextParams,
     options: ContainerOptions,
+    unlikely: Sequence[bool] | None = None,
 ) -> tuple[Paragraph, ...]:
     """Paragraphs with their context-free classes moved by the main-container
-    evidence and the three later phases run again on the result."""
+    evidence and the three later phases run again on the result.
+
+    `unlikely`: per paragraph, whether it lies in page furniture
+    (elementmarks.UNLIKELY); with `options.skip_unlikely` such blocks score no
+    container (they are still classified, and moved like any block).
+    """
     shifts = (options.inside_shift, options.region_shift, options.outside_shift)
     if not paragraphs or not any(shifts):
         return tuple(paragraphs)
-    subtrees = _Subtrees(paragraphs, options)
+    subtrees = _Subtrees(paragraphs, options, unlikely if options.skip_unlikely else None)
     containers = main_containers(paragraphs, options, subtrees)
     if not containers:
         return tuple(paragraphs)

@@ -29,6 +29,7 @@ from . import classify as _classify
 from ._configfiles import extractor_config_path, read_yaml
 from .classify import classify_segments, container_pass
 from .config import DEFAULT_CONFIG, ConfigError, ExtractConfig, JustextParams, Preset
+from .elementmarks import HIDDEN, UNLIKELY
 from .declutter import DEFAULT_DECLUTTER_OPTIONS, DeclutterOptions, declutter
 from .declutter import load_declutter_options as _load_declutter_options
 from .kimatu import DEFAULT_KIMATU_OPTIONS, KimatuOptions, kimatu
@@ -477,7 +478,12 @@ def combined(
     and thresholds come from `config` as for `extractor="justext"`.
     """
     reference = config.preset is Preset.REFERENCE
-    segments = segment(root, reference=reference)
+    container = container_options(config.preset)
+    segments = segment(
+        root, reference=reference, marked=container is not None and container.uses_marks
+    )
+    if container is not None and container.drop_hidden:
+        segments = [s for s in segments if not s.marks & HIDDEN]
     if not segments:
         return ()
     language, _ = choose_language([s.text for s in segments], config)
@@ -486,8 +492,8 @@ def combined(
     decluttered = declutter(copy.deepcopy(root), options.declutter).paragraphs
     kimatu_paragraphs = kimatu(root, options.kimatu).paragraphs
     voted = vote(justext, decluttered, kimatu_paragraphs, params, options, reference=reference)
-    container = container_options(config.preset)
     if container is None:
         return voted
     # The corpus and article presets add the main-container evidence to the votes.
-    return container_pass(voted, params, container)
+    unlikely = [bool(s.marks & UNLIKELY) for s in segments]
+    return container_pass(voted, params, container, unlikely)

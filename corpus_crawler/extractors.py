@@ -12,17 +12,18 @@ from __future__ import annotations
 
 import enum
 import functools
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from lxml import etree
 
 from .classify import classify_segments, container_pass
 from .config import ConfigError, ExtractConfig, Preset
+from .elementmarks import HIDDEN, UNLIKELY
 from .language_setup import accepted, choose_language, stoplist_and_params
 from .model import DropReason, Paragraph
 from .presets import container_options
-from .segment import TooManyBlocks, segment
+from .segment import Segment, TooManyBlocks, segment
 
 
 class Extractor(enum.Enum):
@@ -90,22 +91,41 @@ def extractor_options(name: str, overrides: Mapping[str, Any]) -> Any:
 
 def _justext(root: etree._Element, config: ExtractConfig) -> Extraction:
     reference = config.preset is Preset.REFERENCE
+    options = container_options(config.preset)
     try:
-        segments = segment(root, reference=reference, max_blocks=config.max_blocks)
+        segments = segment(
+            root,
+            reference=reference,
+            max_blocks=config.max_blocks,
+            marked=options is not None and options.uses_marks,
+        )
     except TooManyBlocks as exc:
         return Extraction((), drop_reason=DropReason.TOO_LARGE, drop_detail=str(exc))
     if not segments:
         return Extraction((), drop_reason=DropReason.EMPTY, drop_detail="no text")
+    if options is not None and options.drop_hidden:
+        segments = visible(segments)
+        if not segments:
+            return Extraction((), drop_reason=DropReason.EMPTY, drop_detail="no visible text")
     language, confidence = choose_language([s.text for s in segments], config)
     if not accepted(language, confidence, config):
         # checked before classifying: a rejected page costs no classification
         return Extraction((), language, confidence, drop_reason=DropReason.WRONG_LANGUAGE)
     stoplist, params = stoplist_and_params(language, config)
     paragraphs = classify_segments(segments, stoplist, params, reference=reference)
-    options = container_options(config.preset)
     if options is not None:
-        paragraphs = container_pass(paragraphs, params, options)
+        paragraphs = container_pass(paragraphs, params, options, furniture(segments))
     return Extraction(paragraphs, language, confidence)
+
+
+def visible(segments: list[Segment]) -> list[Segment]:
+    """The blocks a browser shows (no elementmarks.HIDDEN)."""
+    return [s for s in segments if not s.marks & HIDDEN]
+
+
+def furniture(segments: Sequence[Segment]) -> list[bool]:
+    """Per block: whether it lies in page furniture (elementmarks.UNLIKELY)."""
+    return [bool(s.marks & UNLIKELY) for s in segments]
 
 
 def _with_language(paragraphs: tuple[Paragraph, ...], config: ExtractConfig) -> Extraction:

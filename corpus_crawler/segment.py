@@ -22,6 +22,8 @@ from typing import NamedTuple
 
 from lxml import etree
 
+from .elementmarks import MARKED_ATTRIBUTES, element_marks
+
 _fast: ModuleType | None
 try:  # the compiled walker (corpus_crawler/_segment_fast.pyx), built by pip install
     from . import _segment_fast as _fast
@@ -89,6 +91,9 @@ class Segment(NamedTuple):
     dom_path: str
     xpath: str
     images: int
+    #: `elementmarks` bits (HIDDEN, UNLIKELY) of the block's element and its
+    #: ancestors; 0 unless `segment(..., marked=True)`.
+    marks: int = 0
 
 
 def normalize_whitespace(text: str) -> str:
@@ -259,6 +264,36 @@ def _walk_python(
 # Segment(*block) without the Python-level `Segment.__new__` (hot path)
 _as_segment = functools.partial(tuple.__new__, Segment)
 
+# Pages of a site repeat their template's attribute sets.
+_cached_marks = functools.lru_cache(maxsize=4096)(element_marks)
+
+
+class _Marks:
+    """elementmarks bits of elements and their ancestors, cached per element."""
+
+    __slots__ = ("_cache", "_root")
+
+    def __init__(self, root: etree._Element) -> None:
+        self._root = root
+        self._cache: dict[etree._Element, int] = {}
+
+    def of(self, el: etree._Element | None) -> int:
+        if el is None:
+            return 0
+        cache = self._cache
+        chain = []
+        node: etree._Element | None = el
+        while node is not None and node not in cache:
+            chain.append(node)
+            node = None if node is self._root else node.getparent()
+        marks = 0 if node is None else cache[node]
+        for node in reversed(chain):
+            attrib = node.attrib
+            if any(name in attrib for name in MARKED_ATTRIBUTES):
+                marks |= _cached_marks(node.tag, *(attrib.get(n) for n in MARKED_ATTRIBUTES))
+            cache[node] = marks
+        return marks
+
 
 class TooManyBlocks(ValueError):
     """The page has more blocks than `max_blocks`."""
@@ -270,37 +305,44 @@ def segment(
     reference: bool = False,
     compiled: bool | None = None,
     max_blocks: int = DEFAULT_MAX_BLOCKS,
+    marked: bool = False,
 ) -> list[Segment]:
     """Split the tree into text blocks in document order.
 
     `compiled` picks the walker (default: the compiled one when it was built);
     both give the same blocks. Raises TooManyBlocks past `max_blocks`.
+    `marked` fills each block's `marks` from its element's and its ancestors'
+    attributes (corpus_crawler.elementmarks) during the same walk.
     """
     if compiled is None:
         compiled = _fast is not None
     if compiled and _fast is not None:
         # text folded, empty blocks left out and paths found during the walk
-        found = _fast.walk(root, reference, max_blocks)
+        found = _fast.walk(root, reference, max_blocks, _cached_marks if marked else None)
         if found is None:
             raise TooManyBlocks(f"more than {max_blocks} blocks")
         blocks = list(map(_as_segment, found))
     else:
-        blocks = _segment_python(root, reference, max_blocks)
+        blocks = _segment_python(root, reference, max_blocks, marked)
     if not reference and _CONTROL_CHARS.search("".join([b.text for b in blocks])) is not None:
         cleaned = [b._replace(text=block_text(_CONTROL_CHARS.sub("", b.text))) for b in blocks]
         blocks = [b for b in cleaned if b.text or b.images]
     return blocks
 
 
-def _segment_python(root: etree._Element, reference: bool, max_blocks: int) -> list[Segment]:
+def _segment_python(
+    root: etree._Element, reference: bool, max_blocks: int, marked: bool = False
+) -> list[Segment]:
     raw = _walk_python(root, reference, max_blocks)
     if len(raw) > max_blocks:
         raise TooManyBlocks(f"more than {max_blocks} blocks")
     paths = _Paths(root)
+    marks = _Marks(root) if marked else None
     blocks = []
     for nodes, link_chars, anchor, images in raw:
         text = block_text("".join(nodes))
         if text or images:
             dom_path, xpath = paths.of(anchor)
-            blocks.append(Segment(text, link_chars, dom_path, xpath, images))
+            block_marks = 0 if marks is None else marks.of(anchor)
+            blocks.append(Segment(text, link_chars, dom_path, xpath, images, block_marks))
     return blocks

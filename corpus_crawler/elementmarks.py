@@ -1,0 +1,72 @@
+"""What an element's attributes say about the text inside it (issue 13).
+
+Two marks, read from the attributes during the one segmentation walk (the
+compiled walk calls `element_marks` only for elements that carry one of
+`MARKED_ATTRIBUTES`, and caches the answer per attribute set):
+
+- HIDDEN: a browser does not show it (`hidden`, `aria-hidden="true"`, an inline
+  style with `display: none` or `visibility: hidden`), as readability.js's
+  `_isProbablyVisible` decides. Text nobody sees is not the page's text.
+- UNLIKELY: its class or id names page furniture (comments, footers, menus,
+  sidebars, share and related-post boxes...) and nothing that names content,
+  or its ARIA role is navigation, a menu, a dialog or complementary content.
+  These are readability.js's `unlikelyCandidates` / `okMaybeItsACandidate`
+  patterns and its role list, not tuned here: readability removes such
+  elements before it looks for the article, and the presets leave their
+  blocks out of the main-container scoring (configs/extractors/presets.yaml).
+
+A block carries the marks of its element and of every ancestor.
+"""
+
+from __future__ import annotations
+
+import re
+
+HIDDEN = 1
+UNLIKELY = 2
+
+#: Attributes the walk reads; an element with none of them has no marks.
+MARKED_ATTRIBUTES = ("class", "id", "role", "hidden", "aria-hidden", "style")
+
+# readability.js REGEXPS.unlikelyCandidates and okMaybeItsACandidate.
+_UNLIKELY = re.compile(
+    r"-ad-|ai2html|banner|breadcrumbs|combx|comment|community|cover-wrap|disqus|extra|footer"
+    r"|gdpr|header|legends|menu|related|remark|replies|rss|shoutbox|sidebar|skyscraper|social"
+    r"|sponsor|supplemental|ad-break|agegate|pagination|pager|popup|yom-remote",
+    re.IGNORECASE,
+)
+_MAYBE_CONTENT = re.compile(r"and|article|body|column|content|main|shadow", re.IGNORECASE)
+# readability.js UNLIKELY_ROLES
+_UNLIKELY_ROLES = frozenset(
+    ("menu", "menubar", "complementary", "navigation", "alert", "alertdialog", "dialog")
+)
+# The page itself and links are never furniture (readability skips body and a).
+_NEVER_UNLIKELY = frozenset(("html", "body", "a"))
+_HIDING_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
+
+
+def element_marks(
+    tag: str,
+    class_name: str | None,
+    element_id: str | None,
+    role: str | None,
+    hidden: str | None,
+    aria_hidden: str | None,
+    style: str | None,
+) -> int:
+    """HIDDEN | UNLIKELY bits of one element from its tag and attribute values
+    (None: the attribute is absent)."""
+    marks = 0
+    if (
+        hidden is not None
+        or (aria_hidden is not None and aria_hidden.strip().lower() == "true")
+        or (style is not None and _HIDING_STYLE.search(style) is not None)
+    ):
+        marks |= HIDDEN
+    if tag not in _NEVER_UNLIKELY:
+        names = f"{class_name or ''} {element_id or ''}"
+        if (
+            _UNLIKELY.search(names) is not None and _MAYBE_CONTENT.search(names) is None
+        ) or (role is not None and role.strip().lower() in _UNLIKELY_ROLES):
+            marks |= UNLIKELY
+    return marks
