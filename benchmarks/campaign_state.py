@@ -2,13 +2,17 @@
 
 Two measurements, each with its baseline measured in the same run:
 
-``upkeep`` (in this process): the state operations of one crawled page through
-`corpus_crawler.state.CampaignStore` as the crawl makes them -- the request
-leased (in batches), finished, its `links` new links queued (seen mark, budget,
-frontier row, with real request JSON), and a group commit every 0.5 s of work --
-timed per page, against the bare cost of building the same request JSON
-(what any disk frontier must do). Printed: microseconds per page and the
-share of a 1 ms budget.
+``upkeep`` (in this process): the campaign-state work of one crawled page
+through the crawl's own `pipelines.scheduler.CampaignScheduler` on a
+`corpus_crawler.state.CampaignStore`, with the crawl's spider and Scrapy's
+default fingerprinter: the page's request leased (in batches) and rebuilt from
+its JSON, each of its `links` links scheduled as the spider yields it (request
+fingerprint, seen check, page budget, serialisation, frontier row), the page
+finished, and a group commit every 32 pages (0.5 s of a ~60 pages/s crawl).
+Only that work is timed; building the link requests (the spider's part) is
+not. Printed: microseconds per page and the share of a 1 ms budget, for pages
+with 0, 10 and 100 links of which 10 or 100 are new; the links seen before are
+either the same menu on every page or links to pages anywhere in the crawl.
 
 ``frontier`` (real crawls, each in its own process): a generated site on
 127.0.0.1 where every page links to `--links` new pages; the crawl fetches
@@ -19,6 +23,7 @@ URLs in the frontier at the end, and the RSS ratio; a frontier held in RAM would
 grow by ~1 KB per URL (a Scrapy Request), here it should not grow at all.
 
     python benchmarks/campaign_state.py [--pages 1000] [--links 1000] [--only upkeep|frontier]
+                                        [--upkeep-pages 2000]
 
 The machine may be shared: read the ratios, not the absolute times.
 """
@@ -26,7 +31,6 @@ The machine may be shared: read the ratios, not the absolute times.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sqlite3
 import subprocess
@@ -34,87 +38,130 @@ import sys
 import tempfile
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from scrapy import Request  # noqa: E402
+from scrapy.utils.test import get_crawler  # noqa: E402
+
+from corpus_crawler.profile import Profile  # noqa: E402
 from corpus_crawler.state import BudgetLimits, CampaignStore  # noqa: E402
 from corpus_crawler.testserver import Reply, RequestRecord, SiteServer  # noqa: E402
+from pipelines.bridge import profile_settings  # noqa: E402
+from pipelines.campaign import CampaignSettings  # noqa: E402
+from pipelines.scheduler import CampaignScheduler  # noqa: E402
+from spiders.corpus import CorpusSpider  # noqa: E402
 
 PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
 
 
-# -- upkeep -----------------------------------------------------------------------------------
+# -- upkeep ---------------------------------------------------------------------------------
+
+#: Pages a run commits together: the crawl commits every 0.5 s and fetches ~60 pages/s
+#: on this machine (benchmarks/crawl_speed.py), so ~32 pages share one commit.
+PAGES_PER_COMMIT = 32
 
 
-def _request_json(url: str, depth: int) -> str:
-    # the shape pipelines.scheduler.request_to_json writes for a link of the spider
-    return json.dumps(
-        {
-            "url": url,
-            "callback": "parse",
-            "errback": "_download_failed",
-            "headers": {"Referer": ["http://example.org/"]},
-            "method": "GET",
-            "body": "",
-            "cookies": {},
-            "meta": {"depth": depth, "verbatim_url": True},
-            "encoding": "utf-8",
-            "priority": -depth,
-            "dont_filter": False,
-            "flags": [],
-            "cb_kwargs": {},
-        },
-        separators=(",", ":"),
+class _Writer:
+    """The part of the writer thread the scheduler calls (a redirect or retry finishing
+    its parent request); the benchmark schedules neither, so this is never timed."""
+
+    def __init__(self, store: CampaignStore) -> None:
+        self.store = store
+
+    def finish(self, row: int, url: str, outcome: str) -> None:
+        self.store.finish(row, url, outcome)
+
+
+@dataclass
+class _Campaign:
+    store: CampaignStore
+    settings: CampaignSettings
+    writer: _Writer
+
+
+def _scheduler(directory: Path) -> tuple[CampaignScheduler, CorpusSpider, CampaignStore]:
+    """The crawl's scheduler on a campaign store, with the crawl's spider (its callbacks
+    are what a request names) and Scrapy's default request fingerprinter."""
+    crawler = get_crawler(CorpusSpider, profile_settings(Profile()))
+    spider = CorpusSpider.from_crawler(crawler)
+    store = CampaignStore(directory)
+    settings = CampaignSettings(
+        directory=directory,
+        limits=BudgetLimits(max_pages=None, max_pages_per_domain=10**9),
+        lease_batch=32,
+    )
+    campaign = _Campaign(store, settings, _Writer(store))
+    scheduler = CampaignScheduler(crawler, campaign)  # type: ignore[arg-type]
+    scheduler.open(spider)
+    return scheduler, spider, store
+
+
+def _link(spider: CorpusSpider, url: str, referer: str, depth: int) -> Request:
+    # what reaches the scheduler for a link: the spider's request (CorpusSpider._page_request)
+    # after Scrapy's spider middlewares (DepthMiddleware, RefererMiddleware)
+    return Request(
+        url,
+        callback=spider.parse,
+        errback=spider._download_failed,
+        headers={"Referer": referer},
+        meta={"depth": depth, "corpus_budget": True, "verbatim_url": True},
+        priority=-depth,
     )
 
 
-def upkeep(pages: int, links: int, new: int) -> tuple[float, float]:
-    """(microseconds of state upkeep per page, microseconds of the JSON baseline per page).
+def upkeep(pages: int, links: int, new: int, *, navigation: bool = True) -> float:
+    """Microseconds of campaign-state work per crawled page, through the crawl's own
+    `CampaignScheduler`: the page's request taken from the frontier (leased in batches,
+    rebuilt from its JSON), its `links` links scheduled (fingerprint, seen check, budget,
+    serialisation, frontier row), the page finished, and a group commit every
+    `PAGES_PER_COMMIT` pages.
 
-    Each page has `links` links of which `new` were not seen before (a site's
-    navigation repeats on every page: most links of a page are duplicates)."""
+    `new` of a page's links were never seen; the others are links seen before:
+    `navigation` True, the same menu on every page (a site's navigation); False,
+    links to pages anywhere in the crawl so far (no recent-URL cache helps)."""
     with tempfile.TemporaryDirectory() as tmp:
-        store = CampaignStore(Path(tmp))
-        limits = BudgetLimits(max_pages=None, max_pages_per_domain=10**9)
-        # the pages to crawl, queued beforehand (their own queuing is a link of another page)
-        for i in range(pages):
-            store.enqueue(_request_json(f"http://h0.example/{i}", 0), 0, fingerprint=b"s%d" % i)
+        scheduler, spider, store = _scheduler(Path(tmp))
+        seeds = [f"http://h0.example/seed/{i}" for i in range(pages)]
+        menu = [f"http://h0.example/menu/{k}" for k in range(links - new)]
+        for url in seeds + menu:
+            scheduler.enqueue_request(_link(spider, url, "http://h0.example/", 0))
         store.commit({})
-        counter = 0
-        started = time.perf_counter()
-        last_commit = started
+        discovered = 0
+        spent = 0.0
         done = 0
         while done < pages:
-            leased = store.lease(32)
-            for row, _ in leased[: pages - done]:
-                for link in range(links):
-                    if link < new:
-                        counter += 1
-                    url = f"http://h{counter % 50}.example/p/{counter}.html"
-                    store.enqueue(
-                        lambda url=url: _request_json(url, 1),  # type: ignore[misc]
-                        -1,
-                        fingerprint=counter.to_bytes(20, "big"),
-                        budget=f"h{counter % 50}.example",
-                        limits=limits,
-                    )
-                store.finish(row, "http://h0.example/x", "kept")
-                done += 1
-                now = time.perf_counter()
-                if now - last_commit >= 0.5:
-                    store.count({"requests/kept": 1})
-                    store.commit({"x.warc.gz": done})
-                    last_commit = now
-        store.commit({"x.warc.gz": done})
-        elapsed = time.perf_counter() - started
+            started = time.perf_counter()
+            request = scheduler.next_request()
+            spent += time.perf_counter() - started
+            assert request is not None
+            row = request.meta["corpus_row"]
+            requests = []
+            for link in range(links):
+                if link < new:
+                    discovered += 1
+                    url = f"http://h{discovered % 50}.example/p/{discovered}.html"
+                elif navigation:
+                    url = menu[link - new]
+                else:
+                    # a page discovered earlier, spread over the whole crawl so far
+                    old = (discovered * 7919 + link) % discovered + 1
+                    url = f"http://h{old % 50}.example/p/{old}.html"
+                requests.append(_link(spider, url, request.url, 1))
+            started = time.perf_counter()
+            for link_request in requests:
+                scheduler.enqueue_request(link_request)
+            store.finish(row, request.url, "kept")
+            done += 1
+            if done % PAGES_PER_COMMIT == 0:
+                store.count({"requests/kept": PAGES_PER_COMMIT})
+                store.commit({"x.warc.gz": done})
+            spent += time.perf_counter() - started
         store.close("finished")
-        started = time.perf_counter()
-        for i in range(pages * new):
-            _request_json(f"http://h{i % 50}.example/p/{i}.html", 1)
-        baseline = time.perf_counter() - started
-    return elapsed / pages * 1e6, baseline / pages * 1e6
+    return spent / pages * 1e6
 
 
 # -- frontier ---------------------------------------------------------------------------------
@@ -202,14 +249,18 @@ def main() -> None:
     parser.add_argument("--pages", type=int, default=1000, help="pages fetched per crawl")
     parser.add_argument("--links", type=int, default=1000, help="new links on every page")
     parser.add_argument("--only", choices=("upkeep", "frontier"))
+    parser.add_argument(
+        "--upkeep-pages", type=int, default=2000, help="pages of each upkeep measurement"
+    )
     args = parser.parse_args()
     if args.only in (None, "upkeep"):
-        for links, new in ((0, 0), (10, 10), (100, 10), (100, 100)):
-            cost, baseline = upkeep(2000, links, new)
+        rows = ((0, 0, True), (10, 10, True), (100, 10, True), (100, 10, False), (100, 100, True))
+        for links, new, navigation in rows:
+            cost = upkeep(args.upkeep_pages, links, new, navigation=navigation)
+            seen = "" if new == links else (" (seen: menu)" if navigation else " (seen: anywhere)")
             print(
-                f"upkeep, {links:3d} links a page, {new:3d} of them new: {cost:7.1f} us/page"
-                f" ({cost / 1000:.1%} of 1 ms; building the request JSON alone:"
-                f" {baseline:6.1f} us/page)"
+                f"upkeep, {links:3d} links a page, {new:3d} of them new{seen}:"
+                f" {cost:7.1f} us/page ({cost / 1000:.1%} of 1 ms)"
             )
     if args.only in (None, "frontier"):
         with tempfile.TemporaryDirectory() as tmp:
