@@ -145,7 +145,7 @@ _LIB = """
 local ns = ARGV[1]
 local function now_ms()
   local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  return tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
 end
 local function busy_of(host)
   return tonumber(redis.call('HGET', ns .. 'busy', host) or '0')
@@ -235,7 +235,8 @@ if previous then
   end
 end
 local cap = tonumber(ARGV[5])
-local now = now_ms()
+-- whole milliseconds, rounded down here and up in the release: never a host too early
+local now = math.floor(now_ms())
 local hosts = redis.call('ZRANGEBYSCORE', ns .. 'ready', '-inf', now, 'LIMIT', 0, tonumber(ARGV[4]))
 local out = {1}
 local ids = {}
@@ -277,7 +278,7 @@ local host = redis.call('HGET', ns .. 'held:' .. worker, id)
 if not host then return 0 end
 redis.call('HDEL', ns .. 'held:' .. worker, id)
 unhold(host)
-local next_time = now_ms() + tonumber(ARGV[4])
+local next_time = math.ceil(now_ms() + tonumber(ARGV[4]))
 if redis.call('ZCARD', ns .. 'q:' .. host) > 0 then
   if not redis.call('ZSCORE', ns .. 'ready', host) then
     redis.call('ZADD', ns .. 'ready', next_time, host)
@@ -625,13 +626,18 @@ class RedisCampaignStore:
 
     # -- the writer thread: done, totals, commits -----------------------------------------
 
-    def finish(self, row: int, url: str, outcome: str) -> bool:
-        """The request is done: its host is free again now (after its delay), and it is
-        marked done at the next commit, with the files that hold its output."""
-        delay_ms = int(self.config.delay * 1000)
+    def release(self, row: int) -> None:
+        """The response of request `row` is in (or it failed): its host rests for the delay,
+        then is free for the next request from any process. Idempotent."""
+        delay_ms = self.config.delay * 1000
         self._retrying(
             lambda: self._release(args=[self._ns, self.config.worker, row, delay_ms, self._cap])
         )
+
+    def finish(self, row: int, url: str, outcome: str) -> bool:
+        """The request is done: its host is released (if the response did not already),
+        and it is marked done at the next commit, with the files that hold its output."""
+        self.release(row)
         with self._lock:
             self._pending_done.append(row)
         return False

@@ -24,8 +24,9 @@ __all__ = ["RedisCampaignScheduler"]
 
 logger = logging.getLogger(__name__)
 
-#: Seconds between two looks at the frontier when no host has anything queued.
-_IDLE_POLL = 0.2
+#: Seconds between two looks at the frontier when every host with queued requests is
+#: busy (its release time is not known yet) or nothing is queued (others may add links).
+_IDLE_POLL = 0.05
 
 
 class RedisCampaignScheduler(CampaignScheduler):

@@ -374,6 +374,7 @@ def check_politeness(site: Site) -> None:
         assert len(times) >= PAGES // len(HOSTS)
         gaps = [b - a for a, b in zip(times, times[1:], strict=False)]
         assert min(gaps) >= DELAY, f"{host}: two requests {min(gaps):.4f} s apart"
+        print("GAPS", host, len(times), times[-1] - times[0], sorted(gaps)[len(gaps) // 2], max(gaps))
 
 
 # -- the tests ---------------------------------------------------------------------------------
