@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import itertools
 import os
 import shutil
 import signal
@@ -372,9 +373,8 @@ def check_politeness(site: Site) -> None:
     for host in HOSTS:
         times = sorted(t for h, path, t in arrivals if h == host and path != "/robots.txt")
         assert len(times) >= PAGES // len(HOSTS)
-        gaps = [b - a for a, b in zip(times, times[1:], strict=False)]
+        gaps = [b - a for a, b in itertools.pairwise(times)]
         assert min(gaps) >= DELAY, f"{host}: two requests {min(gaps):.4f} s apart"
-        print("GAPS", host, len(times), times[-1] - times[0], sorted(gaps)[len(gaps) // 2], max(gaps))
 
 
 # -- the tests ---------------------------------------------------------------------------------
