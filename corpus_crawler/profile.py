@@ -559,6 +559,30 @@ class Schedule:
 
 
 @dataclass(frozen=True, slots=True)
+class Distributed:
+    """A campaign shared by many crawler processes through Redis (`crawl --redis URL`)."""
+
+    #: redis://HOST:PORT/DB; empty: a single-process campaign (SQLite in the output folder).
+    redis_url: str = ""
+    #: Key prefix of the campaign in Redis (empty: the profile's name).
+    namespace: str = ""
+    #: Seconds without a heartbeat after which a process's leased requests go to others.
+    lease_timeout: float = 30.0
+    #: Seconds a process waits for an unreachable Redis (the crawl pauses) before it stops.
+    retry_timeout: float = 600.0
+
+    def __post_init__(self) -> None:
+        _require(
+            self.redis_url == "" or self.redis_url.startswith(("redis://", "rediss://", "unix://")),
+            "redis_url",
+            f"{self.redis_url!r} is not a Redis URL: write redis://HOST:PORT/DB",
+        )
+        for key, low in (("lease_timeout", 0.0), ("retry_timeout", -1.0)):
+            value = getattr(self, key)
+            _require(value > low, key, f"must be > {max(low, 0):g} seconds, got {value}")
+
+
+@dataclass(frozen=True, slots=True)
 class Profile:
     """One crawl: everything `corpus-crawler crawl` and `scrapy crawl corpus` need."""
 
@@ -575,6 +599,7 @@ class Profile:
     #: `yield:` in the YAML (a Python keyword, hence the underscore).
     yield_: YieldPruning = field(default_factory=YieldPruning)
     schedule: Schedule = field(default_factory=Schedule)
+    distributed: Distributed = field(default_factory=Distributed)
     #: Raw Scrapy settings (UPPER_CASE keys) for anything the sections above do not cover.
     settings: Mapping[str, Any] = field(default_factory=dict)
     #: Where the profile was read from ("" when built in code).

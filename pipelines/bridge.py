@@ -163,6 +163,10 @@ def profile_settings(profile: Profile) -> dict[str, Any]:
     settings["CORPUS_SCHEDULE_MAX_INTERVAL"] = schedule.max_interval
     settings["CORPUS_SCHEDULE_INITIAL_INTERVAL"] = schedule.initial_interval
     settings["CORPUS_RECRAWL_ENABLED"] = False
+    # distributed: (the worker slot and the Redis URL of --redis are set by the CLI)
+    settings["CORPUS_DISTRIBUTED_NAMESPACE"] = profile.distributed.namespace or profile.name
+    settings["CORPUS_DISTRIBUTED_LEASE_TIMEOUT"] = profile.distributed.lease_timeout
+    settings["CORPUS_DISTRIBUTED_RETRY_TIMEOUT"] = profile.distributed.retry_timeout
     settings.update(profile.settings)
     return settings
 

@@ -22,6 +22,9 @@ CORPUS_SCOPE_MAX_PAGES and CORPUS_SCOPE_MAX_PAGES_PER_DOMAIN (page budgets of
 the whole campaign, over all its runs), CORPUS_RECRAWL_ENABLED (this run is a
 recrawl pass: `crawl --recrawl`, the spider queues the URLs that are due) and
 CORPUS_SCHEDULE_{MIN,MAX,INITIAL}_INTERVAL (seconds; the profile's `schedule:`).
+A distributed crawl (`crawl --redis URL`) keeps the state in Redis instead
+(`corpus_crawler.redis_state`): CORPUS_DISTRIBUTED_REDIS_URL, _NAMESPACE, _WORKER,
+_LEASE_TIMEOUT and _RETRY_TIMEOUT (seconds).
 """
 
 from __future__ import annotations
@@ -36,7 +39,9 @@ from scrapy.crawler import Crawler
 from scrapy.settings import BaseSettings
 from twisted.internet import defer
 
+from corpus_crawler.campaign_store import CampaignStoreProtocol
 from corpus_crawler.recrawl import Schedule
+from corpus_crawler.redis_state import RedisCampaignStore, RedisConfig
 from corpus_crawler.state import BudgetLimits, CampaignStore, reconcile_files
 from pipelines.bridge import NO_LIMIT
 from pipelines.items import CorpusDocument, DroppedPage, RequestDone
@@ -64,6 +69,8 @@ class CampaignSettings:
     schedule: Schedule = field(default_factory=Schedule)
     #: This run is a recrawl pass (`crawl --recrawl`, CORPUS_RECRAWL_ENABLED).
     recrawl: bool = False
+    #: The shared campaign in Redis of a distributed crawl (None: the SQLite store).
+    redis: RedisConfig | None = None
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> CampaignSettings:
@@ -83,7 +90,29 @@ class CampaignSettings:
                 initial_interval=_seconds(settings, "CORPUS_SCHEDULE_INITIAL_INTERVAL", 86400.0),
             ).checked("CORPUS_SCHEDULE_*_INTERVAL"),
             recrawl=settings.getbool("CORPUS_RECRAWL_ENABLED"),
+            redis=_redis_config(settings),
         )
+
+
+def _redis_config(settings: BaseSettings) -> RedisConfig | None:
+    url = settings.get("CORPUS_DISTRIBUTED_REDIS_URL")
+    if not url:
+        return None
+    worker = settings.get("CORPUS_DISTRIBUTED_WORKER")
+    if not worker:
+        raise ValueError(
+            "CORPUS_DISTRIBUTED_WORKER is not set: start a distributed crawl with"
+            " `corpus-crawler crawl PROFILE -o OUT --redis URL`, which picks the worker slot"
+        )
+    return RedisConfig(
+        url=str(url),
+        namespace=settings.get("CORPUS_DISTRIBUTED_NAMESPACE") or "crawl",
+        worker=str(worker),
+        lease_timeout=_seconds(settings, "CORPUS_DISTRIBUTED_LEASE_TIMEOUT", 30.0),
+        retry_timeout=_seconds(settings, "CORPUS_DISTRIBUTED_RETRY_TIMEOUT", 600.0),
+        delay=settings.getfloat("DOWNLOAD_DELAY", 0.0),
+        per_host=settings.getint("CONCURRENT_REQUESTS_PER_DOMAIN", 1),
+    )
 
 
 def _seconds(settings: BaseSettings, name: str, default: float) -> float:
@@ -116,7 +145,11 @@ class CampaignExtension:
         self.settings = settings
         directory = settings.directory
         directory.mkdir(parents=True, exist_ok=True)
-        self.store = CampaignStore(directory, fsync=output.fsync, schedule=settings.schedule)
+        self.store: CampaignStoreProtocol
+        if settings.redis is not None:
+            self.store = RedisCampaignStore(settings.redis)
+        else:
+            self.store = CampaignStore(directory, fsync=output.fsync, schedule=settings.schedule)
         self.reconciled: tuple[str, ...] = ()
         if self.store.resumed:
             self.reconciled = tuple(reconcile_files(directory, self.store.committed_files()))

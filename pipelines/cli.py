@@ -29,11 +29,14 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from corpus_crawler.config import ConfigError
 from corpus_crawler.profile import Profile, ProfileError, load_profile
 from pipelines.settingtypes import check_setting_types
+
+if TYPE_CHECKING:
+    from pipelines.redis_worker import WorkerSlot
 
 __all__ = [
     "CrawlResult",
@@ -88,6 +91,13 @@ def register(subparsers: Any) -> None:
         help="start a new pass over the campaign in OUTDIR: revisit every known URL that is"
         " due (profile schedule:) with conditional GETs, follow links of changed pages;"
         " unchanged pages become WARC revisit records and stay out of the corpus files",
+    )
+    crawl.add_argument(
+        "--redis",
+        metavar="URL",
+        help="join a campaign shared through Redis (redis://HOST:PORT/DB): run the same"
+        " command any number of times, on any machines; each process writes into its own"
+        " OUTDIR/<host>-<slot>/ (default: the profile's distributed.redis_url)",
     )
     crawl.set_defaults(func=run_crawl)
 
@@ -346,18 +356,67 @@ def run_crawl(args: argparse.Namespace) -> int:
         return 2
     if getattr(args, "recrawl", False):
         overrides["CORPUS_RECRAWL_ENABLED"] = "True"
+    output = args.output
+    redis_url = getattr(args, "redis", None) or profile.distributed.redis_url
+    worker_slot = None  # its open file holds the slot's lock until this function returns
+    if redis_url:
+        try:
+            worker_slot = _join_distributed(profile, output, overrides, redis_url)
+            output = str(worker_slot.directory)
+        except PreflightError as exc:
+            print(f"corpus-crawler: {exc}", file=sys.stderr)
+            return int(exc.code)
     try:
-        preflight(profile, args.output, overrides)
+        preflight(profile, output, overrides)
     except PreflightError as exc:
         print(f"corpus-crawler: {exc}", file=sys.stderr)
         return int(exc.code)
     print(f"Crawling with profile {profile.name!r} ({args.profile}) ...", file=sys.stderr)
-    result = run_profile(profile, output=args.output, overrides=overrides, verbosity=args.verbose)
+    result = run_profile(profile, output=output, overrides=overrides, verbosity=args.verbose)
     code = _finish(result)
     wacz = getattr(args, "wacz", False) and result.summary_path is not None and code == 0
     if wacz and not _package(result, profile.name):
         return 1
+    if worker_slot is not None:
+        worker_slot.handle.close()
     return code
+
+
+def _join_distributed(
+    profile: Profile, output: str | None, overrides: dict[str, Any], redis_url: str
+) -> WorkerSlot:
+    """Make this process a worker of the Redis campaign (`pipelines.redis_worker`): checks
+    Redis, claims a worker slot of the output folder (locked while the slot lives)."""
+    from corpus_crawler.redis_state import RedisUnavailable, check_redis
+    from pipelines.redis_worker import claim_worker_slot, distributed_overrides
+
+    if overrides.get("CORPUS_RECRAWL_ENABLED"):
+        raise PreflightError(
+            "--recrawl runs on a single-process campaign only: leave out --redis"
+            " (and distributed.redis_url)"
+        )
+    try:
+        check_redis(redis_url)
+    except RedisUnavailable as exc:
+        raise PreflightError(str(exc)) from None
+    settings = _crawl_settings(profile, output, overrides)
+    base = Path(settings.get("CORPUS_OUTPUT_DIR") or "output")
+    try:
+        slot = claim_worker_slot(base)
+    except OSError as exc:
+        raise PreflightError(
+            f"cannot take a worker slot in {base}: {exc} (choose another folder with -o OUTDIR)"
+        ) from None
+    overrides.update(
+        distributed_overrides(
+            slot,
+            redis_url,
+            settings.get("CORPUS_DISTRIBUTED_NAMESPACE") or profile.name,
+            settings.get("CORPUS_WARC_PREFIX") or "corpus",
+        )
+    )
+    print(f"Worker {slot.worker} of the Redis campaign at {redis_url}", file=sys.stderr)
+    return slot
 
 
 def _package(result: CrawlResult, name: str) -> bool:

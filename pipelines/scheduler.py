@@ -29,7 +29,8 @@ from scrapy.core.scheduler import BaseScheduler
 from scrapy.crawler import Crawler
 from scrapy.utils.request import request_from_dict
 
-from corpus_crawler.state import Admission, CampaignStore, budget_key
+from corpus_crawler.campaign_store import CampaignStoreProtocol
+from corpus_crawler.state import Admission, budget_key
 from corpus_crawler.traps import seen_key
 from pipelines.campaign import CampaignExtension, CampaignSettings
 
@@ -84,7 +85,7 @@ class CampaignScheduler(BaseScheduler):
     def __init__(self, crawler: Crawler, campaign: CampaignExtension) -> None:
         self.crawler = crawler
         self.campaign = campaign
-        self.store: CampaignStore = campaign.store
+        self.store: CampaignStoreProtocol = campaign.store
         self.settings: CampaignSettings = campaign.settings
         self.fingerprinter = crawler.request_fingerprinter
         self.stats = crawler.stats

@@ -53,6 +53,8 @@ DOWNLOADER_MIDDLEWARES = {
     # every response as received (before the size cap drops a cut one) and every
     # refused or failed request, for the crawl log
     "pipelines.crawllog.CrawlLogMiddleware": 947,
+    # a distributed crawl (--redis) frees the host for other processes at the response
+    "pipelines.redis_politeness.HostReleaseMiddleware": 960,
 }
 
 # Every connection goes to an address the network policy vetted (pipelines/resolver.py).

@@ -40,6 +40,7 @@ from scrapy.settings import BaseSettings
 from twisted.internet.defer import Deferred
 
 from corpus_crawler._files import OPEN_SUFFIX
+from corpus_crawler.campaign_store import CampaignStoreProtocol
 from corpus_crawler.documents import (
     DocumentsConfig,
     JsonlWriter,
@@ -49,7 +50,6 @@ from corpus_crawler.documents import (
     recover_documents,
 )
 from corpus_crawler.recrawl import Change, Decision
-from corpus_crawler.state import CampaignStore
 
 # the campaign folder's lock, as the tests know it
 from corpus_crawler.state import _FolderLock as _Lock  # noqa: F401
@@ -228,7 +228,7 @@ class OutputWriter:
     def __init__(
         self,
         settings: OutputSettings,
-        store: CampaignStore | None = None,
+        store: CampaignStoreProtocol | None = None,
         *,
         on_failure: Callable[[str], None] | None = None,
     ) -> None:

@@ -1,0 +1,749 @@
+"""A campaign shared by many crawler processes through one Redis: `RedisCampaignStore`.
+
+The same contract as the SQLite store (`corpus_crawler.state`): the writer appends a
+request's records, marks it done, and every ~0.5 s commits the lengths its files
+have reached together with the requests done since; a restart cuts the files back
+to the committed lengths. What changes is where the state lives and who shares it:
+
+* **Frontier by host.** Each host (the URL's host name, as Scrapy's download slots)
+  has its own queue (a sorted set: depth priority first, then FIFO), and one
+  schedule (a sorted set of hosts scored by the time, in Redis's clock, at which
+  they may be fetched next) says which host is ready. A lease takes at most one
+  request per ready host; the host stays held until the request is finished and
+  then rests for the profile's delay, so two requests to one host from any
+  processes are always at least the delay apart (start to start). With no delay,
+  up to the per-host concurrency requests of a host are out at once.
+* **Leases, not pops.** A leased request stays recorded under its worker until
+  that worker's commit marks it done, in the same Lua script that records the
+  worker's file lengths: "in the files" and "done" never disagree. Each process
+  keeps a heartbeat key with a TTL (the lease timeout); any process returns the
+  leases of a worker whose heartbeat expired to the frontier and bumps that
+  worker's incarnation, so a process that was only presumed dead is fenced: its
+  next commit is refused and it stops with an error instead of writing pages that
+  others now fetch. A worker restarting under the same identity bumps its
+  incarnation, returns its own leases and cuts its files back.
+* **Seen set and budgets** are updated in the same script that queues a request.
+* **Redis restarts** (with its append-only file) lose nothing: every call is
+  retried with backoff while Redis is down (the crawl pauses), the scripts are
+  idempotent or carry a token for replays, and reaping waits one lease timeout
+  after an outage so that live workers can heartbeat again first.
+
+One Redis server (or a primary), not a cluster: the scripts touch keys they are
+not given. No Scrapy import.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any, TypeVar
+from urllib.parse import urlsplit
+
+from .recrawl import Decision, PreviousCapture
+from .state import Admission, BudgetLimits
+
+__all__ = [
+    "RedisCampaignStore",
+    "RedisConfig",
+    "RedisUnavailable",
+    "WorkerFenced",
+    "check_redis",
+    "host_key",
+]
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+
+class RedisUnavailable(RuntimeError):
+    """Redis could not be reached (at start, or for longer than the retry timeout)."""
+
+
+class WorkerFenced(RuntimeError):
+    """This process was presumed dead by the others and its leases were handed out."""
+
+
+@dataclass(frozen=True, slots=True)
+class RedisConfig:
+    """Where the shared campaign lives and how this process takes part in it."""
+
+    url: str
+    #: Key prefix of the campaign: campaigns in one Redis database stay apart.
+    namespace: str
+    #: This process's identity in the campaign (host name + slot).
+    worker: str
+    #: Seconds without a heartbeat after which a worker's leases return to the frontier.
+    lease_timeout: float = 30.0
+    #: Seconds a call keeps being retried while Redis is unreachable (the crawl pauses).
+    retry_timeout: float = 600.0
+    #: Seconds between two requests to one host (the profile's download_delay).
+    delay: float = 0.0
+    #: Requests to one host in flight over all processes (when there is no delay).
+    per_host: int = 1
+
+    def __post_init__(self) -> None:
+        if self.lease_timeout <= 0:
+            raise ValueError(f"lease timeout must be > 0 seconds, got {self.lease_timeout}")
+        if self.per_host < 1:
+            raise ValueError(f"per-host concurrency must be >= 1, got {self.per_host}")
+
+    @property
+    def host_capacity(self) -> int:
+        # With a delay the host is held from lease to finish and then rests: one at a
+        # time is what makes the start-to-start gap a guarantee, not an average.
+        return 1 if self.delay > 0 else self.per_host
+
+
+def host_key(url: str) -> str:
+    """What politeness is counted by: the host name, as Scrapy's download slots."""
+    return (urlsplit(url).hostname or "").lower()
+
+
+def _connect(url: str) -> Any:
+    import redis
+    from redis.backoff import NoBackoff
+    from redis.retry import Retry
+
+    # our own retry loop (`_retrying`) knows which calls are safe to repeat
+    return redis.Redis.from_url(
+        url,
+        socket_connect_timeout=5,
+        socket_timeout=30,
+        retry=Retry(NoBackoff(), 0),
+        decode_responses=False,
+    )
+
+
+def check_redis(url: str) -> None:
+    """Raise `RedisUnavailable` with one line unless Redis answers at `url`."""
+    import redis
+
+    try:
+        client = _connect(url)
+        client.ping()
+        client.close()
+    except (redis.RedisError, ValueError) as exc:
+        raise RedisUnavailable(
+            f"cannot reach Redis at {url}: {exc} (start redis-server, or fix --redis /"
+            " distributed.redis_url)"
+        ) from None
+
+
+# -- Lua ------------------------------------------------------------------------------------
+# ARGV[1] is always the key prefix. Members of host queues are zero-padded ids, so
+# requests of one priority come out in the order they were queued.
+
+_LIB = """
+local ns = ARGV[1]
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
+end
+local function busy_of(host)
+  return tonumber(redis.call('HGET', ns .. 'busy', host) or '0')
+end
+local function make_ready(host, cap, now)
+  if redis.call('ZSCORE', ns .. 'ready', host) then return end
+  if busy_of(host) >= cap then return end
+  if redis.call('ZCARD', ns .. 'q:' .. host) == 0 then return end
+  local rest = tonumber(redis.call('HGET', ns .. 'rest', host) or '0')
+  if rest > 0 then redis.call('HDEL', ns .. 'rest', host) end
+  redis.call('ZADD', ns .. 'ready', math.max(now, rest), host)
+end
+local function unhold(host)
+  local busy = redis.call('HINCRBY', ns .. 'busy', host, -1)
+  if busy <= 0 then redis.call('HDEL', ns .. 'busy', host) end
+end
+local function return_leases(worker, cap, now)
+  local leases = redis.call('HGETALL', ns .. 'lease:' .. worker)
+  local count = 0
+  local hosts = {}
+  for i = 1, #leases, 2 do
+    local id, value = leases[i], leases[i + 1]
+    local space = string.find(value, ' ', 1, true)
+    local host, score = string.sub(value, 1, space - 1), string.sub(value, space + 1)
+    if redis.call('HDEL', ns .. 'held:' .. worker, id) == 1 then unhold(host) end
+    redis.call('ZADD', ns .. 'q:' .. host, score, string.format('%015d', tonumber(id)))
+    hosts[host] = true
+    count = count + 1
+  end
+  redis.call('DEL', ns .. 'lease:' .. worker, ns .. 'held:' .. worker)
+  redis.call('INCRBY', ns .. 'nqueued', count)
+  redis.call('DECRBY', ns .. 'nleased', count)
+  for host, _ in pairs(hosts) do make_ready(host, cap, now) end
+  return count
+end
+"""
+
+# ARGV: ns, fingerprint, budget, max_pages, max_per_domain, host, score, text, cap
+_ENQUEUE = (
+    _LIB
+    + """
+local fingerprint, budget = ARGV[2], ARGV[3]
+if fingerprint ~= '' and redis.call('SADD', ns .. 'seen', fingerprint) == 0 then
+  return -1
+end
+if budget ~= '' then
+  local max_pages, max_domain = tonumber(ARGV[4]), tonumber(ARGV[5])
+  local total = tonumber(redis.call('HGET', ns .. 'budget', '') or '0')
+  if max_pages >= 0 and total >= max_pages then return -2 end
+  local used = tonumber(redis.call('HGET', ns .. 'budget', 'd:' .. budget) or '0')
+  if max_domain >= 0 and used >= max_domain then return -3 end
+  redis.call('HINCRBY', ns .. 'budget', '', 1)
+  redis.call('HINCRBY', ns .. 'budget', 'd:' .. budget, 1)
+end
+local host = ARGV[6]
+local id = redis.call('INCR', ns .. 'seq')
+redis.call('HSET', ns .. 'req', id, ARGV[8])
+redis.call('ZADD', ns .. 'q:' .. host, ARGV[7], string.format('%015d', id))
+redis.call('INCR', ns .. 'nqueued')
+make_ready(host, tonumber(ARGV[9]), now_ms())
+return id
+"""
+)
+
+# ARGV: ns, worker, incarnation, count, cap, token
+# -> {1, id, text, id, text...} | {0, ms until a host is ready or -1} | {-1} (fenced)
+_LEASE = (
+    _LIB
+    + """
+local worker, incarnation = ARGV[2], ARGV[3]
+if redis.call('HGET', ns .. 'workers', worker) ~= incarnation then return {-1} end
+local call_key = ns .. 'leasecall:' .. worker
+local token = ARGV[6]
+local previous = redis.call('GET', call_key)
+if previous then
+  local bar = string.find(previous, '|', 1, true)
+  if string.sub(previous, 1, bar - 1) == token then
+    -- a retry of a call whose answer was lost: the same requests again
+    local out = {1}
+    for _, id in ipairs(cjson.decode(string.sub(previous, bar + 1))) do
+      if redis.call('HEXISTS', ns .. 'lease:' .. worker, id) == 1 then
+        table.insert(out, id)
+        table.insert(out, redis.call('HGET', ns .. 'req', id))
+      end
+    end
+    return out
+  end
+end
+local cap = tonumber(ARGV[5])
+-- whole milliseconds, rounded down here and up in the release: never a host too early
+local now = math.floor(now_ms())
+local hosts = redis.call('ZRANGEBYSCORE', ns .. 'ready', '-inf', now, 'LIMIT', 0, tonumber(ARGV[4]))
+local out = {1}
+local ids = {}
+for _, host in ipairs(hosts) do
+  local popped = redis.call('ZPOPMIN', ns .. 'q:' .. host)
+  if #popped == 0 then
+    redis.call('ZREM', ns .. 'ready', host)
+  else
+    local id = tostring(tonumber(popped[1]))
+    local busy = redis.call('HINCRBY', ns .. 'busy', host, 1)
+    if busy >= cap or redis.call('ZCARD', ns .. 'q:' .. host) == 0 then
+      redis.call('ZREM', ns .. 'ready', host)
+    end
+    redis.call('HSET', ns .. 'lease:' .. worker, id, host .. ' ' .. popped[2])
+    redis.call('HSET', ns .. 'held:' .. worker, id, host)
+    table.insert(out, id)
+    table.insert(out, redis.call('HGET', ns .. 'req', id))
+    table.insert(ids, id)
+  end
+end
+if #ids == 0 then
+  local first = redis.call('ZRANGE', ns .. 'ready', 0, 0, 'WITHSCORES')
+  if #first == 0 then return {0, -1} end
+  return {0, math.max(0, tonumber(first[2]) - now)}
+end
+redis.call('DECRBY', ns .. 'nqueued', #ids)
+redis.call('INCRBY', ns .. 'nleased', #ids)
+redis.call('SET', call_key, token .. '|' .. cjson.encode(ids), 'EX', 3600)
+return out
+"""
+)
+
+# ARGV: ns, worker, id, delay_ms, cap  (idempotent)
+_RELEASE = (
+    _LIB
+    + """
+local worker, id = ARGV[2], ARGV[3]
+local host = redis.call('HGET', ns .. 'held:' .. worker, id)
+if not host then return 0 end
+redis.call('HDEL', ns .. 'held:' .. worker, id)
+unhold(host)
+local next_time = math.ceil(now_ms() + tonumber(ARGV[4]))
+if redis.call('ZCARD', ns .. 'q:' .. host) > 0 then
+  if not redis.call('ZSCORE', ns .. 'ready', host) then
+    redis.call('ZADD', ns .. 'ready', next_time, host)
+  end
+elseif tonumber(ARGV[4]) > 0 then
+  redis.call('HSET', ns .. 'rest', host, next_time)
+end
+return 1
+"""
+)
+
+# ARGV: ns, worker, incarnation, sequence, file count, name, length..., done count,
+# id..., then counter key, value pairs.  -> 1 committed, 0 a replay, -1 fenced
+_COMMIT = (
+    _LIB
+    + """
+local worker, incarnation = ARGV[2], ARGV[3]
+if redis.call('HGET', ns .. 'workers', worker) ~= incarnation then return -1 end
+local seq_key = ns .. 'commitseq:' .. worker
+if tonumber(redis.call('GET', seq_key) or '0') >= tonumber(ARGV[4]) then return 0 end
+redis.call('SET', seq_key, ARGV[4])
+local i = 5
+local files = tonumber(ARGV[i]); i = i + 1
+for _ = 1, files do
+  redis.call('HSET', ns .. 'files:' .. worker, ARGV[i], ARGV[i + 1]); i = i + 2
+end
+local done = tonumber(ARGV[i]); i = i + 1
+local finished = 0
+for _ = 1, done do
+  local id = ARGV[i]; i = i + 1
+  if redis.call('HDEL', ns .. 'lease:' .. worker, id) == 1 then
+    redis.call('HDEL', ns .. 'req', id)
+    finished = finished + 1
+  end
+end
+redis.call('DECRBY', ns .. 'nleased', finished)
+while i < #ARGV do
+  redis.call('HINCRBY', ns .. 'counters', ARGV[i], ARGV[i + 1]); i = i + 2
+end
+return 1
+"""
+)
+
+# ARGV: ns, worker, lease timeout ms, cap -> {incarnation, leases returned}
+_REGISTER = (
+    _LIB
+    + """
+local worker = ARGV[2]
+local incarnation = redis.call('HINCRBY', ns .. 'workers', worker, 1)
+redis.call('SET', ns .. 'hb:' .. worker, incarnation, 'PX', ARGV[3])
+redis.call('SET', ns .. 'commitseq:' .. worker, 0)
+redis.call('DEL', ns .. 'leasecall:' .. worker)
+local returned = return_leases(worker, tonumber(ARGV[4]), now_ms())
+return {incarnation, returned}
+"""
+)
+
+# ARGV: ns, worker, incarnation, lease timeout ms -> 1 alive, 0 fenced
+_HEARTBEAT = """
+local ns, worker, incarnation = ARGV[1], ARGV[2], ARGV[3]
+if redis.call('HGET', ns .. 'workers', worker) ~= incarnation then return 0 end
+redis.call('SET', ns .. 'hb:' .. worker, incarnation, 'PX', ARGV[4])
+return 1
+"""
+
+# ARGV: ns, cap -> leases returned from workers whose heartbeat expired
+_REAP = (
+    _LIB
+    + """
+local cap = tonumber(ARGV[2])
+local now = now_ms()
+local returned = 0
+for _, worker in ipairs(redis.call('HKEYS', ns .. 'workers')) do
+  if redis.call('EXISTS', ns .. 'hb:' .. worker) == 0
+      and redis.call('EXISTS', ns .. 'lease:' .. worker) == 1 then
+    redis.call('HINCRBY', ns .. 'workers', worker, 1)
+    returned = returned + return_leases(worker, cap, now)
+  end
+end
+return returned
+"""
+)
+
+# ARGV: ns, worker, incarnation, cap -> leases returned (-1: fenced, nothing done)
+_LEAVE = (
+    _LIB
+    + """
+local worker, incarnation = ARGV[2], ARGV[3]
+if redis.call('HGET', ns .. 'workers', worker) ~= incarnation then return -1 end
+local returned = return_leases(worker, tonumber(ARGV[4]), now_ms())
+redis.call('DEL', ns .. 'hb:' .. worker)
+return returned
+"""
+)
+
+_ADMISSIONS = {
+    -1: Admission.DUPLICATE,
+    -2: Admission.OVER_MAX_PAGES,
+    -3: Admission.OVER_MAX_PAGES_PER_DOMAIN,
+}
+
+_NO_LIMITS = BudgetLimits()
+
+#: Seconds the global queue counts are reused by `pending` (asked on every engine tick).
+_PENDING_CACHE = 0.2
+
+
+class RedisCampaignStore:
+    """The campaign state in Redis, for one worker process; see the module docstring.
+
+    Thread-safe: the reactor thread enqueues and leases, the writer thread finishes
+    and commits, a daemon thread heartbeats and reaps dead workers.
+    """
+
+    def __init__(self, config: RedisConfig) -> None:
+        import redis
+
+        self.config = config
+        self._errors: tuple[type[BaseException], ...] = (
+            redis.ConnectionError,
+            redis.TimeoutError,
+        )
+        self._client = _connect(config.url)
+        self._ns = f"cc:{config.namespace}:"
+        client = self._client
+        self._enqueue = client.register_script(_ENQUEUE)
+        self._lease = client.register_script(_LEASE)
+        self._release = client.register_script(_RELEASE)
+        self._commit = client.register_script(_COMMIT)
+        self._register = client.register_script(_REGISTER)
+        self._heartbeat = client.register_script(_HEARTBEAT)
+        self._reap = client.register_script(_REAP)
+        self._leave = client.register_script(_LEAVE)
+        self._lock = threading.Lock()
+        self._pending_done: list[int] = []
+        self._pending_counts: dict[str, int] = {}
+        self._sequence = 0
+        #: monotonic time of the last failed call: reaping waits a lease timeout after it
+        self._outage_at = time.monotonic()
+        self._pending_cache: tuple[float, int] = (0.0, 0)
+        #: Milliseconds until a host is ready, from the last lease that got nothing.
+        self.lease_wait: float | None = None
+        self.fenced = False
+        self.commits = 0
+        self._closed = False
+        incarnation, returned = self._retrying(
+            lambda: self._register(args=[self._ns, config.worker, self._ttl_ms, self._cap])
+        )
+        self._incarnation = int(incarnation)
+        self._requeued = int(returned)
+        self._committed = self.committed_files()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(
+            target=self._keep_alive, name="corpus-redis-heartbeat", daemon=True
+        )
+        self._thread.start()
+
+    # -- plumbing -------------------------------------------------------------------------
+
+    @property
+    def _ttl_ms(self) -> int:
+        return max(1, int(self.config.lease_timeout * 1000))
+
+    @property
+    def _cap(self) -> int:
+        return self.config.host_capacity
+
+    def _retrying(self, call: Callable[[], T]) -> T:
+        """`call` until Redis answers; raise `RedisUnavailable` after the retry timeout."""
+        wait = 0.05
+        deadline: float | None = None
+        while True:
+            try:
+                return call()
+            except self._errors as exc:
+                now = time.monotonic()
+                self._outage_at = now
+                if deadline is None:
+                    deadline = now + self.config.retry_timeout
+                    logger.warning(
+                        "Redis at %s is unreachable (%s): the crawl waits and retries for up"
+                        " to %.0f s",
+                        self.config.url,
+                        exc,
+                        self.config.retry_timeout,
+                    )
+                if now >= deadline:
+                    raise RedisUnavailable(
+                        f"Redis at {self.config.url} unreachable for"
+                        f" {self.config.retry_timeout:.0f} s: {exc}"
+                    ) from None
+                time.sleep(wait)
+                wait = min(wait * 2, 1.0)
+
+    def _keep_alive(self) -> None:
+        interval = self.config.lease_timeout / 3
+        while not self._stop.wait(interval):
+            try:
+                alive = self._retrying(
+                    lambda: self._heartbeat(
+                        args=[self._ns, self.config.worker, self._incarnation, self._ttl_ms]
+                    )
+                )
+                if not alive:
+                    if not self.fenced:
+                        logger.error("%s", self._fenced_message())
+                    self.fenced = True
+                    return
+                # after an outage, give the other workers one lease timeout to heartbeat
+                if time.monotonic() - self._outage_at >= self.config.lease_timeout:
+                    returned = self._retrying(lambda: self._reap(args=[self._ns, self._cap]))
+                    if returned:
+                        logger.warning(
+                            "returned %d request(s) of worker(s) without a heartbeat to the"
+                            " frontier",
+                            returned,
+                        )
+            except RedisUnavailable as exc:
+                logger.error("heartbeat stopped: %s", exc)
+                return
+            except Exception:  # a heartbeat must never take the crawl down by itself
+                logger.exception("heartbeat failed")
+
+    def _fenced_message(self) -> str:
+        return (
+            f"worker {self.config.worker} was presumed dead (no heartbeat for"
+            f" {self.config.lease_timeout:g} s) and its requests were given to other workers:"
+            " it stops without committing; run the same command again to rejoin"
+        )
+
+    # -- facts ----------------------------------------------------------------------------
+
+    @property
+    def resumed(self) -> bool:
+        return self._incarnation > 1 or bool(self._committed)
+
+    @property
+    def run(self) -> int:
+        """The incarnation of this worker (1 on its first start)."""
+        return self._incarnation
+
+    @property
+    def requeued(self) -> int:
+        """Requests this worker had leased before a restart, returned to the frontier."""
+        return self._requeued
+
+    @property
+    def queued(self) -> int:
+        raw = self._retrying(lambda: self._client.get(self._ns + "nqueued"))
+        return int(raw or 0)
+
+    def pending(self) -> int:
+        """Requests queued or leased by any worker (they may still produce links); cached
+        briefly, as the engine asks on every tick."""
+        now = time.monotonic()
+        at, value = self._pending_cache
+        if now - at < _PENDING_CACHE:
+            return value
+        queued, leased = self._retrying(
+            lambda: self._client.mget(self._ns + "nqueued", self._ns + "nleased")
+        )
+        value = int(queued or 0) + int(leased or 0)
+        self._pending_cache = (now, value)
+        return value
+
+    @property
+    def changed(self) -> bool:
+        with self._lock:
+            return bool(self._pending_done)
+
+    def in_frontier(self) -> int:
+        self._pending_cache = (0.0, 0)
+        return self.pending()
+
+    def committed_files(self) -> dict[str, int]:
+        raw = self._retrying(lambda: self._client.hgetall(f"{self._ns}files:{self.config.worker}"))
+        return {name.decode(): int(length) for name, length in raw.items()}
+
+    def counters(self) -> dict[str, int]:
+        raw = self._retrying(lambda: self._client.hgetall(self._ns + "counters"))
+        return {key.decode(): int(value) for key, value in raw.items()}
+
+    def get_meta(self, key: str) -> Any:
+        raw = self._retrying(lambda: self._client.hget(self._ns + "meta", key))
+        return json.loads(raw) if raw is not None else None
+
+    def set_meta(self, key: str, value: Any) -> None:
+        text = json.dumps(value)
+        self._retrying(lambda: self._client.hset(self._ns + "meta", key, text))
+
+    # -- the reactor thread: frontier -----------------------------------------------------
+
+    def enqueue(
+        self,
+        request: str | Callable[[], str],
+        priority: int,
+        *,
+        fingerprint: bytes | None,
+        budget: str | None = None,
+        limits: BudgetLimits = _NO_LIMITS,
+        recrawl: str | None = None,
+    ) -> Admission:
+        if recrawl is not None:
+            # refused by the CLI already: recrawl passes run on the SQLite store only
+            raise NotImplementedError("recrawl passes are not supported on a Redis campaign")
+        text = request if isinstance(request, str) else request()
+        host = host_key(json.loads(text)["url"])
+        args = [
+            self._ns,
+            fingerprint.hex() if fingerprint is not None else "",
+            budget if budget is not None else "",
+            -1 if limits.max_pages is None else limits.max_pages,
+            -1 if limits.max_pages_per_domain is None else limits.max_pages_per_domain,
+            host,
+            -priority,
+            text,
+            self._cap,
+        ]
+        # a replayed enqueue finds its own seen mark: counted a duplicate, queued once
+        result = int(self._retrying(lambda: self._enqueue(args=args)))
+        if result > 0:
+            self._pending_cache = (0.0, 0)
+            return Admission.QUEUED
+        return _ADMISSIONS[result]
+
+    def lease(self, count: int) -> list[tuple[int, str]]:
+        """Up to `count` requests, at most one per host that is ready now."""
+        if self.fenced:
+            return []
+        token = uuid.uuid4().hex
+        args = [self._ns, self.config.worker, self._incarnation, count, self._cap, token]
+        reply = self._retrying(lambda: self._lease(args=args))
+        status = int(reply[0])
+        if status < 0:
+            if not self.fenced:
+                logger.error("%s", self._fenced_message())
+            self.fenced = True
+            return []
+        if status == 0:
+            wait = float(reply[1])
+            self.lease_wait = None if wait < 0 else wait
+            return []
+        self.lease_wait = None
+        return [(int(reply[i]), reply[i + 1].decode("utf-8")) for i in range(1, len(reply), 2)]
+
+    # -- the writer thread: done, totals, commits -----------------------------------------
+
+    def release(self, row: int) -> None:
+        """The response of request `row` is in (or it failed): its host rests for the delay,
+        then is free for the next request from any process. Idempotent."""
+        delay_ms = self.config.delay * 1000
+        self._retrying(
+            lambda: self._release(args=[self._ns, self.config.worker, row, delay_ms, self._cap])
+        )
+
+    def finish(self, row: int, url: str, outcome: str) -> bool:
+        """The request is done: its host is released (if the response did not already),
+        and it is marked done at the next commit, with the files that hold its output."""
+        self.release(row)
+        with self._lock:
+            self._pending_done.append(row)
+        return False
+
+    def count(self, counts: Mapping[str, int]) -> None:
+        with self._lock:
+            for key, value in counts.items():
+                self._pending_counts[key] = self._pending_counts.get(key, 0) + value
+
+    def commit(self, file_lengths: Mapping[str, int], *, fsync_files: Iterable[Path] = ()) -> None:
+        """Record, in one Lua script, this worker's file lengths, the requests done since
+        the last commit and the counts; refused (`WorkerFenced`) if others took over."""
+        import os
+
+        for path in fsync_files:
+            try:
+                fd = os.open(path, os.O_RDONLY)
+            except OSError:
+                continue
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        with self._lock:
+            done, self._pending_done = self._pending_done, []
+            counts, self._pending_counts = self._pending_counts, {}
+            self._sequence += 1
+            sequence = self._sequence
+        args: list[Any] = [self._ns, self.config.worker, self._incarnation, sequence]
+        args.append(len(file_lengths))
+        for name, length in file_lengths.items():
+            args += [name, length]
+        args.append(len(done))
+        args += done
+        for key, value in counts.items():
+            args += [key, value]
+        try:
+            # the sequence number makes a retried commit (its answer lost) a no-op
+            result = int(self._retrying(lambda: self._commit(args=args)))
+        except BaseException:
+            with self._lock:
+                self._pending_done[:0] = done
+                for key, value in counts.items():
+                    self._pending_counts[key] = self._pending_counts.get(key, 0) + value
+            raise
+        if result < 0:
+            self.fenced = True
+            raise WorkerFenced(self._fenced_message())
+        self.commits += 1
+
+    # -- recrawls: not on a shared campaign -----------------------------------------------
+
+    def previous_capture(self, url: str) -> PreviousCapture | None:
+        return None
+
+    def payload_capture(self, digest: str) -> PreviousCapture | None:
+        return None
+
+    def record_capture(
+        self,
+        url: str,
+        decision: Decision,
+        *,
+        status: int,
+        record_id: str,
+        date: datetime,
+        etag: str | None,
+        last_modified: str | None,
+        depth: int,
+    ) -> None:
+        return None
+
+    def due_urls(
+        self, now: float | None = None, batch: int = 1000
+    ) -> Iterator[tuple[str, str | None, str | None, int]]:
+        return iter(())
+
+    # -- the end --------------------------------------------------------------------------
+
+    def _stop_heartbeat(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive() and threading.current_thread() is not self._thread:
+            self._thread.join(timeout=5)
+
+    def close(self, reason: str | None = None) -> None:
+        """Leave the campaign: requests leased but not committed go back to the frontier
+        (the final commit came before). Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        self._stop_heartbeat()
+        try:
+            returned = int(
+                self._retrying(
+                    lambda: self._leave(
+                        args=[self._ns, self.config.worker, self._incarnation, self._cap]
+                    )
+                )
+            )
+            if returned > 0:
+                logger.info("returned %d unfinished request(s) to the frontier", returned)
+        finally:
+            self._client.close()
+
+    def abandon(self) -> None:
+        """Leave without committing (after a write failure): the same as `close`, since
+        the uncommitted requests return to the frontier and the next start of this
+        worker cuts its files back."""
+        self.close()

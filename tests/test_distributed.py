@@ -1,0 +1,448 @@
+"""A campaign shared by three crawler processes through one real Redis (`crawl --redis URL`).
+
+A real `redis-server` (append-only file on) is started on 127.0.0.1 at a free port
+in a temporary folder; a loopback site of 240 pages is served by three hosts
+(127.0.0.1, 127.0.0.2, 127.0.0.3: three politeness queues), its pages linking
+across hosts. Real `corpus-crawler crawl` processes are started with the same
+command and then counted from their files: every page is archived exactly once
+(WARC response records, read back with warcio) over all processes' folders; the
+union of their prevertical documents is the documents (URL and text) of a
+single-process crawl of the same site; and the site's own clock shows two
+requests to one host never closer than the profile's delay, across processes.
+The fault tests kill one crawler with SIGKILL (it is restarted with the same
+command and takes its slot back), and Redis itself with SIGKILL (restarted on
+the same port from its append-only file), then count the same way.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import itertools
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from warcio.archiveiterator import ArchiveIterator
+
+from corpus_crawler.testserver import Reply, RequestRecord, SiteServer, add_links, isolate_links
+from corpus_crawler.vertical import read_vertical
+
+ROOT = Path(__file__).resolve().parent.parent
+#: A guard against a hung crawl, not a speed assertion.
+TIMEOUT = 150
+PAGES = 240
+HOSTS = ("127.0.0.1", "127.0.0.2", "127.0.0.3")
+#: The profile's delay between two requests to one host (seconds).
+DELAY = 0.05
+#: Seconds without a heartbeat after which a dead worker's leases go to the others.
+LEASE_TIMEOUT = 3
+
+PROFILE = """\
+name: shared
+seeds:
+  urls: {seeds}
+scope:
+  max_depth: 10
+politeness:
+  concurrent_requests: 8
+  concurrent_requests_per_domain: 1
+  download_delay: {delay}
+  randomize_delay: false
+  autothrottle: false
+network:
+  allowed_networks: [127.0.0.0/8]
+limits:
+  download_timeout: 30
+extraction:
+  language: auto
+  min_words: 60
+  workers: 1
+# the pages share their gold text: dedup (and with it yield pruning) would drop them
+dedup:
+  enabled: false
+distributed:
+  lease_timeout: {lease_timeout}
+output:
+  progress_interval: 0
+  report: false
+  prevertical:
+    enabled: true
+"""
+
+
+# -- Redis ------------------------------------------------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+class RedisServer:
+    """A real redis-server on 127.0.0.1 with its append-only file in `directory`."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.port = _free_port()
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        binary = shutil.which("redis-server")
+        assert binary is not None
+        log = open(self.directory / "redis.log", "ab")  # noqa: SIM115 - the server's stdout
+        self.process = subprocess.Popen(
+            [
+                binary,
+                "--bind", "127.0.0.1",
+                "--port", str(self.port),
+                "--dir", str(self.directory),
+                "--appendonly", "yes",
+                "--appendfsync", "everysec",
+                "--save", "",
+                "--daemonize", "no",
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )  # fmt: skip
+        log.close()
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=1) as conn:
+                    conn.sendall(b"PING\r\n")
+                    if conn.recv(64).startswith(b"+PONG"):
+                        return
+            except OSError:
+                pass
+            assert self.process.poll() is None, (self.directory / "redis.log").read_text()
+            assert time.monotonic() < deadline, "redis-server did not answer"
+            time.sleep(0.05)
+
+    def kill(self) -> None:
+        assert self.process is not None
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(timeout=30)
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(timeout=30)
+
+
+@pytest.fixture
+def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
+    if shutil.which("redis-server") is None:
+        message = (
+            "redis-server is not installed: apt-get install redis-server (.ci/run installs"
+            " it); the distributed crawl tests need a real Redis"
+        )
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    directory = tmp_path / "redis"
+    directory.mkdir()
+    server = RedisServer(directory)
+    server.start()
+    yield server
+    server.stop()
+
+
+# -- the site ----------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class Site:
+    servers: list[SiteServer]
+    #: (host, path, monotonic arrival time) of every request, all hosts.
+    arrivals: list[tuple[str, str, float]]
+    lock: threading.Lock
+
+    def url(self, page: int) -> str:
+        return self.servers[page % len(HOSTS)].url(f"/p{page}.html")
+
+    @property
+    def seeds(self) -> list[str]:
+        # p0, p1 and p2: one page on each host
+        return [server.url(f"/p{i}.html") for i, server in enumerate(self.servers)]
+
+    def requests(self) -> int:
+        with self.lock:
+            return len(self.arrivals)
+
+    def pages_requested(self) -> collections.Counter[str]:
+        with self.lock:
+            return collections.Counter(
+                f"{host}{path}" for host, path, _ in self.arrivals if path != "/robots.txt"
+            )
+
+
+@pytest.fixture(scope="module")
+def site(gold_dir: Path) -> Iterator[Site]:
+    gold = [
+        isolate_links(p.read_bytes()) for p in sorted((gold_dir / "cleaneval-dev").glob("html/*"))
+    ][:40]
+    arrivals: list[tuple[str, str, float]] = []
+    lock = threading.Lock()
+    servers: list[SiteServer] = []
+    bodies: dict[int, bytes] = {}
+
+    def page_body(number: int) -> bytes:
+        if number not in bodies:
+            children = [c for c in range(3 * number + 1, 3 * number + 4) if c < PAGES]
+            # the seeds are p0, p1 and p2 (one per host); children of n are 3n+1..3n+3
+            links = "".join(
+                f"<a href='{servers[c % len(HOSTS)].url(f'/p{c}.html')}'>page {c}</a> "
+                for c in children
+            )
+            own = f"<p>Shared crawl page number {number}, served by one of three hosts.</p>"
+            bodies[number] = add_links(gold[number % len(gold)], (own + links).encode())
+        return bodies[number]
+
+    def route_for(host: str) -> Callable[[RequestRecord], Reply]:
+        def route(request: RequestRecord) -> Reply:
+            with lock:
+                arrivals.append((host, request.path, time.monotonic()))
+            name = request.path.removeprefix("/p").removesuffix(".html")
+            if request.path == "/robots.txt":
+                return Reply(headers=(("Content-Type", "text/plain"),), body=b"User-agent: *\n")
+            if not name.isdigit() or int(name) >= PAGES or int(name) % len(HOSTS) != index:
+                return Reply(status=404, body=b"not here")
+            return Reply(headers=(("Content-Type", "text/html"),), body=page_body(int(name)))
+
+        index = HOSTS.index(host)
+        return route
+
+    for host in HOSTS:
+        servers.append(SiteServer(host=host, fallback=route_for(host)).start())
+    try:
+        yield Site(servers=servers, arrivals=arrivals, lock=lock)
+    finally:
+        for server in servers:
+            server.stop()
+
+
+def _write_profile(directory: Path, site: Site) -> Path:
+    seeds = "[" + ", ".join(f'"{url}"' for url in site.seeds) + "]"
+    profile = directory / "shared.yaml"
+    profile.write_text(
+        PROFILE.format(seeds=seeds, delay=DELAY, lease_timeout=LEASE_TIMEOUT), encoding="utf-8"
+    )
+    return profile
+
+
+# -- processes ---------------------------------------------------------------------------------
+
+
+def crawl_command(profile: Path, out: Path, redis_url: str | None) -> list[str]:
+    command = [sys.executable, "-m", "corpus_crawler.cli", "crawl", str(profile), "-o", str(out)]
+    return command + (["--redis", redis_url] if redis_url else [])
+
+
+def start(command: list[str], log: Path) -> subprocess.Popen[bytes]:
+    with open(log, "ab") as handle:
+        return subprocess.Popen(command, cwd=ROOT, stdout=handle, stderr=subprocess.STDOUT)
+
+
+def wait_all(processes: list[subprocess.Popen[bytes]], logs: list[Path]) -> None:
+    deadline = time.monotonic() + TIMEOUT
+    for process, log in zip(processes, logs, strict=True):
+        try:
+            process.wait(timeout=max(1.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            for other in processes:
+                other.kill()
+            pytest.fail(f"a crawler hung; its log ends with:\n{log.read_text()[-3000:]}")
+        assert process.returncode == 0, log.read_text(errors="replace")[-4000:]
+
+
+def wait_for_requests(site: Site, count: int, processes: list[subprocess.Popen[bytes]]) -> None:
+    deadline = time.monotonic() + TIMEOUT
+    while site.requests() < count:
+        assert all(p.poll() is None for p in processes), "a crawler ended before the fault"
+        assert time.monotonic() < deadline, "the crawl made no progress"
+        time.sleep(0.005)
+
+
+def run_shared_crawl(
+    site: Site,
+    tmp_path: Path,
+    redis: RedisServer,
+    fault: Callable[[list[subprocess.Popen[bytes]], list[Path], list[str]], None] | None = None,
+    workers: int = 3,
+) -> Path:
+    """`workers` processes with one command; `fault` may act on them mid-crawl."""
+    profile = _write_profile(tmp_path, site)
+    out = tmp_path / "shared"
+    command = crawl_command(profile, out, redis.url)
+    logs = [tmp_path / f"worker{i}.log" for i in range(workers)]
+    processes = [start(command, log) for log in logs]
+    try:
+        if fault is not None:
+            fault(processes, logs, command)
+        wait_all(processes, logs)
+    finally:
+        for process in processes:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+    return out
+
+
+# -- counting ----------------------------------------------------------------------------------
+
+
+def responses(folders: list[Path]) -> collections.Counter[str]:
+    """Target URI -> response records over every WARC of `folders` (robots.txt left out)."""
+    counts: collections.Counter[str] = collections.Counter()
+    for folder in folders:
+        for path in sorted(folder.glob("*.warc.gz")):
+            with open(path, "rb") as handle:
+                for record in ArchiveIterator(handle, check_digests=True):
+                    if record.rec_type != "response":
+                        continue
+                    uri = record.rec_headers.get_header("WARC-Target-URI")
+                    record.content_stream().read()
+                    assert record.digest_checker.passed is not False, uri
+                    if not uri.endswith("/robots.txt"):
+                        counts[uri] += 1
+    return counts
+
+
+def documents(folders: list[Path]) -> list[tuple[str, str]]:
+    """(URL, text) of every prevertical document of `folders`."""
+    found = []
+    for folder in folders:
+        for path in sorted(folder.glob("*.prevert")):
+            for attributes, paragraphs in read_vertical(path):
+                text = "\n".join(p_text for _, p_text in paragraphs)
+                found.append((attributes["final_url"], text))
+    return found
+
+
+def worker_folders(out: Path) -> list[Path]:
+    return sorted(p for p in out.iterdir() if p.is_dir())
+
+
+def check_exactly_once(site: Site, out: Path, single: list[tuple[str, str]]) -> list[Path]:
+    folders = [p for p in worker_folders(out) if any(p.glob("*.warc.gz"))]
+    assert not [p for p in out.rglob("*.open") if "uncommitted" not in p.parts]
+    archived = responses(folders)
+    twice = {uri: n for uri, n in archived.items() if n != 1}
+    assert not twice, f"archived more than once: {twice}"
+    assert set(archived) == {site.url(n) for n in range(PAGES)}
+    shared = documents(folders)
+    urls = [url for url, _ in shared]
+    assert len(urls) == len(set(urls)), "a document was written twice"
+    assert sorted(shared) == sorted(single)
+    return folders
+
+
+@pytest.fixture(scope="module")
+def single_process_documents(site: Site, tmp_path_factory: pytest.TempPathFactory) -> list:
+    """The documents of one ordinary (SQLite) crawl of the site: what the shared ones must equal."""
+    tmp_path = tmp_path_factory.mktemp("single")
+    profile = _write_profile(tmp_path, site)
+    out = tmp_path / "single"
+    log = tmp_path / "single.log"
+    process = start(crawl_command(profile, out, None), log)
+    wait_all([process], [log])
+    assert set(responses([out])) == {site.url(n) for n in range(PAGES)}
+    found = documents([out])
+    assert len(found) > PAGES / 2
+    return found
+
+
+def check_politeness(site: Site) -> None:
+    """Start-to-start gaps between two page requests to one host, from any process."""
+    with site.lock:
+        arrivals = list(site.arrivals)
+    for host in HOSTS:
+        times = sorted(t for h, path, t in arrivals if h == host and path != "/robots.txt")
+        assert len(times) >= PAGES // len(HOSTS)
+        gaps = [b - a for a, b in itertools.pairwise(times)]
+        assert min(gaps) >= DELAY, f"{host}: two requests {min(gaps):.4f} s apart"
+
+
+# -- the tests ---------------------------------------------------------------------------------
+
+
+def test_three_processes_fetch_every_page_once_politely_and_write_the_single_crawls_documents(
+    site: Site, single_process_documents: list, redis_server: RedisServer, tmp_path: Path
+) -> None:
+    with site.lock:
+        site.arrivals.clear()
+    out = run_shared_crawl(site, tmp_path, redis_server)
+    folders = check_exactly_once(site, out, single_process_documents)
+    # the work was shared: more than one process archived pages
+    assert len(folders) >= 2, [p.name for p in folders]
+    # each worker in its own folder, its slot and IIPC file names
+    for folder in folders:
+        assert all(p.name.startswith(f"corpus-{folder.name}-") for p in folder.glob("*.warc.gz"))
+    check_politeness(site)
+    # no page was even fetched twice (nothing was lost or retried)
+    assert max(site.pages_requested().values()) == 1
+
+
+def test_a_killed_process_rejoins_and_nothing_is_lost_or_archived_twice(
+    site: Site, single_process_documents: list, redis_server: RedisServer, tmp_path: Path
+) -> None:
+    with site.lock:
+        site.arrivals.clear()
+    restarted: list[subprocess.Popen[bytes]] = []
+
+    def kill_one(
+        processes: list[subprocess.Popen[bytes]], logs: list[Path], command: list[str]
+    ) -> None:
+        wait_for_requests(site, PAGES // 3, processes)
+        victim = processes[1]
+        victim.send_signal(signal.SIGKILL)
+        victim.wait(timeout=30)
+        # the same command again: it takes the killed process's slot and identity
+        log = logs[1].with_name("worker1-restarted.log")
+        processes[1] = start(command, log)
+        logs[1] = log
+        restarted.append(processes[1])
+
+    out = run_shared_crawl(site, tmp_path, redis_server, fault=kill_one)
+    assert restarted
+    check_exactly_once(site, out, single_process_documents)
+    log = (tmp_path / "worker1-restarted.log").read_text()
+    worker = log.split("Worker ", 1)[1].split(" ", 1)[0]
+    summary = next((out / worker).glob("*-summary.json")).read_text()
+    assert '"resumed": true' in summary
+    check_politeness(site)
+
+
+def test_redis_killed_and_restarted_from_its_append_only_file_loses_nothing(
+    site: Site, single_process_documents: list, redis_server: RedisServer, tmp_path: Path
+) -> None:
+    with site.lock:
+        site.arrivals.clear()
+
+    def restart_redis(
+        processes: list[subprocess.Popen[bytes]], logs: list[Path], command: list[str]
+    ) -> None:
+        wait_for_requests(site, PAGES // 3, processes)
+        redis_server.kill()
+        time.sleep(1.0)  # the crawlers retry meanwhile
+        redis_server.start()
+
+    out = run_shared_crawl(site, tmp_path, redis_server, fault=restart_redis, workers=2)
+    check_exactly_once(site, out, single_process_documents)
+    logs = "".join((tmp_path / f"worker{i}.log").read_text() for i in range(2))
+    assert "is unreachable" in logs
+    check_politeness(site)
