@@ -162,6 +162,10 @@ def parse_like_reference(text: str, raw: bytes) -> etree._Element | None:
         len(body) == 1
         and (not body.text or not body.text.strip())
         and (not body[-1].tail or not body[-1].tail.strip())
+        # lxml.html would return a lone comment or processing instruction, which the
+        # Cleaner then refuses (jusText 3.0.2 raises ValueError): it is no document,
+        # so it stays in its body, which the walk finds empty
+        and isinstance(body[0].tag, str)
     ):
         return body[0]
     if any(el.tag in _LXML_BLOCK_TAGS for el in body.iter(etree.Element)):

@@ -36,9 +36,6 @@ from scrapy.crawler import Crawler
 from scrapy.exceptions import CloseSpider, DownloadCancelledError, IgnoreRequest
 from scrapy.http import Response, TextResponse
 from scrapy.settings import BaseSettings
-from scrapy.utils.defer import maybe_deferred_to_future
-from twisted.internet.defer import DeferredSemaphore
-from twisted.internet.threads import deferToThread
 from twisted.python.failure import Failure
 from w3lib.html import get_meta_refresh
 from w3lib.url import safe_url_string
@@ -59,6 +56,7 @@ from pipelines.bridge import NO_LIMIT, profile_settings
 from pipelines.extract import PageProcessor
 from pipelines.items import FetchedPage, RequestDone
 from pipelines.settingtypes import check_command_line, check_setting_types, exit_with
+from pipelines.sitemap_reader import SitemapReader
 from spiders.scope import UrlScope
 
 __all__ = ["CorpusSpider", "SpiderConfig"]
@@ -160,7 +158,8 @@ class CorpusSpider(Spider):
             dataclasses.replace(self.config.traps, max_pages_per_domain=None)
         )
         self._sitemap_budget = SitemapBudget(self.config.sitemap_limits)
-        self._sitemap_reads = DeferredSemaphore(1)
+        self._sitemap_reader = SitemapReader(self.config.sitemap_limits)
+        crawler.signals.connect(self._sitemap_reader.close, signal=signals.spider_closed)
         #: Counts kept here and added to the stats once per page, not once per link.
         self._counts: Counter[str] = Counter()
         #: Seed hosts whose robots.txt Sitemap: lines are still to be read.
@@ -303,20 +302,13 @@ class CorpusSpider(Spider):
         return Request(url, callback=self._parse_sitemap, errback=self._download_failed, meta=meta)
 
     async def _parse_sitemap(self, response: Response) -> AsyncIterator[Any]:
-        # A sitemap may be 50 MB of XML (seconds of CPU): parsed on the reactor thread it
-        # would stall every other host, so it is read in a thread, one sitemap at a time
-        # (the reactor's pool also serves DNS lookups and robots.txt parsing).
-        content = await maybe_deferred_to_future(
-            self._sitemap_reads.run(
-                deferToThread,
-                read_sitemap,
-                response.body,
-                response.url,
-                self.config.sitemap_limits,
-            )
-        )
-        for request in self._sitemap_links(response, content):
-            yield request
+        # read in a worker process: seconds of CPU for a big sitemap (pipelines.sitemap_reader)
+        content = await self._sitemap_reader.read(response.body, response.url)
+        if content is None:
+            self._stats.inc_value("corpus/sitemaps/failed")
+        else:
+            for request in self._sitemap_links(response, content):
+                yield request
         yield RequestDone(response.url, response.meta.get("corpus_row"), "sitemap")
 
     def _sitemap_links(

@@ -76,3 +76,15 @@ MERGE_PAGES = (
 @pytest.mark.parametrize("html", MERGE_PAGES)
 def test_merging_bodies_and_heads_equals_justext(html: bytes) -> None:
     assert _ours(html) == _justext(html)
+
+
+@pytest.mark.parametrize("html", [b"<body><!--c--></body>", b"<body><?php x ?></body>"])
+def test_reference_preset_on_a_body_holding_only_a_comment(html: bytes) -> None:
+    """lxml.html.fromstring returns the lone comment as the document, and jusText 3.0.2
+    raises ValueError on it; the page has no text, so it is an empty page, not an error."""
+    with pytest.raises(ValueError, match="not an XML element"):
+        justext.justext(html, ENGLISH)
+    doc = extract(html, "http://fuzz.test/", REFERENCE)
+    assert doc.drop_reason is not DropReason.EXTRACTOR_ERROR, doc.drop_detail
+    assert doc.paragraphs == ()
+    assert doc.drop_reason is not None  # dropped as a page without text

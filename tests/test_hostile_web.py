@@ -9,13 +9,11 @@ saw, the WARC files and the crawl summary are then checked.
 
 from __future__ import annotations
 
-import http.server
 import importlib.util
 import json
 import subprocess
 import sys
 import textwrap
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,7 +23,7 @@ from typing import Any
 import pytest
 from warcio.archiveiterator import ArchiveIterator
 
-from corpus_crawler.testserver import Reply, RequestRecord, SiteServer, html_reply
+from corpus_crawler.testserver import Reply, RequestRecord, SiteServer
 
 ROOT = Path(__file__).resolve().parent.parent
 CRAWL_TIMEOUT = 180  # seconds: a guard against a hung crawl, not a speed assertion
@@ -328,73 +326,6 @@ BIG_SITEMAP_BYTES = 30_000_000
 MAX_CHAIN_PAGES = 3000
 
 
-class _SitemapHost(http.server.ThreadingHTTPServer):
-    """Serves one big sitemap and the pages it lists, and notes when the sitemap's last
-    byte was handed to the socket (the SiteServer records arrivals only)."""
-
-    daemon_threads = True
-
-    def __init__(self, listed: int) -> None:
-        super().__init__(("127.0.0.1", 0), _SitemapHandler)
-        self.listed_paths = [f"/listed/{i}" for i in range(listed)]
-        self.body = b""
-        self.events: list[tuple[float, str]] = []
-        self.lock = threading.Lock()
-
-    def note(self, what: str) -> None:
-        with self.lock:
-            self.events.append((time.monotonic(), what))
-
-    def listed_requested(self) -> bool:
-        with self.lock:
-            return any(what.startswith("GET /listed/") for _, what in self.events)
-
-    def __enter__(self) -> _SitemapHost:
-        threading.Thread(target=self.serve_forever, daemon=True).start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.shutdown()
-        self.server_close()
-
-
-class _SitemapHandler(http.server.BaseHTTPRequestHandler):
-    server: _SitemapHost
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-    def do_GET(self) -> None:
-        self.server.note(f"GET {self.path}")
-        if self.path == "/sitemap.xml":
-            status, body, kind = 200, self.server.body, "application/xml"
-        elif self.path in self.server.listed_paths:
-            status, body, kind = 200, hostile_site.page(self.path), "text/html"
-        else:
-            status, body, kind = 404, b"not found", "text/plain"
-        self.send_response(status)
-        self.send_header("Content-Type", kind)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-        if self.path == "/sitemap.xml":
-            self.server.note("sitemap sent")
-
-
-def _chain_until(done: Any, times: list[float]) -> Any:
-    """/p0, /p1, ... each linking to the next until `done()`: the other host is crawled
-    for as long as the sitemap takes, however slow the machine is."""
-
-    def route(request: RequestRecord) -> Reply:
-        times.append(time.monotonic())
-        number = int(request.path[2:]) if request.path.startswith("/p") else 0
-        more = number < MAX_CHAIN_PAGES and not done()
-        links = [f"/p{number + 1}"] if more else []
-        return html_reply(hostile_site.page(f"page {number}", links))
-
-    return route
-
-
 def test_a_big_sitemap_does_not_stall_other_hosts(tmp_path: Path) -> None:
     """While a 30 MB sitemap is parsed (seconds of CPU), the other host's pages keep being
     requested; parsed on the reactor thread, not one request would go out meanwhile.
@@ -403,8 +334,10 @@ def test_a_big_sitemap_does_not_stall_other_hosts(tmp_path: Path) -> None:
     sitemap cap (50 MB): it is read whole."""
     times: list[float] = []
     with (
-        _SitemapHost(listed=3) as big,
-        SiteServer(fallback=_chain_until(big.listed_requested, times)) as normal,
+        hostile_site.SitemapHost(listed=3) as big,
+        SiteServer(
+            fallback=hostile_site.chain_until(big.listed_requested, times, MAX_CHAIN_PAGES)
+        ) as normal,
         ScriptedDns({"normal.test": [("127.0.0.1",)], "big.test": [("127.0.0.1",)]}) as dns,
     ):
         base = f"http://big.test:{big.server_address[1]}"
@@ -417,7 +350,7 @@ def test_a_big_sitemap_does_not_stall_other_hosts(tmp_path: Path) -> None:
             seeds:
               urls: ["http://normal.test:{normal.port}/p0"]
               sitemaps: ["{base}/sitemap.xml"]
-            scope: {{max_depth: null}}
+            scope: {{max_depth: null, max_domain_depth: null}}
             politeness:
               concurrent_requests_per_domain: 1
               download_delay: 0.01

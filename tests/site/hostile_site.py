@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import gzip
 import html
+import http.server
 import socket
 import threading
+import time
 import urllib.parse
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
 
 from twisted.names import dns
@@ -326,3 +328,70 @@ def big_sitemap(size: int, listed: Sequence[str]) -> bytes:
     locs = "".join(f"<url><loc>{html.escape(url)}</loc></url>\n" for url in listed)
     tail = (locs + "</urlset>\n").encode()
     return head + entry * max(0, (size - len(head) - len(tail)) // len(entry)) + tail
+
+
+class SitemapHost(http.server.ThreadingHTTPServer):
+    """Serves one big sitemap and the pages it lists, and notes when the sitemap's last
+    byte was handed to the socket (the SiteServer records arrivals only)."""
+
+    daemon_threads = True
+
+    def __init__(self, listed: int) -> None:
+        super().__init__(("127.0.0.1", 0), _SitemapHandler)
+        self.listed_paths = [f"/listed/{i}" for i in range(listed)]
+        self.body = b""
+        self.events: list[tuple[float, str]] = []
+        self.lock = threading.Lock()
+
+    def note(self, what: str) -> None:
+        with self.lock:
+            self.events.append((time.monotonic(), what))
+
+    def listed_requested(self) -> bool:
+        with self.lock:
+            return any(what.startswith("GET /listed/") for _, what in self.events)
+
+    def __enter__(self) -> SitemapHost:
+        threading.Thread(target=self.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.shutdown()
+        self.server_close()
+
+
+class _SitemapHandler(http.server.BaseHTTPRequestHandler):
+    server: SitemapHost
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        self.server.note(f"GET {self.path}")
+        if self.path == "/sitemap.xml":
+            status, body, kind = 200, self.server.body, "application/xml"
+        elif self.path in self.server.listed_paths:
+            status, body, kind = 200, page(self.path), "text/html"
+        else:
+            status, body, kind = 404, b"not found", "text/plain"
+        self.send_response(status)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+        if self.path == "/sitemap.xml":
+            self.server.note("sitemap sent")
+
+
+def chain_until(done: Callable[[], bool], times: list[float], max_pages: int) -> Route:
+    """/p0, /p1, ... each linking to the next until `done()` (or `max_pages`), noting
+    when each was requested: a host crawled for as long as something else takes."""
+
+    def route(request: RequestRecord) -> Reply:
+        times.append(time.monotonic())
+        number = int(request.path[2:]) if request.path.startswith("/p") else 0
+        more = number < max_pages and not done()
+        links = [f"/p{number + 1}"] if more else []
+        return html_reply(page(f"page {number}", links))
+
+    return route
