@@ -29,10 +29,33 @@ from typing import Any
 
 import numpy as np
 
+from .. import dedup as dedup_package
 from ..dedup import DedupConfig, Deduplicator, NgramSet, ParagraphFate, Verdict
 from ..model import Document, Paragraph, ParagraphClass
 
-__all__ = ["ArchiveDedup", "apply_verdict"]
+__all__ = ["ArchiveDedup", "apply_verdict", "document_fingerprint", "fingerprints_supported"]
+
+
+def fingerprints_supported() -> bool:
+    """Whether the dedup package splits a check into a store-free fingerprint (computed
+    in the workers) and the store lookups (``Deduplicator.check_fingerprint``)."""
+    return (
+        getattr(dedup_package, "fingerprint", None) is not None
+        and getattr(Deduplicator, "check_fingerprint", None) is not None
+    )
+
+
+def document_fingerprint(document: Document, config: DedupConfig) -> object | None:
+    """The CPU-heavy half of `Deduplicator.check` (normalised words, digest, MinHash,
+    n-gram hashes, paragraph languages) of a kept document, computed in a worker; None
+    where the dedup package has no fingerprints (then the main process computes all)."""
+    fingerprint = getattr(dedup_package, "fingerprint", None)
+    if fingerprint is None:
+        return None
+    paragraphs = [p.text for p in document.good_paragraphs]
+    result: object = fingerprint(paragraphs, document.language, config)
+    return result
+
 
 #: `DedupConfig.commit_every` out of reach: the unit's end commits, nothing else.
 _NEVER = 2**62
@@ -138,7 +161,10 @@ class ArchiveDedup:
             self._ngrams = _DeferredNgrams(target)
             self.dedup._ngrams = self._ngrams  # type: ignore[assignment]
 
-    def judge(self, document: Document, name: str) -> Verdict:
+    def judge(self, document: Document, name: str, fingerprint: object | None = None) -> Verdict:
+        if fingerprint is not None:
+            verdict: Verdict = self.dedup.check_fingerprint(name, fingerprint)  # type: ignore[attr-defined]
+            return verdict
         good = document.good_paragraphs
         return self.dedup.check(name, [p.text for p in good], document.language)
 

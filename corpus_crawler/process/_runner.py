@@ -41,7 +41,7 @@ from ..state import FolderLock
 from ..vertical import DocMeta, VerticalWriter
 from ..warc import CrawlInfo, RobotsPolicy, WarcConfig, WarcWriter, new_record_id
 from ._archive import ARCHIVE_SUFFIXES, ArchiveError, ArchiveKind, sniff_kind
-from ._dedup import ArchiveDedup, apply_verdict
+from ._dedup import ArchiveDedup, apply_verdict, fingerprints_supported
 from ._engines import Engine
 from ._settings import DEFAULT_CHUNK_BYTES, ArchiveDrop, ProcessSettings
 from ._state import ProcessState
@@ -183,6 +183,10 @@ def process_archives(
     needs_documents = options.document_filter is not None or options.dedup is not None
     if needs_documents and not options.settings.full_documents:
         settings = dataclasses.replace(options.settings, full_documents=True)
+        options = dataclasses.replace(options, settings=settings)
+    if options.dedup is not None and fingerprints_supported():
+        # the workers compute the fingerprints; the main process only looks them up
+        settings = dataclasses.replace(options.settings, dedup=options.dedup)
         options = dataclasses.replace(options, settings=settings)
     runner = _Runner(inputs, options, engine, progress)
     return runner.run()
@@ -491,7 +495,7 @@ class _Runner:
         it), or None if they drop it; `counts` follow the corpus files."""
         assert self.dedup is not None and kept.document is not None and kept.meta is not None
         document, meta = kept.document, kept.meta
-        verdict = self.dedup.judge(document, meta.final_url or meta.url)
+        verdict = self.dedup.judge(document, meta.final_url or meta.url, kept.fingerprint)
         counts["dedup/documents"] += 1
         counts["dedup/paragraphs_seen"] += sum(
             p.fate is ParagraphFate.DUPLICATE for p in verdict.paragraphs
