@@ -43,6 +43,12 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--min-words", type=int, help="drop documents with fewer good words (too-short)"
     )
+    parser.add_argument(
+        "--dedup", action=argparse.BooleanOptionalAction, default=None,
+        help="run the crawl's dedup stages (exact and near-duplicate documents, seen and"
+        " foreign paragraphs) with their stores in OUTDIR/state/dedup (default: as the"
+        " profile's dedup: section says; off without --profile)",
+    )  # fmt: skip
     parser.add_argument("--vertical", action="store_true", help="also write the vertical file")
     parser.add_argument("--no-warc", action="store_true", help="no conversion-record WARC")
     parser.add_argument(
@@ -63,15 +69,21 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(func=run_process)
 
 
-def _settings(args: argparse.Namespace) -> tuple[Any, str]:
+def _settings(args: argparse.Namespace) -> tuple[Any, str, Any]:
+    from .dedup import DedupConfig
     from .process import OutputChoice, ProcessSettings
 
+    dedup: DedupConfig | None = None
     if args.profile is not None:
         profile = load_profile(args.profile)
         settings = ProcessSettings.from_profile(profile)
         name = profile.name
+        if profile.dedup.enabled and args.dedup is not False:
+            dedup = profile.dedup.config()
     else:
         settings, name = ProcessSettings(), ""
+    if dedup is None and args.dedup:
+        dedup = DedupConfig()
     extract = settings.extract
     if args.lang is not None:
         language = None if args.lang.lower() == "none" else args.lang
@@ -90,7 +102,7 @@ def _settings(args: argparse.Namespace) -> tuple[Any, str]:
     )
     if settings.min_words < 0:
         raise ConfigError(f"--min-words must be >= 0, got {settings.min_words}")
-    return settings, name
+    return settings, name, dedup
 
 
 def _progress(total: int) -> Any:
@@ -114,7 +126,7 @@ def run_process(args: argparse.Namespace) -> int:
     )
 
     try:
-        settings, profile_name = _settings(args)
+        settings, profile_name, dedup = _settings(args)
         if args.jobs < 0:
             raise ConfigError(f"-j must be >= 1 (or 0 for one per core), got {args.jobs}")
         if args.chunk_mb <= 0:
@@ -129,6 +141,7 @@ def run_process(args: argparse.Namespace) -> int:
         settings=settings,
         chunk_bytes=max(1, int(args.chunk_mb * 1024 * 1024)),
         profile_name=profile_name,
+        dedup=dedup,
     )
     engine: Any
     if args.dask or args.scheduler:
@@ -163,6 +176,14 @@ def _print_summary(data: dict[str, Any]) -> None:
         "records: " + ", ".join(f"{k} {v}" for k, v in data["records"].items()),
         "dropped: " + (", ".join(f"{k} {v}" for k, v in data["dropped"].items()) or "none"),
     ]
+    dedup = data.get("dedup") or {}
+    if dedup:
+        lines.append(
+            f"dedup: {dedup.get('documents', 0)} documents checked,"
+            f" {data['dropped'].get('duplicate', 0)} duplicate,"
+            f" {data['dropped'].get('near-duplicate', 0)} near-duplicate;"
+            f" {dedup.get('paragraphs_removed', 0)} paragraphs removed"
+        )
     revisits = data["revisits"]
     if revisits["resolved"] or revisits["unresolved"]:
         lines.append(

@@ -681,3 +681,200 @@ def test_a_local_dask_cluster_gives_the_same_documents(
                          "--scheduler", cluster.scheduler_address)  # fmt: skip
     assert documents(remote) == documents(local)
     assert summary(remote)["this_run"]["engine"] == f"dask {cluster.scheduler_address}"
+
+
+# -- the dedup stages -------------------------------------------------------------------------
+
+
+def _load_dup_site() -> ModuleType:
+    if "dup_site" in sys.modules:
+        return sys.modules["dup_site"]
+    path = Path(__file__).parent / "site" / "dup_site.py"
+    spec = importlib.util.spec_from_file_location("dup_site", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["dup_site"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+DEDUP_PROFILE = """\
+name: reprocess-dedup
+seeds:
+  urls: {seeds}
+scope:
+  max_depth: 2
+politeness:
+  obey_robots_txt: false
+  concurrent_requests: 8
+  concurrent_requests_per_domain: 4
+  download_delay: 0
+  autothrottle: false
+network:
+  allowed_networks: [127.0.0.0/8]
+extraction:
+  language: auto
+  # one extraction worker: the crawl's dedup sees pages in the order its WARC holds them
+  workers: 1
+output:
+  progress_interval: 0
+  warc:
+    prefix: live
+dedup:
+  enabled: true
+  paragraph_filter_mib: 8
+yield:
+  preset: "off"
+"""
+
+
+def texts(folder: Path, pattern: str = "*") -> Counter[tuple[str, ...]]:
+    """The documents of a folder's prevertical files as paragraph texts (a multiset)."""
+    return Counter(
+        tuple(" ".join(text.split()) for _, text in paragraphs)
+        for path in sorted(folder.glob(f"{pattern}.prevert"))
+        for _, paragraphs in read_vertical(path)
+    )
+
+
+@pytest.fixture(scope="module")
+def dedup_crawl(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    dup_site = _load_dup_site()
+    site = dup_site.build_dup_site()
+    work = tmp_path_factory.mktemp("dedup-live")
+    out = work / "crawl"
+    with dup_site.MultiHostServer(site.hosts) as server:
+        seeds = [server.base_url(address) + "/" for address in site.hosts]
+        profile = work / "profile.yaml"
+        profile.write_text(DEDUP_PROFILE.format(seeds=json.dumps(seeds)), encoding="utf-8")
+        run_cli("crawl", str(profile), "-o", str(out))
+    return profile, out
+
+
+def test_process_runs_the_crawls_dedup_stages(
+    dedup_crawl: tuple[Path, Path], tmp_path: Path
+) -> None:
+    profile, crawl_out = dedup_crawl
+    warcs = sorted(crawl_out.glob("*.warc.gz"))
+    assert warcs
+    live_summary = next(crawl_out.glob("*-summary.json"))
+    live_dropped = json.loads(live_summary.read_text("utf-8"))["dropped"]
+    # the site's planted copies: the crawl dropped some of each kind
+    assert live_dropped.get("duplicate", 0) > 0 and live_dropped.get("near-duplicate", 0) > 0
+    runs = {}
+    for jobs in ("2", "1"):
+        out = tmp_path / f"j{jobs}"
+        result = run_cli("process", *map(str, warcs), "-o", str(out), "--profile", str(profile),
+                         "-j", jobs, "--chunk-mb", "0.05", "--no-progress")  # fmt: skip
+        runs[jobs] = out
+        assert "dedup:" in result.stderr
+    live = texts(crawl_out, "live*")
+    assert sum(live.values()) >= 20
+    # the same kept documents, text equal (paragraphs seen before removed alike) ...
+    assert texts(runs["2"]) == live
+    data = summary(runs["2"])
+    assert data["documents"] == sum(live.values())
+    # ... and the same number dropped as duplicates and near-duplicates
+    for reason in ("duplicate", "near-duplicate"):
+        assert data["dropped"].get(reason, 0) == live_dropped.get(reason, 0), reason
+    assert data["dedup"]["paragraphs_removed"] > 0
+    # archive order decides, whatever -j is: the very same files
+    assert documents(runs["1"]) == documents(runs["2"])
+    assert (out / "state" / "dedup" / "dedup.sqlite").is_file()
+
+
+def _dedup_inputs(gold_html: list[bytes], folder: Path) -> list[str]:
+    """Four archives of 20 gold pages each, half of them seen in the archive before, and
+    three near copies (a paragraph added) per archive."""
+    folder.mkdir()
+    inputs = []
+    for n in range(4):
+        builder = ArchiveBuilder(folder / f"part-{n}.warc.gz")
+        for k in range(20):
+            i = (n * 10 + k) % 40
+            builder.response(f"http://example.org/{n}/p{i}.html", gold_html[i])
+            if k < 3:
+                extra = (
+                    f"<p>An added paragraph of copy {n}-{k}: the page was shared again"
+                    " with one more sentence at the end of its text.</p></body>"
+                ).encode()
+                near = gold_html[i].replace(b"</body>", extra, 1)
+                builder.response(f"http://example.org/{n}/near{i}.html", near)
+        builder.close()
+        inputs.append(str(builder.path))
+    return inputs
+
+
+def test_resume_after_kill_9_with_dedup_keeps_each_document_once(
+    gold_html: list[bytes], tmp_path: Path
+) -> None:
+    inputs = _dedup_inputs(gold_html, tmp_path / "in")
+    reference = tmp_path / "reference"
+    run_cli("process", *inputs, "-o", str(reference), "--dedup", "--no-progress", "-j", "2")
+    expected = sorted(doc_list(reference))
+    reference_summary = summary(reference)
+    assert reference_summary["dropped"]["duplicate"] >= 40
+    assert len(expected) >= 35
+
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "corpus_crawler.cli", "process", *inputs, "-o", str(out),
+               "--dedup", "--no-progress", "-j", "1", "--chunk-mb", "0.1"]  # fmt: skip
+    process = subprocess.Popen(
+        command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + TIMEOUT
+    try:
+        # killed inside the second archive, whose new pages are kept but not committed
+        while time.monotonic() < deadline:
+            if list(out.glob("part-1*.prevert.open")):
+                break
+            assert process.poll() is None, "the run ended before it could be killed"
+            time.sleep(0.05)
+        else:
+            raise AssertionError("the run never reached its second input")
+    finally:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=60)
+    assert list(out.glob("*.open")), "killed while writing: a file should be left open"
+
+    run_cli("process", *inputs, "-o", str(out), "--dedup", "--no-progress", "-j", "2",
+            "--chunk-mb", "0.1")  # fmt: skip
+    # each document once, none lost: the stores forgot what the killed unit had added
+    assert sorted(doc_list(out)) == expected
+    assert documents(out) == documents(reference)
+    data = summary(out)
+    for reason in ("duplicate", "near-duplicate"):
+        assert data["dropped"].get(reason, 0) == reference_summary["dropped"].get(reason, 0)
+
+
+def test_a_commit_interrupted_between_the_stores_and_the_state_is_finished(
+    gold_html: list[bytes], tmp_path: Path
+) -> None:
+    """The window of the two-phase commit, set up by hand: a unit prepared in the state
+    whose dedup stores committed is finished, not redone (its documents would all be
+    duplicates of themselves); one whose stores did not commit is redone."""
+    inputs = _dedup_inputs(gold_html, tmp_path / "in")[:2]
+    out = tmp_path / "out"
+    run_cli("process", *inputs, "-o", str(out), "--dedup", "--no-progress", "-j", "2")
+    expected = documents(out)
+    state = sqlite3.connect(out / "process-state.sqlite", isolation_level=None)
+    stores = sqlite3.connect(out / "state" / "dedup" / "dedup.sqlite")
+    stored = stores.execute("SELECT count(*) FROM documents").fetchone()[0]
+    stores.close()
+    key = inputs[1]
+    stats = state.execute("SELECT stats FROM units WHERE key=?", (key,)).fetchone()[0]
+    state.execute("UPDATE units SET done=0 WHERE key=?", (key,))
+    state.execute("INSERT INTO prepared VALUES (?, ?, '[]', ?, x'')", (key, stats, stored))
+    result = run_cli("process", *inputs, "-o", str(out), "--dedup", "--no-progress")
+    assert "0 processed, 2 already done" in result.stderr
+    assert documents(out) == expected
+
+    # the stores hold fewer documents than prepared: they never committed the unit
+    state.execute("UPDATE units SET done=0 WHERE key=?", (key,))
+    state.execute("INSERT INTO prepared VALUES (?, ?, '[]', ?, x'')", (key, stats, stored + 5))
+    state.close()
+    result = run_cli("process", *inputs, "-o", str(out), "--dedup", "--no-progress")
+    assert "1 processed, 1 already done" in result.stderr
+    # redone against stores that hold its documents: all of them are duplicates now
+    assert not any(url.startswith("http://example.org/1/") for url in documents(out))

@@ -35,11 +35,13 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from .._files import safe_name_part
+from ..dedup import DedupConfig, ParagraphFate
 from ..model import Document
 from ..state import FolderLock
 from ..vertical import DocMeta, VerticalWriter
 from ..warc import CrawlInfo, RobotsPolicy, WarcConfig, WarcWriter, new_record_id
 from ._archive import ARCHIVE_SUFFIXES, ArchiveError, ArchiveKind, sniff_kind
+from ._dedup import ArchiveDedup, apply_verdict, fingerprints_supported
 from ._engines import Engine
 from ._settings import DEFAULT_CHUNK_BYTES, ArchiveDrop, ProcessSettings
 from ._state import ProcessState
@@ -50,6 +52,7 @@ from ._task import (
     ResolvedRevisit,
     RevisitTask,
     TaskResult,
+    render_document,
 )
 
 __all__ = [
@@ -64,6 +67,8 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 SUMMARY_NAME = "process-summary.json"
+#: The dedup stores, under the output folder (where a crawl keeps them too).
+DEDUP_DIR = Path("state") / "dedup"
 #: The smallest byte range `chunk_bytes` is lowered to for load balance.
 MIN_CHUNK_BYTES = 1024 * 1024
 #: Revisits resolved and written per unit (one set of `revisits-N` files).
@@ -111,6 +116,9 @@ class ProcessOptions:
     #: waiting for their turn); 0: 3 per worker.
     max_in_flight: int = 0
     document_filter: DocumentFilter | None = None
+    #: The crawl's dedup stages (a profile's ``dedup:`` section), run in the main process
+    #: in archive order with their stores in ``OUT/state/dedup/``; None: off.
+    dedup: DedupConfig | None = None
     #: Written into the ``warcinfo`` record of the conversion WARCs.
     profile_name: str = ""
 
@@ -172,8 +180,13 @@ def process_archives(
     progress: ProgressFactory | None = None,
 ) -> ProcessSummary:
     """Reprocess `inputs` into `options.output`; see the module docstring."""
-    if options.document_filter is not None and not options.settings.full_documents:
+    needs_documents = options.document_filter is not None or options.dedup is not None
+    if needs_documents and not options.settings.full_documents:
         settings = dataclasses.replace(options.settings, full_documents=True)
+        options = dataclasses.replace(options, settings=settings)
+    if options.dedup is not None and fingerprints_supported():
+        # the workers compute the fingerprints; the main process only looks them up
+        settings = dataclasses.replace(options.settings, dedup=options.dedup)
         options = dataclasses.replace(options, settings=settings)
     runner = _Runner(inputs, options, engine, progress)
     return runner.run()
@@ -200,6 +213,7 @@ class _Runner:
         self.processed_units: list[str] = []
         self.failed_tasks: list[str] = []
         self.unresolved_revisits = 0
+        self.dedup: ArchiveDedup | None = None
 
     # -- the run -------------------------------------------------------------------------------
 
@@ -218,6 +232,9 @@ class _Runner:
         state = ProcessState(self.out)
         try:
             self.state = state
+            if self.options.dedup is not None:
+                self.dedup = ArchiveDedup(self.options.dedup, self.out / DEDUP_DIR)
+            self._finish_prepared()
             self._discard_open_files()
             self.chunk_bytes = self._chunk_bytes()
             units = [u for u in (self._plan(path, kinds[path]) for path in self.inputs) if u]
@@ -228,8 +245,21 @@ class _Runner:
             _write_json(self.out / SUMMARY_NAME, summary)
             return ProcessSummary(summary)
         finally:
+            if self.dedup is not None:
+                self.dedup.close()
             state.close()
             lock.release()
+
+    def _finish_prepared(self) -> None:
+        """The second phase of a unit commit a killed run began (see `_dedup`)."""
+        for prepared in self.state.prepared_units():
+            if self.dedup is not None and self.dedup.stored_documents == prepared.dedup_documents:
+                self.dedup.roll_forward(prepared.ngrams)
+                self.state.finish_unit(prepared.key, prepared.stats, prepared.resolved)
+                logger.warning("%s: its commit, interrupted, is finished", prepared.key)
+            else:
+                # the stores never saw the unit: it is done again from its start
+                self.state.forget_prepared(prepared.key)
 
     def _check_inputs(self) -> dict[Path, ArchiveKind]:
         kinds: dict[Path, ArchiveKind] = {}
@@ -374,6 +404,12 @@ class _Runner:
                     if index == len(unit.tasks) - 1:
                         output.close()
                         stats = {"counts": dict(unit_counts), "damage": unit_damage}
+                        if self.dedup is not None:
+                            documents, ngrams = self.dedup.prepared()
+                            self.state.prepare_unit(
+                                unit.key, stats, unit.revisit_ids, documents, ngrams
+                            )
+                            self.dedup.commit()
                         self.state.finish_unit(unit.key, stats, unit.revisit_ids)
                         self.processed_units.append(unit.key)
                         output = None
@@ -426,6 +462,11 @@ class _Runner:
                     task_counts["words"] -= kept.words
                     task_counts[f"dropped/{ArchiveDrop.DUPLICATE}"] += 1
                     continue
+            if self.dedup is not None:
+                deduplicated = self._deduplicate(kept, unit, task_counts)
+                if deduplicated is None:
+                    continue
+                kept = deduplicated
             output.write(kept)
         output.note_files()
         counts.update(task_counts)
@@ -446,6 +487,38 @@ class _Runner:
             self.state.add_task_rows(
                 unit.key, unit.source_path, unit.archive_kind, result.captures, result.revisits
             )
+
+    def _deduplicate(
+        self, kept: KeptDocument, unit: _Unit, counts: collections.Counter[str]
+    ) -> KeptDocument | None:
+        """The document as the dedup stages leave it (rendered again if they changed
+        it), or None if they drop it; `counts` follow the corpus files."""
+        assert self.dedup is not None and kept.document is not None and kept.meta is not None
+        document, meta = kept.document, kept.meta
+        verdict = self.dedup.judge(document, meta.final_url or meta.url, kept.fingerprint)
+        counts["dedup/documents"] += 1
+        counts["dedup/paragraphs_seen"] += sum(
+            p.fate is ParagraphFate.DUPLICATE for p in verdict.paragraphs
+        )
+        counts["dedup/paragraphs_foreign"] += sum(
+            p.fate is ParagraphFate.FOREIGN for p in verdict.paragraphs
+        )
+        if verdict.drop is not None:
+            counts["documents"] -= 1
+            counts["words"] -= kept.words
+            counts[f"dropped/{verdict.drop}"] += 1
+            return None
+        if not verdict.changed:
+            return kept
+        changed = apply_verdict(document, verdict)
+        counts["dedup/paragraphs_removed"] += len(document.good_paragraphs) - len(
+            changed.good_paragraphs
+        )
+        rendered = render_document(
+            changed, meta, kept.source_record_id, unit.warcinfo_id, self.options.settings
+        )
+        counts["words"] += rendered.words - kept.words
+        return rendered
 
     # -- revisits ----------------------------------------------------------------------------
 
@@ -549,6 +622,9 @@ class _Runner:
             "revisits": {
                 "resolved": total.get("revisits/resolved", 0),
                 "unresolved": unresolved,
+            },
+            "dedup": {
+                k.split("/", 1)[1]: v for k, v in sorted(total.items()) if k.startswith("dedup/")
             },
             "damaged_records": damage,
             "failed_tasks": self.failed_tasks,

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..config import ExtractConfig
+from ..dedup import DedupConfig
 from ..profile import Profile
 from ..vertical import VerticalConfig, VerticalFormat
 
@@ -64,6 +65,9 @@ class ProcessSettings:
     #: same clean text: unpickling hundreds of `Paragraph`s per page would make the
     #: main process, which writes every file, the bottleneck of `-j N`.
     full_documents: bool = False
+    #: The dedup stages' settings, for the fingerprint each kept document gets in the
+    #: worker (`_dedup.document_fingerprint`); None: no fingerprints.
+    dedup: DedupConfig | None = None
 
     @classmethod
     def from_profile(cls, profile: Profile) -> ProcessSettings:

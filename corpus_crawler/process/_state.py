@@ -30,7 +30,7 @@ from typing import Any
 from ._archive import ArchiveKind
 from ._task import Capture, PendingRevisit
 
-__all__ = ["ProcessState", "UnitRecord"]
+__all__ = ["PreparedUnit", "ProcessState", "UnitRecord"]
 
 STATE_NAME = "process-state.sqlite"
 
@@ -59,6 +59,13 @@ CREATE TABLE IF NOT EXISTS captures (
 CREATE INDEX IF NOT EXISTS captures_record_id ON captures (record_id);
 CREATE INDEX IF NOT EXISTS captures_digest ON captures (payload_digest);
 CREATE INDEX IF NOT EXISTS captures_uri ON captures (uri, date);
+CREATE TABLE IF NOT EXISTS prepared (
+    unit TEXT PRIMARY KEY,
+    stats TEXT NOT NULL,
+    resolved TEXT NOT NULL,
+    dedup_documents INTEGER NOT NULL,
+    ngrams BLOB NOT NULL
+);
 CREATE TABLE IF NOT EXISTS revisits (
     id INTEGER PRIMARY KEY,
     unit TEXT NOT NULL,
@@ -66,6 +73,19 @@ CREATE TABLE IF NOT EXISTS revisits (
     data TEXT NOT NULL
 );
 """
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedUnit:
+    """A unit whose files are closed and whose dedup stores were about to commit."""
+
+    key: str
+    stats: dict[str, Any]
+    resolved: list[int]
+    #: Documents the dedup stores hold once the unit's additions are committed.
+    dedup_documents: int
+    #: The unit's paragraph n-grams (uint64), for the filter file.
+    ngrams: bytes
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,8 +185,37 @@ class ProcessState:
             )
         ]
 
+    def prepare_unit(
+        self,
+        key: str,
+        stats: dict[str, Any],
+        resolved: list[int],
+        dedup_documents: int,
+        ngrams: bytes,
+    ) -> None:
+        """Phase one of a unit's commit with dedup stores (see `_dedup`)."""
+        with self._transaction():
+            self._db.execute(
+                "INSERT OR REPLACE INTO prepared VALUES (?, ?, ?, ?, ?)",
+                (key, json.dumps(stats), json.dumps(resolved), dedup_documents, ngrams),
+            )
+
+    def prepared_units(self) -> list[PreparedUnit]:
+        rows = self._db.execute(
+            "SELECT unit, stats, resolved, dedup_documents, ngrams FROM prepared"
+        ).fetchall()
+        return [
+            PreparedUnit(row[0], json.loads(row[1]), json.loads(row[2]), row[3], bytes(row[4]))
+            for row in rows
+        ]
+
+    def forget_prepared(self, key: str) -> None:
+        with self._transaction():
+            self._db.execute("DELETE FROM prepared WHERE unit=?", (key,))
+
     def finish_unit(self, key: str, stats: dict[str, Any], resolved: Iterable[int] = ()) -> None:
         with self._transaction():
+            self._db.execute("DELETE FROM prepared WHERE unit=?", (key,))
             self._db.execute(
                 "UPDATE units SET done=1, stats=? WHERE key=?", (json.dumps(stats), key)
             )

@@ -35,6 +35,7 @@ from ..model import Document, DropReason
 from ..vertical import DocMeta, VerticalFormat, format_document
 from ..warc import document_records
 from ._archive import ArchiveKind, RecordDamage, record_header, scan_records
+from ._dedup import document_fingerprint
 from ._settings import ArchiveDrop, ProcessSettings
 
 __all__ = [
@@ -137,6 +138,8 @@ class KeptDocument:
     #: (a `DocumentFilter` reads them, and renders again what it changes).
     document: Document | None = None
     meta: DocMeta | None = None
+    #: The dedup stages' fingerprint of the document (`ProcessSettings.dedup`), if any.
+    fingerprint: object | None = None
 
 
 @dataclass(slots=True)
@@ -240,7 +243,12 @@ def _process(
     out.counts["words"] += words
     rendered = render_document(document, meta, page.record_id, warcinfo_id, settings)
     if settings.full_documents:
-        rendered = dataclasses.replace(rendered, document=document, meta=meta)
+        fingerprint = None
+        if settings.dedup is not None:
+            fingerprint = document_fingerprint(document, settings.dedup)
+        rendered = dataclasses.replace(
+            rendered, document=document, meta=meta, fingerprint=fingerprint
+        )
     out.documents.append(rendered)
 
 
