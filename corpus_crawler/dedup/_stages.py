@@ -262,7 +262,10 @@ class Deduplicator:
                     counts.exact += 1
                     return Verdict(DropReason.DUPLICATE, f"same text as {row[0]}", row[0])
             if self._near is not None and signature is not None:
-                match = self._near.find(signature)
+                if isinstance(self._near, SqliteNearIndex):
+                    match = self._near.find(signature, print_.band_keys)
+                else:
+                    match = self._near.find(signature)
                 if match is not None:
                     original = self._name(db, match)
                     if self.keep_same_name and original == name:
@@ -300,7 +303,9 @@ class Deduplicator:
             assert doc is not None
             if digest is not None:
                 db.execute(f"INSERT OR IGNORE INTO {t}exact VALUES (?, ?)", (digest, doc))
-            if self._near is not None and signature is not None:
+            if isinstance(self._near, SqliteNearIndex) and signature is not None:
+                self._near.add(doc, signature, print_.band_keys)
+            elif self._near is not None and signature is not None:
                 self._near.add(doc, signature)
             if self._ngrams is not None and added is not None and len(added):
                 if self._shared is not None:
