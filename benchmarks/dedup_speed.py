@@ -21,7 +21,13 @@ offline command; a crawl commits every document, see the README):
   million paragraphs, and the fixed n-gram filter it is bounded by;
 * the SQLite file's size on disk per million paragraphs.
 
-    python benchmarks/dedup_speed.py [--paragraphs 1000000] [--filter-mib 256]
+* how that CPU splits between `fingerprint()` (a crawl runs it in its extraction
+  workers) and `check_fingerprint()` (the store lookups and inserts, left in the
+  crawl process on the dedup pipeline's thread);
+* with ``--campaign``, the tables in a campaign database committed every 50
+  documents as the crawl's writer does, the n-gram filter fed through the journal.
+
+    python benchmarks/dedup_speed.py [--paragraphs 1000000] [--filter-mib 256] [--campaign]
 """
 
 from __future__ import annotations
@@ -33,15 +39,19 @@ import tarfile
 import tempfile
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from corpus_crawler import extract
 from corpus_crawler.config import ExtractConfig
-from corpus_crawler.dedup import DedupConfig, Deduplicator
+from corpus_crawler.dedup import DedupConfig, Deduplicator, MarkAction, fingerprint
 from corpus_crawler.dedup._text import _word_hash
+from corpus_crawler.state import CampaignStore
 
 ROOT = Path(__file__).resolve().parent.parent
 TARBALL = ROOT / "tests" / "data" / "gold.tar.xz"
+#: Documents between two campaign commits with --campaign (~0.5 s of a fast crawl).
+CAMPAIGN_COMMIT_DOCS = 50
 
 
 def gold() -> tuple[list[bytes], list[str]]:
@@ -119,26 +129,54 @@ def extraction_rate(pages: list[bytes]) -> float:
     return len(pages) / (time.process_time() - start)
 
 
+@dataclass
+class Timing:
+    """CPU seconds of the two halves of `Deduplicator.check`."""
+
+    #: `fingerprint()`: what a crawl runs in its extraction workers.
+    fingerprint: float = 0.0
+    #: `check_fingerprint()`: what stays in the crawl process (on the dedup thread).
+    lookups: float = 0.0
+
+    @property
+    def total(self) -> float:
+        return self.fingerprint + self.lookups
+
+
 def run(
-    paragraphs: list[str], total: int, config: DedupConfig, state: Path
-) -> tuple[float, int, int, list[tuple[int, float]], Deduplicator]:
-    dedup = Deduplicator(config, state)
-    cpu = 0.0
+    paragraphs: list[str],
+    total: int,
+    config: DedupConfig,
+    state: Path,
+    campaign: CampaignStore | None = None,
+) -> tuple[Timing, int, int, list[tuple[int, float]], Deduplicator]:
+    """`campaign`: the tables go into its database, committed every `CAMPAIGN_COMMIT_DOCS`
+    documents as the crawl's writer does (every 0.5 s), n-grams through the journal."""
+    dedup = Deduplicator(config, state, database=campaign, keep_same_name=campaign is not None)
+    timing = Timing()
     docs = seen_paragraphs = 0
     memory = [(0, rss_mib())]
     quarter = total // 4
     next_mark = quarter
     for name, document in documents(paragraphs, total):
         start = time.process_time()
-        dedup.check(name, document, "en")
-        cpu += time.process_time() - start
+        print_ = fingerprint(document, "en", config)
+        middle = time.process_time()
+        dedup.check_fingerprint(name, print_)
+        if campaign is not None and docs % CAMPAIGN_COMMIT_DOCS == CAMPAIGN_COMMIT_DOCS - 1:
+            campaign.commit({})
+        end = time.process_time()
+        timing.fingerprint += middle - start
+        timing.lookups += end - middle
         docs += 1
         seen_paragraphs += len(document)
         if seen_paragraphs >= next_mark:
             memory.append((seen_paragraphs, rss_mib()))
             next_mark += quarter
     dedup.commit()
-    return cpu, docs, seen_paragraphs, memory, dedup
+    if campaign is not None:
+        campaign.commit({})
+    return timing, docs, seen_paragraphs, memory, dedup
 
 
 def main() -> None:
@@ -148,6 +186,11 @@ def main() -> None:
     parser.add_argument("--state", type=Path, help="store folder (default: a temporary one)")
     parser.add_argument(
         "--no-language", action="store_true", help="only the run without paragraph language"
+    )
+    parser.add_argument(
+        "--campaign",
+        action="store_true",
+        help="tables in a campaign database (as a crawl keeps them), n-grams journaled",
     )
     args = parser.parse_args()
     pages, paragraphs = gold()
@@ -159,15 +202,26 @@ def main() -> None:
         for label, language in runs[1:] if args.no_language else runs:
             config = DedupConfig(
                 paragraph_filter_mib=args.filter_mib,
-                paragraph_language=language,
+                paragraph_language=MarkAction(language),
                 commit_every=1000,
             )
             state = base / language
-            cpu, docs, count, memory, dedup = run(paragraphs, args.paragraphs, config, state)
+            campaign = None
+            if args.campaign:
+                (base / f"campaign-{language}").mkdir(parents=True, exist_ok=True)
+                campaign = CampaignStore(base / f"campaign-{language}")
+            timing, docs, count, memory, dedup = run(
+                paragraphs, args.paragraphs, config, state, campaign
+            )
+            cpu = timing.total
             counts = dedup.counts
             fp = dedup.filter_false_positive_rate() or 0.0
             dedup.close()
-            db_mib = (state / "dedup.sqlite").stat().st_size / 2**20
+            if campaign is not None:
+                campaign.close()
+                db_mib = campaign.path.stat().st_size / 2**20
+            else:
+                db_mib = (state / "dedup.sqlite").stat().st_size / 2**20
             print(f"\n{label}: {docs} documents, {count} paragraphs")
             print(
                 f"  dropped: {counts.exact} duplicate, {counts.near} near-duplicate,"
@@ -177,6 +231,13 @@ def main() -> None:
             print(
                 f"  CPU: {cpu:.1f} s; {count / cpu:,.0f} paragraphs/s, {docs / cpu:,.0f}"
                 f" documents/s per core = {docs / cpu / rate:.1f} x the extraction rate"
+            )
+            print(
+                f"  of which fingerprint() (in a crawl: the extraction workers)"
+                f" {timing.fingerprint:.1f} s = {1000 * timing.fingerprint / docs:.2f} ms/document;"
+                f" check_fingerprint() (the crawl process, dedup thread) {timing.lookups:.1f} s"
+                f" = {1000 * timing.lookups / docs:.2f} ms/document"
+                f" ({timing.lookups / cpu:.0%} of the stages' CPU)"
             )
             start_rss = memory[0][1]
             for seen, rss in memory:

@@ -4,7 +4,7 @@ Reads prevertical or vertical files (ours or SpiderLing's; ``.gz`` too) one
 document at a time and writes each to ``OUT/<same name>`` without the
 documents that duplicate an earlier one (exactly or nearly) and without the
 paragraphs seen before or in another language (or with them marked:
-``dup="0.83"``, ``langdiff="de"`` on the ``<p>``). Memory stays bounded:
+``dup="0.83"``, ``langdiff="0.97"`` on the ``<p>``). Memory stays bounded:
 the stores are on disk in ``OUT/state/dedup/`` (or ``--state``), where the
 next run into the same folder finds them, so files added later are
 deduplicated against everything before.
@@ -212,7 +212,8 @@ def run(args: argparse.Namespace) -> int:
                             if p.fate is ParagraphFate.DUPLICATE:
                                 marks[i] = ("dup", f"{p.seen_share or 0.0:.2f}")
                             else:
-                                marks[i] = ("langdiff", p.language or "")
+                                # SpiderLing's langdiff is a number (as the crawl writes it)
+                                marks[i] = ("langdiff", f"{p.lang_diff or 0.0:.2f}")
                         out.write(format_document(block, drop, marks))
                         written += 1
             except (ValueError, UnicodeDecodeError) as exc:

@@ -225,7 +225,8 @@ GERMAN = (
 
 
 def test_paragraph_language() -> None:
-    assert foreign_language(GERMAN, "cs", word_count=len(words(GERMAN))).language == "de"
+    found = foreign_language(GERMAN, "cs", word_count=len(words(GERMAN)))
+    assert found is not None and found.language == "de"
     assert foreign_language(CZECH, "cs", word_count=len(words(CZECH))) is None
     assert foreign_language(GERMAN, "cs", word_count=5) is None  # too short to judge
     assert foreign_language(GERMAN, None, word_count=30) is None
@@ -365,3 +366,64 @@ def test_a_page_repeating_itself_is_not_a_copy_of_another() -> None:
         assert verdict.drop is None
         # the repeats go, the first occurrence of each paragraph stays
         assert verdict.kept_indexes() == [0, 1, 2]
+
+
+def test_stores_in_a_campaign_database_commit_with_it(tmp_path: Path) -> None:
+    """Tables in the campaign's transaction; the n-gram filter only gets committed n-grams."""
+    from corpus_crawler.state import CampaignStore
+
+    rng = random.Random(21)
+    article = [text(rng) for _ in range(5)]
+    notice = text(rng, 30)
+    folder, filters = tmp_path / "campaign", tmp_path / "dedup"
+    folder.mkdir()
+    store = CampaignStore(folder)
+    dedup = Deduplicator(small(), filters, database=store, keep_same_name=True)
+    assert dedup.check("a", [*article, notice], "en").drop is None
+    # not committed yet, and seen all the same: the notice is a duplicate paragraph
+    other = dedup.check("b", [text(rng), notice], "en")
+    assert [p.fate for p in other.paragraphs] == [ParagraphFate.KEPT, ParagraphFate.DUPLICATE]
+    assert not (filters / "dedup.sqlite").exists()
+    # a crash before the campaign commits: the state rolls back, and so does dedup's
+    dedup.close()
+    store.abandon()
+    store = CampaignStore(folder)
+    dedup = Deduplicator(small(), filters, database=store, keep_same_name=True)
+    assert dedup.stored_documents == 0
+    again = dedup.check("b", [text(rng), notice], "en")  # the filter never got the notice
+    assert [p.fate for p in again.paragraphs] == [ParagraphFate.KEPT, ParagraphFate.KEPT]
+    store.commit({})
+    # committed: later copies are caught, and the filter has the notice's n-grams
+    third = [text(rng), notice]
+    assert dedup.check("c", third, "en").paragraphs[1].fate is ParagraphFate.DUPLICATE
+    assert dedup.check("c2", third, "en").drop is DropReason.DUPLICATE
+    dedup.close()
+    store.close()
+    store = CampaignStore(folder)
+    with Deduplicator(small(), filters, database=store, keep_same_name=True) as dedup:
+        assert dedup.stored_documents == 2
+        # what the last run journaled after its last apply reaches the filter at start
+        assert dedup.check("d", [text(rng), notice], "en").paragraphs[1].fate is (
+            ParagraphFate.DUPLICATE
+        )
+        # a page fetched again after a crash is itself, not a duplicate of itself
+        assert dedup.check("c", third, "en").drop is None
+        assert dedup.counts.replayed == 1
+    store.close()
+
+
+def test_a_campaign_adopts_the_stores_of_its_earlier_dedup_sqlite(tmp_path: Path) -> None:
+    from corpus_crawler.state import CampaignStore
+
+    rng = random.Random(22)
+    article = [text(rng) for _ in range(5)]
+    filters = tmp_path / "campaign" / "state" / "dedup"
+    with Deduplicator(small(), filters) as dedup:  # a campaign of the earlier layout
+        assert dedup.check("a", article, "en").drop is None
+    store = CampaignStore(tmp_path / "campaign")
+    with Deduplicator(small(), filters, database=store) as dedup:
+        assert dedup.stored_documents == 1
+        assert dedup.check("b", article, "en").drop is DropReason.DUPLICATE
+        near = dedup.check("c", [*article, text(rng, 10)], "en")
+        assert near.drop is DropReason.NEAR_DUPLICATE and near.duplicate_of == "a"
+    store.close()

@@ -180,3 +180,22 @@ def test_bad_input_is_one_clear_line(tmp_path: Path) -> None:
     assert missing.returncode == 2 and "no such file" in missing.stderr
     bad = dedup(str(broken), "-o", str(tmp_path / "out3"), "--filter-mib", "3")
     assert bad.returncode == 2 and "paragraph_filter_mib" in bad.stderr
+
+
+def test_marking_spiderling_paragraphs_replaces_their_langdiff(tmp_path: Path) -> None:
+    source = tmp_path / "spiderling.prevert"
+    source.write_text(SPIDERLING.format(czech=CZECH, english=ENGLISH), encoding="utf-8")
+    out = tmp_path / "out"
+    result = dedup(
+        str(source), "-o", str(out), "--language", "cs", "--paragraph-language", "mark",
+        "--no-exact", "--no-near", "--paragraphs", "off",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    tags = (out / "spiderling.prevert").read_text().splitlines()
+    p_tags = [line for line in tags if line.startswith("<p ")]
+    assert all(line.count("langdiff=") == 1 for line in p_tags), p_tags
+    # the English paragraph: the identifier's confidence in English, a number as
+    # SpiderLing writes it; the Czech ones keep SpiderLing's own values
+    assert float(p_tags[1].split('langdiff="')[1].split('"')[0]) >= 0.2
+    assert 'langdiff="0.01"' in p_tags[0] and 'langdiff="0.01"' in p_tags[2]
+    assert [attrs["id"] for attrs, _ in read_vertical(out / "spiderling.prevert")] == ["1", "2"]

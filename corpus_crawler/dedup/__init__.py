@@ -17,7 +17,14 @@ from ._config import DedupConfig, MarkAction
 
 if TYPE_CHECKING:
     from ._fingerprint import DocumentFingerprint, fingerprint
-    from ._near import DatasketchNearIndex, NearIndex, SqliteNearIndex, lsh_bands, minhash
+    from ._near import (
+        DatasketchNearIndex,
+        NearIndex,
+        SqliteNearIndex,
+        band_keys,
+        lsh_bands,
+        minhash,
+    )
     from ._ngramset import NgramSet, false_positive_rate
     from ._stages import (
         DedupCounts,
@@ -36,6 +43,7 @@ _LAZY = {
     "DatasketchNearIndex": "._near",
     "NearIndex": "._near",
     "SqliteNearIndex": "._near",
+    "band_keys": "._near",
     "lsh_bands": "._near",
     "minhash": "._near",
     "NgramSet": "._ngramset",
@@ -64,6 +72,7 @@ __all__ = [
     "SharedDatabase",
     "SqliteNearIndex",
     "Verdict",
+    "band_keys",
     "document_digest",
     "false_positive_rate",
     "fingerprint",

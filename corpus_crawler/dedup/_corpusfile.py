@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -122,8 +123,13 @@ def read_corpus(lines: Iterator[str], source: str) -> Iterator[Block]:
 
 
 def with_attribute(tag: str, name: str, value: str) -> str:
-    """A ``<p ...>`` tag with one more attribute (XML-escaped)."""
+    """A ``<p ...>`` tag with the attribute set (XML-escaped): added at the end, or its
+    value replaced where the tag has it already (SpiderLing's prevertical has
+    ``langdiff`` on every paragraph; a second one would make the tag invalid)."""
     escaped = value.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")
+    existing = re.search(rf'\s{re.escape(name)}="[^"]*"', tag)
+    if existing is not None:
+        return f'{tag[: existing.start()]} {name}="{escaped}"{tag[existing.end() :]}'
     return f'{tag[:-1].rstrip()} {name}="{escaped}">'
 
 

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..paralang import foreign_language
 from ._config import DedupConfig, MarkAction
-from ._near import minhash
+from ._near import band_keys, minhash
 from ._text import NgramHashes, document_digest, document_ngram_hashes, words
 
 __all__ = ["DocumentFingerprint", "fingerprint"]
@@ -38,8 +38,10 @@ class DocumentFingerprint:
     word_counts: tuple[int, ...]
     #: `document_digest` (exact stage on), else None.
     digest: bytes | None = None
-    #: MinHash signature as ``array("I")`` bytes (near stage on, some words), else None.
+    #: MinHash signature as ``array("I")`` bytes (near stage on, some words), else None ...
     signature: bytes | None = None
+    #: ... and its LSH band keys (`SqliteNearIndex`'s).
+    band_keys: tuple[int, ...] | None = None
     #: Paragraph n-gram hashes as uint64 bytes (paragraph stage on), else None ...
     ngram_hashes: bytes | None = None
     #: ... and paragraph i's hashes are ``[ngram_offsets[i]:ngram_offsets[i + 1]]``.
@@ -71,11 +73,13 @@ def fingerprint(
     paragraph_words = [words(text) for text in paragraphs]
     digest = document_digest(paragraph_words) if config.exact else None
     signature: bytes | None = None
+    keys: tuple[int, ...] | None = None
     if config.near_documents:
         all_words = [w for ws in paragraph_words for w in ws]
         if all_words:
             values = minhash(all_words, config.num_perm, config.shingle_size)
             signature = array("I", values).tobytes()
+            keys = tuple(band_keys(values, config.near_threshold, config.num_perm))
     hashes: bytes | None = None
     offsets: tuple[int, ...] = ()
     if config.paragraphs is not MarkAction.OFF:
@@ -93,6 +97,7 @@ def fingerprint(
         word_counts=tuple(len(tokens) for tokens in paragraph_words),
         digest=digest,
         signature=signature,
+        band_keys=keys,
         ngram_hashes=hashes,
         ngram_offsets=offsets,
         lang_diffs=tuple(lang_diffs),

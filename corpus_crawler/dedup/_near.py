@@ -29,6 +29,7 @@ __all__ = [
     "DatasketchNearIndex",
     "NearIndex",
     "SqliteNearIndex",
+    "band_keys",
     "lsh_bands",
     "minhash",
     "shingles",
@@ -101,6 +102,13 @@ def _band_keys(signature: Sequence[int], bands: int, rows: int) -> list[int]:
     return keys
 
 
+def band_keys(signature: Sequence[int], threshold: float, num_perm: int) -> list[int]:
+    """The LSH band keys `SqliteNearIndex` stores and looks up for `signature` (pure: a
+    crawl computes them in its extraction workers)."""
+    bands, rows = lsh_bands(threshold, num_perm)
+    return _band_keys(signature, bands, rows)
+
+
 class SqliteNearIndex:
     """LSH bands and signatures in SQLite tables of the dedup state (disk-backed)."""
 
@@ -123,8 +131,10 @@ class SqliteNearIndex:
         )
         db.execute(f"CREATE INDEX IF NOT EXISTS {prefix}near_bands_key ON {prefix}near_bands (key)")
 
-    def find(self, signature: Sequence[int]) -> int | None:
-        keys = _band_keys(signature, self.bands, self.rows)
+    def find(self, signature: Sequence[int], keys: Sequence[int] | None = None) -> int | None:
+        """`keys`: the signature's `band_keys` when computed already (by a worker)."""
+        if keys is None:
+            keys = band_keys(signature, self.threshold, self.num_perm)
         marks = ",".join("?" * len(keys))
         rows = self._db.execute(
             f"SELECT DISTINCT s.doc, s.num_perm, s.signature FROM {self._prefix}near_bands b"
@@ -141,14 +151,15 @@ class SqliteNearIndex:
                 return int(doc)
         return None
 
-    def add(self, doc: int, signature: Sequence[int]) -> None:
+    def add(self, doc: int, signature: Sequence[int], keys: Sequence[int] | None = None) -> None:
+        if keys is None:
+            keys = band_keys(signature, self.threshold, self.num_perm)
         self._db.execute(
             f"INSERT OR REPLACE INTO {self._prefix}near_signatures VALUES (?, ?, ?)",
             (doc, self.num_perm, array("I", signature).tobytes()),
         )
         self._db.executemany(
-            f"INSERT INTO {self._prefix}near_bands VALUES (?, ?)",
-            [(key, doc) for key in _band_keys(signature, self.bands, self.rows)],
+            f"INSERT INTO {self._prefix}near_bands VALUES (?, ?)", [(key, doc) for key in keys]
         )
 
 

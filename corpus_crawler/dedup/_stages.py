@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import enum
 import itertools
+import logging
 import sqlite3
 from collections import Counter
 from collections.abc import Sequence
@@ -41,6 +42,8 @@ from ._ngramset import NgramSet, false_positive_rate
 from ._text import NgramHashes
 
 __all__ = ["Deduplicator", "ParagraphFate", "ParagraphVerdict", "SharedDatabase", "Verdict"]
+
+logger = logging.getLogger(__name__)
 
 DB_NAME = "dedup.sqlite"
 FILTER_NAME = "paragraphs.bloom"
@@ -215,6 +218,7 @@ class Deduplicator:
         self._pending: list[tuple[int, int, NgramHashes]] = []
         self._pending_hashes: set[int] = set()
         if database is not None:
+            self._adopt_own_database()
             self._replay_journal()
 
     # -- the stages --------------------------------------------------------------------
@@ -258,7 +262,10 @@ class Deduplicator:
                     counts.exact += 1
                     return Verdict(DropReason.DUPLICATE, f"same text as {row[0]}", row[0])
             if self._near is not None and signature is not None:
-                match = self._near.find(signature)
+                if isinstance(self._near, SqliteNearIndex):
+                    match = self._near.find(signature, print_.band_keys)
+                else:
+                    match = self._near.find(signature)
                 if match is not None:
                     original = self._name(db, match)
                     if self.keep_same_name and original == name:
@@ -296,7 +303,9 @@ class Deduplicator:
             assert doc is not None
             if digest is not None:
                 db.execute(f"INSERT OR IGNORE INTO {t}exact VALUES (?, ?)", (digest, doc))
-            if self._near is not None and signature is not None:
+            if isinstance(self._near, SqliteNearIndex) and signature is not None:
+                self._near.add(doc, signature, print_.band_keys)
+            elif self._near is not None and signature is not None:
                 self._near.add(doc, signature)
             if self._ngrams is not None and added is not None and len(added):
                 if self._shared is not None:
@@ -398,6 +407,41 @@ class Deduplicator:
             f"SELECT name FROM {self._prefix}documents WHERE doc = ?", (doc,)
         ).fetchone()
         return str(row[0]) if row is not None else f"#{doc}"
+
+    def _adopt_own_database(self) -> None:
+        """A campaign begun before its dedup tables moved into its database kept them in
+        ``directory/dedup.sqlite``: copy them in once (their n-grams are in the filter
+        already), so its next runs still catch copies of what it kept."""
+        if self.directory is None or not (self.directory / DB_NAME).exists():
+            return
+        t = self._prefix
+        with self._connection() as db:
+            if db.execute(f"SELECT 1 FROM {t}documents LIMIT 1").fetchone() is not None:
+                return
+        own = sqlite3.connect(f"file:{self.directory / DB_NAME}?mode=ro", uri=True)
+        try:
+            tables = {row[0] for row in own.execute("SELECT name FROM sqlite_master")}
+            copies = [("documents", 2), ("exact", 2)]
+            if self._near is not None and isinstance(self._near, SqliteNearIndex):
+                copies += [("near_signatures", 3), ("near_bands", 2)]
+            copied = 0
+            for table, columns in copies:
+                if table not in tables:
+                    continue
+                marks = ", ".join("?" * columns)
+                rows = own.execute(f"SELECT * FROM {table}")
+                while batch := rows.fetchmany(10_000):
+                    with self._connection() as db:
+                        db.executemany(f"INSERT OR IGNORE INTO {t}{table} VALUES ({marks})", batch)
+                    copied += len(batch) if table == "documents" else 0
+        finally:
+            own.close()
+        if copied:
+            logger.info(
+                "dedup: %d document(s) of %s copied into the campaign database",
+                copied,
+                self.directory / DB_NAME,
+            )
 
     def _replay_journal(self) -> None:
         """At start: n-grams journaled and committed by earlier runs go into the filter
