@@ -72,7 +72,7 @@ PAGE = (
 
 @pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "python"])
 def test_blocks_carry_the_marks_of_their_element_and_its_ancestors(compiled: bool) -> None:
-    root = dom.preprocess_seed(dom.parse(PAGE))  # type: ignore[arg-type]
+    root = dom.preprocess_seed(dom.parse(PAGE))
     found = {b.text: b.marks for b in segment(root, compiled=compiled, marked=True)}
     assert found == {
         "one two": UNLIKELY,
@@ -155,7 +155,7 @@ def test_without_the_furniture_rule_the_comments_win() -> None:
 
     html = _article_page(comments=6)
     doc = extract(html, config=ExtractConfig(language="en"))
-    root = dom.preprocess_seed(dom.parse(html.decode()))  # type: ignore[arg-type]
+    root = dom.preprocess_seed(dom.parse(html.decode()))
     segments = segment(root, marked=True)
     assert [s.text for s in segments] == [p.text for p in doc.paragraphs]
     options = ContainerOptions(tag_scores=True, skip_unlikely=True)
