@@ -440,7 +440,7 @@ cdef int _own_marks(xmlNode* node, object marker) except -1:
                 any_found = True
                 break
         attr = attr.next
-    if not any_found:
+    if not any_found and strcmp(<const char*>node.name, "noscript") != 0:
         return 0
     if marker is not _cache_marker:
         _mark_cache.clear()

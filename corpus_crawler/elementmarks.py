@@ -6,7 +6,9 @@ compiled walk calls `element_marks` only for elements that carry one of
 
 - HIDDEN: a browser does not show it (`hidden`, `aria-hidden="true"`, an inline
   style with `display: none` or `visibility: hidden`), as readability.js's
-  `_isProbablyVisible` decides. Text nobody sees is not the page's text.
+  `_isProbablyVisible` decides, or it is a NOSCRIPT element, which a browser
+  running scripts never shows (readability removes them). Text nobody sees is
+  not the page's text.
 - UNLIKELY: its class or id names page furniture (comments, footers, menus,
   sidebars, share and related-post boxes...) and nothing that names content,
   or its ARIA role is navigation, a menu, a dialog or complementary content.
@@ -25,7 +27,7 @@ import functools
 HIDDEN = 1
 UNLIKELY = 2
 
-#: Attributes the walk reads; an element with none of them has no marks.
+#: Attributes the walk reads; an element with none of them (and not NOSCRIPT) has no marks.
 MARKED_ATTRIBUTES = ("class", "id", "role", "hidden", "aria-hidden", "style")
 
 # readability.js REGEXPS.unlikelyCandidates and okMaybeItsACandidate: plain
@@ -76,7 +78,8 @@ def element_marks(
     (None: the attribute is absent)."""
     marks = 0
     if (
-        hidden is not None
+        tag == "noscript"
+        or hidden is not None
         or (aria_hidden is not None and aria_hidden.strip().lower() == "true")
         or (style is not None and _hiding_style(style))
     ):
