@@ -199,7 +199,7 @@ def test_furniture_is_ignored_when_it_leaves_too_little_for_a_container() -> Non
         f"<div><p>A short note at the bottom of the page, and a line.</p><ul>{links}</ul></div>"
         "</body></html>"
     )
-    root = dom.preprocess_seed(dom.parse(html))  # type: ignore[arg-type]
+    root = dom.preprocess_seed(dom.parse(html))
     segments = segment(root, marked=True)
     doc = extract(html.encode(), config=ExtractConfig(language="en"))
     unlikely = [bool(s.marks & UNLIKELY) for s in segments]
