@@ -37,9 +37,10 @@ from typing import Any
 
 import lxml.html
 
-from corpus_crawler import ExtractConfig, JustextParams, Preset, extract
+from corpus_crawler import ExtractConfig, JustextParams, Preset, dom, extract
 from corpus_crawler.classify import ContainerOptions, classify_segments, container_pass
 from corpus_crawler.crossval import cross_validate, in_sample
+from corpus_crawler.decode import decode_html
 from corpus_crawler.evaluate import (
     GoldSet,
     PageScore,
@@ -50,8 +51,6 @@ from corpus_crawler.evaluate import (
     load_gold_set,
     page_scores,
 )
-from corpus_crawler import dom
-from corpus_crawler.decode import decode_html
 from corpus_crawler.extractors import furniture, visible
 from corpus_crawler.language_setup import choose_language, stoplist_and_params
 from corpus_crawler.model import Paragraph, ParagraphClass
@@ -235,7 +234,7 @@ def tuning_tables(gold_sets: Sequence[GoldSet], language: str | None) -> list[st
     for gold_set in gold_sets:
         rows = []
         for page in gold_set.pages:
-            rows.append(_preset_blocks(page.html, config) + (page.gold,))
+            rows.append((*_preset_blocks(page.html, config), page.gold))
         seeds[gold_set.name] = rows
     page_ids = {g.name: [p.id for p in g.pages] for g in gold_sets}
     cache: dict[tuple[str, int, str], PageScore] = {}

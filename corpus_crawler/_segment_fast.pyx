@@ -15,7 +15,8 @@ identical output on every gold page and on generated pages.
 from cpython.exc cimport PyErr_CheckSignals
 from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
 from cpython.unicode cimport PyUnicode_4BYTE_KIND, PyUnicode_DecodeUTF8, PyUnicode_FromKindAndData
-from libc.string cimport strcmp, strlen
+from cpython.bytes cimport PyBytes_FromStringAndSize
+from libc.string cimport memcpy, strcmp, strlen
 
 
 cdef extern from "Python.h":
@@ -370,6 +371,43 @@ cdef class _Walk:
 
 #: The attributes `_own_marks` reads, in `elementmarks.element_marks`' argument order.
 cdef tuple _MARKED = (b"class", b"id", b"role", b"hidden", b"aria-hidden", b"style")
+DEF N_MARKED = 6
+
+# Marks by the raw bytes of an element's tag and marked attributes. Template
+# pages repeat the same attribute sets thousands of times; a hit costs one
+# bytes object and a dict lookup instead of decoding six strings and calling
+# Python (which made reading the marks cost as much as the walk itself).
+cdef dict _mark_cache = {}
+cdef object _cache_marker = None
+cdef Py_ssize_t _MARK_CACHE_SIZE = 65536
+
+
+cdef class _KeyBuffer:
+    cdef char* data
+    cdef Py_ssize_t size, cap
+
+    def __dealloc__(self):
+        PyMem_Free(self.data)
+
+    cdef int add(self, const char* text, Py_ssize_t n) except -1:
+        cdef Py_ssize_t cap
+        cdef char* data
+        if self.size + n + 1 > self.cap:
+            cap = max(self.size + n + 1, 2 * self.cap, 256)
+            data = <char*>PyMem_Realloc(self.data, cap)
+            if data == NULL:
+                raise MemoryError()
+            self.data = data
+            self.cap = cap
+        memcpy(self.data + self.size, text, n)
+        self.size += n
+        # a separator no attribute value or tag name holds
+        self.data[self.size] = 0
+        self.size += 1
+        return 0
+
+
+cdef _KeyBuffer _key = _KeyBuffer()
 
 
 cdef str _attribute_value(xmlAttr* attr):
@@ -384,22 +422,51 @@ cdef str _attribute_value(xmlAttr* attr):
 
 cdef int _own_marks(xmlNode* node, object marker) except -1:
     """The marks of one element from its attributes (0 without a marked one)."""
-    cdef xmlAttr* attr = node.properties
+    global _cache_marker
+    cdef xmlAttr* attr
+    cdef xmlNode* child
     cdef const char* name
-    cdef list values = None
+    cdef xmlAttr* found[N_MARKED]
+    cdef bint any_found = False
     cdef Py_ssize_t i
+    for i in range(N_MARKED):
+        found[i] = NULL
+    attr = node.properties
     while attr != NULL:
         name = <const char*>attr.name
-        for i in range(6):
+        for i in range(N_MARKED):
             if strcmp(name, <const char*>(<bytes>_MARKED[i])) == 0:
-                if values is None:
-                    values = [None] * 6
-                values[i] = _attribute_value(attr)
+                found[i] = attr
+                any_found = True
                 break
         attr = attr.next
-    if values is None:
+    if not any_found and strcmp(<const char*>node.name, "noscript") != 0:
         return 0
-    return marker(_name(node), *values)
+    if marker is not _cache_marker:
+        _mark_cache.clear()
+        _cache_marker = marker
+    _key.size = 0
+    _key.add(<const char*>node.name, strlen(<const char*>node.name))
+    for i in range(N_MARKED):
+        if found[i] == NULL:
+            _key.add("", 0)
+            continue
+        _key.add("=", 1)  # present, even when empty (`hidden`)
+        child = found[i].children
+        while child != NULL:
+            if child.content != NULL:
+                _key.add(<const char*>child.content, strlen(<const char*>child.content))
+            child = child.next
+    key = PyBytes_FromStringAndSize(_key.data, _key.size)
+    cached = _mark_cache.get(key)
+    if cached is not None:
+        return cached
+    values = [None if found[i] == NULL else _attribute_value(found[i]) for i in range(N_MARKED)]
+    marks = marker(_name(node), *values)
+    if len(_mark_cache) >= _MARK_CACHE_SIZE:
+        _mark_cache.clear()
+    _mark_cache[key] = marks
+    return marks
 
 
 def walk(root_element, bint reference, long max_blocks=100_000, marker=None):

@@ -366,6 +366,11 @@ class ContainerOptions:
     #: sidebar... class names, navigation roles) score no container, as
     #: readability removes such elements before it scores.
     skip_unlikely: bool = False
+    #: With fewer characters than this in the container chosen without the
+    #: furniture, it is chosen again with it (readability's `charThreshold`:
+    #: it retries without removing "unlikely" elements when the article is short,
+    #: as on sites that name their whole page `header-...`).
+    min_container_chars: int = 500
     #: A candidate starts from readability's score for its tag (`_initializeNode`:
     #: div +5, td/pre/blockquote +3, lists and forms -3, headings and th -5).
     tag_scores: bool = False
@@ -377,6 +382,10 @@ class ContainerOptions:
 
     def __post_init__(self) -> None:
         for name in ("min_block_length", "length_per_point", "max_length_points"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ConfigError(f"{name} must be a whole number >= 1, got {value!r}")
+        for name in ("min_container_chars",):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ConfigError(f"{name} must be a whole number >= 1, got {value!r}")
@@ -634,11 +643,20 @@ def container_pass(
     shifts = (options.inside_shift, options.region_shift, options.outside_shift)
     if not paragraphs or not any(shifts):
         return tuple(paragraphs)
-    subtrees = _Subtrees(paragraphs, options, unlikely if options.skip_unlikely else None)
+    skipped = unlikely if options.skip_unlikely and unlikely is not None and any(unlikely) else None
+    subtrees = _Subtrees(paragraphs, options, skipped)
     containers = main_containers(paragraphs, options, subtrees)
+    inside = inside_containers(paragraphs, containers)
+    if skipped is not None:
+        held = sum(
+            p.length for p, i, s in zip(paragraphs, inside, skipped, strict=True) if i and not s
+        )
+        if held < options.min_container_chars:
+            subtrees = _Subtrees(paragraphs, options)
+            containers = main_containers(paragraphs, options, subtrees)
+            inside = inside_containers(paragraphs, containers)
     if not containers:
         return tuple(paragraphs)
-    inside = inside_containers(paragraphs, containers)
     region = main_region(paragraphs, containers, options, subtrees)
     in_region = inside_containers(paragraphs, [region] if region else [])
     cf_classes = []

@@ -29,9 +29,9 @@ from . import classify as _classify
 from ._configfiles import extractor_config_path, read_yaml
 from .classify import classify_segments, container_pass
 from .config import DEFAULT_CONFIG, ConfigError, ExtractConfig, JustextParams, Preset
-from .elementmarks import HIDDEN, UNLIKELY
 from .declutter import DEFAULT_DECLUTTER_OPTIONS, DeclutterOptions, declutter
 from .declutter import load_declutter_options as _load_declutter_options
+from .elementmarks import HIDDEN, UNLIKELY
 from .kimatu import DEFAULT_KIMATU_OPTIONS, KimatuOptions, kimatu
 from .kimatu import load_kimatu_options as _load_kimatu_options
 from .language_setup import choose_language, stoplist_and_params

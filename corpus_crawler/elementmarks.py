@@ -6,7 +6,9 @@ compiled walk calls `element_marks` only for elements that carry one of
 
 - HIDDEN: a browser does not show it (`hidden`, `aria-hidden="true"`, an inline
   style with `display: none` or `visibility: hidden`), as readability.js's
-  `_isProbablyVisible` decides. Text nobody sees is not the page's text.
+  `_isProbablyVisible` decides, or it is a NOSCRIPT element, which a browser
+  running scripts never shows (readability removes them). Text nobody sees is
+  not the page's text.
 - UNLIKELY: its class or id names page furniture (comments, footers, menus,
   sidebars, share and related-post boxes...) and nothing that names content,
   or its ARIA role is navigation, a menu, a dialog or complementary content.
@@ -20,29 +22,47 @@ A block carries the marks of its element and of every ancestor.
 
 from __future__ import annotations
 
-import re
+import functools
 
 HIDDEN = 1
 UNLIKELY = 2
 
-#: Attributes the walk reads; an element with none of them has no marks.
+#: Attributes the walk reads; an element with none of them (and not NOSCRIPT) has no marks.
 MARKED_ATTRIBUTES = ("class", "id", "role", "hidden", "aria-hidden", "style")
 
-# readability.js REGEXPS.unlikelyCandidates and okMaybeItsACandidate.
-_UNLIKELY = re.compile(
-    r"-ad-|ai2html|banner|breadcrumbs|combx|comment|community|cover-wrap|disqus|extra|footer"
-    r"|gdpr|header|legends|menu|related|remark|replies|rss|shoutbox|sidebar|skyscraper|social"
-    r"|sponsor|supplemental|ad-break|agegate|pagination|pager|popup|yom-remote",
-    re.IGNORECASE,
-)
-_MAYBE_CONTENT = re.compile(r"and|article|body|column|content|main|shadow", re.IGNORECASE)
+# readability.js REGEXPS.unlikelyCandidates and okMaybeItsACandidate: plain
+# substrings, matched case-blind. Substring tests on the lowered names are ~10x
+# faster than the equivalent case-blind regex alternation (which tried every
+# word at every position), and the walk asks for every element with a class.
+_UNLIKELY_WORDS = (
+    "-ad-", "ai2html", "banner", "breadcrumbs", "combx", "comment", "community",
+    "cover-wrap", "disqus", "extra", "footer", "gdpr", "header", "legends", "menu",
+    "related", "remark", "replies", "rss", "shoutbox", "sidebar", "skyscraper", "social",
+    "sponsor", "supplemental", "ad-break", "agegate", "pagination", "pager", "popup",
+    "yom-remote",
+)  # fmt: skip
+_MAYBE_CONTENT_WORDS = ("and", "article", "body", "column", "content", "main", "shadow")
 # readability.js UNLIKELY_ROLES
 _UNLIKELY_ROLES = frozenset(
     ("menu", "menubar", "complementary", "navigation", "alert", "alertdialog", "dialog")
 )
 # The page itself and links are never furniture (readability skips body and a).
 _NEVER_UNLIKELY = frozenset(("html", "body", "a"))
-_HIDING_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
+
+
+@functools.lru_cache(maxsize=8192)
+def _furniture_names(names: str) -> bool:
+    """Do class and id name page furniture and nothing that may be content?"""
+    lowered = names.lower()
+    return any(word in lowered for word in _UNLIKELY_WORDS) and not any(
+        word in lowered for word in _MAYBE_CONTENT_WORDS
+    )
+
+
+@functools.lru_cache(maxsize=4096)
+def _hiding_style(style: str) -> bool:
+    compact = "".join(style.split()).lower()
+    return "display:none" in compact or "visibility:hidden" in compact
 
 
 def element_marks(
@@ -58,15 +78,15 @@ def element_marks(
     (None: the attribute is absent)."""
     marks = 0
     if (
-        hidden is not None
+        tag == "noscript"
+        or hidden is not None
         or (aria_hidden is not None and aria_hidden.strip().lower() == "true")
-        or (style is not None and _HIDING_STYLE.search(style) is not None)
+        or (style is not None and _hiding_style(style))
     ):
         marks |= HIDDEN
-    if tag not in _NEVER_UNLIKELY:
-        names = f"{class_name or ''} {element_id or ''}"
-        if (
-            _UNLIKELY.search(names) is not None and _MAYBE_CONTENT.search(names) is None
-        ) or (role is not None and role.strip().lower() in _UNLIKELY_ROLES):
-            marks |= UNLIKELY
+    if tag not in _NEVER_UNLIKELY and (
+        ((class_name or element_id) and _furniture_names(f"{class_name or ''} {element_id or ''}"))
+        or (role is not None and role.strip().lower() in _UNLIKELY_ROLES)
+    ):
+        marks |= UNLIKELY
     return marks

@@ -289,7 +289,7 @@ class _Marks:
         marks = 0 if node is None else cache[node]
         for node in reversed(chain):
             attrib = node.attrib
-            if any(name in attrib for name in MARKED_ATTRIBUTES):
+            if node.tag == "noscript" or any(name in attrib for name in MARKED_ATTRIBUTES):
                 marks |= _cached_marks(node.tag, *(attrib.get(n) for n in MARKED_ATTRIBUTES))
             cache[node] = marks
         return marks

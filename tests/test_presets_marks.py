@@ -72,7 +72,7 @@ PAGE = (
 
 @pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "python"])
 def test_blocks_carry_the_marks_of_their_element_and_its_ancestors(compiled: bool) -> None:
-    root = dom.preprocess_seed(dom.parse(PAGE))  # type: ignore[arg-type]
+    root = dom.preprocess_seed(dom.parse(PAGE))
     found = {b.text: b.marks for b in segment(root, compiled=compiled, marked=True)}
     assert found == {
         "one two": UNLIKELY,
@@ -155,7 +155,7 @@ def test_without_the_furniture_rule_the_comments_win() -> None:
 
     html = _article_page(comments=6)
     doc = extract(html, config=ExtractConfig(language="en"))
-    root = dom.preprocess_seed(dom.parse(html.decode()))  # type: ignore[arg-type]
+    root = dom.preprocess_seed(dom.parse(html.decode()))
     segments = segment(root, marked=True)
     assert [s.text for s in segments] == [p.text for p in doc.paragraphs]
     options = ContainerOptions(tag_scores=True, skip_unlikely=True)
@@ -173,3 +173,46 @@ def test_bad_mark_options_name_the_key() -> None:
         ContainerOptions(drop_hidden="yes")  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match="did you mean 'skip_unlikely'"):
         ContainerOptions.from_mapping({"skip_unlikly": True}, "presets.yaml article")
+
+
+def test_noscript_text_is_hidden() -> None:
+    """A browser that runs scripts never shows NOSCRIPT (cookie walls live there)."""
+    assert _marks("noscript") == HIDDEN
+    html = _article_page(hidden=f"<noscript><p>{REPLY * 3}</p></noscript>")
+    assert "I think that the committee" in _kept(Preset.SEED, html)
+    assert "I think that the committee" not in _kept(Preset.ARTICLE, html)
+
+
+def test_furniture_is_ignored_when_it_leaves_too_little_for_a_container() -> None:
+    """readability's retry: a site that names its whole page wrapper `header-...`
+    would leave no article; with less than `min_container_chars` in the container
+    chosen without the furniture, the container is chosen with it."""
+    from corpus_crawler.classify import container_pass
+    from corpus_crawler.config import JustextParams
+    from corpus_crawler.model import ParagraphClass
+
+    article = "".join(f"<p>{SENTENCE * 2}</p>" for _ in range(4))
+    links = "".join(f'<li><a href="/r{i}">Related story number {i}</a></li>' for i in range(8))
+    html = (
+        '<html><body><div class="header-wrap">'
+        f'<div class="story">{article}</div></div>'
+        f"<div><p>A short note at the bottom of the page, and a line.</p><ul>{links}</ul></div>"
+        "</body></html>"
+    )
+    root = dom.preprocess_seed(dom.parse(html))
+    segments = segment(root, marked=True)
+    doc = extract(html.encode(), config=ExtractConfig(language="en"))
+    unlikely = [bool(s.marks & UNLIKELY) for s in segments]
+    assert sum(unlikely) == 4
+    options = ContainerOptions(skip_unlikely=True, inside_shift=2, outside_shift=-3)
+    retried = container_pass(doc.paragraphs, JustextParams(), options, unlikely)
+    kept = [p.text for p in retried if p.final_class is ParagraphClass.GOOD]
+    assert len(kept) == 4 and all(t.startswith("The committee") for t in kept)
+    from dataclasses import replace
+
+    no_retry = container_pass(
+        doc.paragraphs, JustextParams(), replace(options, min_container_chars=1), unlikely
+    )
+    assert not any(
+        p.text.startswith("The committee") for p in no_retry if p.final_class is ParagraphClass.GOOD
+    )
