@@ -37,9 +37,10 @@ from scrapy.settings import BaseSettings
 from twisted.internet import defer
 
 from corpus_crawler.recrawl import Schedule
-from corpus_crawler.state import BudgetLimits, CampaignStore, reconcile_files
+from corpus_crawler.state import BudgetLimits, CampaignLocked, CampaignStore, reconcile_files
 from pipelines.bridge import NO_LIMIT
 from pipelines.items import CorpusDocument, DroppedPage, RequestDone
+from pipelines.settingtypes import exit_with
 from pipelines.writer import OutputFiles, OutputSettings, OutputWriter
 
 __all__ = ["WRITE_FAILURE", "CampaignExtension", "CampaignResult", "CampaignSettings"]
@@ -154,11 +155,17 @@ class CampaignExtension:
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> CampaignExtension:
         settings = crawler.settings
-        extension = cls(
-            crawler,
-            CampaignSettings.from_settings(settings),
-            OutputSettings.from_settings(settings),
-        )
+        try:
+            extension = cls(
+                crawler,
+                CampaignSettings.from_settings(settings),
+                OutputSettings.from_settings(settings),
+            )
+        except CampaignLocked as exc:
+            # `scrapy crawl` as `corpus-crawler crawl`: one line and exit 4, no traceback
+            from pipelines.cli import ExitCode
+
+            exit_with(exc, code=ExitCode.LOCKED)
         for signal in (signals.item_scraped, signals.item_dropped, signals.item_error):
             crawler.signals.connect(extension.item_done, signal=signal)
         crawler.signals.connect(extension.spider_error, signal=signals.spider_error)
