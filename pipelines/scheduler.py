@@ -4,7 +4,8 @@ Every request the engine schedules (seeds, links the spider yields after the
 spider middlewares, sitemaps, redirects, retries) is written to the campaign's
 SQLite frontier as JSON (`corpus_crawler.state`), never held in RAM beyond a
 small batch: a crawl that discovers millions of URLs keeps a flat memory. Order:
-priority (the spider gives -depth: breadth first), then FIFO.
+priority (the spider gives -depth: breadth first), then the sites (budget keys)
+in turn, then FIFO within a site (`corpus_crawler.state.CampaignStore.lease`).
 
 * Seen set: the request fingerprint (Scrapy's `REQUEST_FINGERPRINTER`), a unique
   key on disk; `dont_filter` requests (retries) are never filtered.
@@ -323,6 +324,7 @@ class CampaignScheduler(BaseScheduler):
                 if recent_key is None
                 else verbatim_fingerprint(request.method, recent_key, request.body)
             )
+        site = budget_key(request.url)
         try:
             admission = self.store.enqueue(
                 # serialised only if it is queued: most links of a page were seen before
@@ -330,9 +332,11 @@ class CampaignScheduler(BaseScheduler):
                 request.priority,
                 fingerprint=fingerprint,
                 # a redirect or retry of a page does not count against the budget again
-                budget=budget_key(request.url) if budget and parent is None else None,
+                budget=site if budget and parent is None else None,
                 limits=self.settings.limits,
                 recrawl=recrawl,
+                # sites take turns in the leases (CampaignStore.lease)
+                site=site,
             )
         finally:
             if parent is not None:
