@@ -24,9 +24,11 @@ respect to a commit. No Scrapy import: requests are stored as JSON text.
 from __future__ import annotations
 
 import enum
+import functools
 import json
 import logging
 import os
+import re
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -78,9 +80,10 @@ CREATE TABLE IF NOT EXISTS frontier (
     priority INTEGER NOT NULL,
     -- 0 queued, 1 leased (handed to the downloader in this run)
     state INTEGER NOT NULL DEFAULT 0,
-    request TEXT NOT NULL
+    request TEXT NOT NULL,
+    -- the site it is leased in turn with (its budget key; '' in rows of older campaigns)
+    site TEXT NOT NULL DEFAULT ''
 );
-CREATE INDEX IF NOT EXISTS frontier_queue ON frontier (priority DESC, id) WHERE state = 0;
 CREATE TABLE IF NOT EXISTS seen (fingerprint BLOB PRIMARY KEY) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS budgets (key TEXT PRIMARY KEY, pages INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS files (name TEXT PRIMARY KEY, length INTEGER NOT NULL) WITHOUT ROWID;
@@ -128,14 +131,46 @@ CREATE TABLE IF NOT EXISTS payloads (
 ) WITHOUT ROWID;
 """
 
+#: After _SCHEMA, once older frontiers have their `site` column: the lease order (sites
+#: in turn within a priority, FIFO within a site). It replaces the priority-then-FIFO
+#: index of older campaigns.
+_QUEUE_INDEX = """
+DROP INDEX IF EXISTS frontier_queue;
+CREATE INDEX IF NOT EXISTS frontier_sites ON frontier (priority DESC, site, id) WHERE state = 0;
+"""
+
 #: The key of the campaign-wide page count in `budgets` (no host is empty).
 _TOTAL = ""
+#: Queue rows held back before they are inserted together, and rows per INSERT.
+_PENDING_ROWS = 512
+_ROWS_PER_INSERT = 64
+
+
+@functools.lru_cache(maxsize=_ROWS_PER_INSERT)
+def _insert_rows_sql(rows: int) -> str:
+    return "INSERT INTO frontier (priority, site, request) VALUES " + ",".join(["(?, ?, ?)"] * rows)
 
 
 def budget_key(url: str) -> str:
     """What page budgets are counted by: the registered domain (public-suffix aware,
     offline), so www.x.cz, x.cz and a wildcard's endless subdomains share one budget."""
+    scheme, separator, rest = url.partition("://")
+    if separator and scheme in ("http", "https"):
+        authority = rest.partition("/")[0]
+        if not _UNUSUAL_AUTHORITY.search(authority):
+            # the crawl asks this for every link it schedules: once per authority
+            return _authority_budget_key(authority)
     return registered_domain((urlsplit(url).hostname or "").lower())
+
+
+#: What makes an authority end before its first "/" (a query or fragment right after
+#: the host) or be read differently by urlsplit (a backslash, stripped control chars).
+_UNUSUAL_AUTHORITY = re.compile(r"[?#\\\x00-\x20\x7f]")
+
+
+@functools.lru_cache(maxsize=65536)
+def _authority_budget_key(authority: str) -> str:
+    return registered_domain((urlsplit(f"http://{authority}/").hostname or "").lower())
 
 
 class CampaignLocked(RuntimeError):
@@ -229,6 +264,10 @@ class CampaignStore:
             # NORMAL: a commit survives a process crash; FULL: also a power loss.
             self._db.execute(f"PRAGMA synchronous={'FULL' if fsync else 'NORMAL'}")
             self._db.executescript(_SCHEMA)
+            columns = {row[1] for row in self._db.execute("PRAGMA table_info(frontier)")}
+            if "site" not in columns:
+                self._db.execute("ALTER TABLE frontier ADD COLUMN site TEXT NOT NULL DEFAULT ''")
+            self._db.executescript(_QUEUE_INDEX)
             self._db.execute("BEGIN IMMEDIATE")
             self._requeued = self._db.execute(
                 "UPDATE frontier SET state = 0 WHERE state = 1"
@@ -247,6 +286,11 @@ class CampaignStore:
             raise
         self._pending_counts: dict[str, int] = {}
         self._dirty_budgets: set[str] = set()
+        #: Queue rows (priority, site, request) not inserted yet: written before any read
+        #: of the frontier and at every commit (`_write_rows`).
+        self._pending_rows: list[tuple[int, str, str]] = []
+        #: The priority and site `lease` served last: the next lease goes on from there.
+        self._turn: tuple[int, str] | None = None
         #: Changes since the last commit (any thread).
         self._changes = 0
         self.commits = 0
@@ -275,6 +319,7 @@ class CampaignStore:
 
     def in_frontier(self) -> int:
         with self._lock:
+            self._write_rows()
             return self._scalar("SELECT count(*) FROM frontier")
 
     def committed_files(self) -> dict[str, int]:
@@ -320,12 +365,14 @@ class CampaignStore:
         budget: str | None = None,
         limits: BudgetLimits = BudgetLimits(),
         recrawl: str | None = None,
+        site: str = "",
     ) -> Admission:
         """Queue a request (JSON text, or a function that makes it: called only for a
         request that is queued) unless it was seen or is over a page budget.
 
         `fingerprint` None: never filtered (retries). `budget`: the budget key of a
         page request (`budget_key`), None for requests outside the page budgets.
+        `site`: what `lease` takes turns by (the scheduler gives the budget key).
         The seen mark, the budget count and the queue row are one atomic change.
         """
         with self._lock:
@@ -355,26 +402,74 @@ class CampaignStore:
                 # written at the next commit, in the same transaction as this row
                 self._dirty_budgets.add(budget)
             text = request if isinstance(request, str) else request()
-            db.execute("INSERT INTO frontier (priority, request) VALUES (?, ?)", (priority, text))
+            pending = self._pending_rows
+            pending.append((priority, site, text))
+            if len(pending) >= _PENDING_ROWS:
+                self._write_rows()
             self._queued += 1
             self._changes += 1
             return Admission.QUEUED
 
+    def _write_rows(self) -> None:
+        """Insert the queue rows held back by `enqueue` (caller holds the lock): one
+        multi-row INSERT per 64 rows costs ~40% of one INSERT per row (measured here:
+        1.6 against 4.0 us a row), and a page's new links come together."""
+        pending = self._pending_rows
+        if not pending:
+            return
+        db = self._db
+        for start in range(0, len(pending), _ROWS_PER_INSERT):
+            chunk = pending[start : start + _ROWS_PER_INSERT]
+            db.execute(_insert_rows_sql(len(chunk)), [value for row in chunk for value in row])
+        pending.clear()
+
     def lease(self, count: int) -> list[tuple[int, str]]:
-        """Up to `count` queued requests, highest priority first, FIFO within a priority."""
+        """Up to `count` queued requests, highest priority first; within a priority the
+        sites take turns (one request each, in site order, going on where the last
+        lease stopped), FIFO within a site. A crawl of many sites so hands the
+        downloader a batch of many sites, not the one whose links came first."""
         with self._lock:
-            rows = self._db.execute(
-                "SELECT id, request FROM frontier WHERE state = 0"
-                " ORDER BY priority DESC, id LIMIT ?",
-                (count,),
-            ).fetchall()
-            if rows:
-                self._db.executemany(
-                    "UPDATE frontier SET state = 1 WHERE id = ?", ((row[0],) for row in rows)
-                )
-                self._queued -= len(rows)
+            self._write_rows()
+            db = self._db
+            leased: list[tuple[int, str]] = []
+            priority = self._top_priority()
+            after = self._turn[1] if self._turn and self._turn[0] == priority else None
+            while priority is not None and len(leased) < count:
+                found = self._next_in_turn(priority, after)
+                if found is None and after is not None:
+                    found = self._next_in_turn(priority, None)  # round again
+                if found is None:  # the priority is all leased: the next one
+                    priority, after = self._top_priority(), None
+                    continue
+                row, after, text = found
+                db.execute("UPDATE frontier SET state = 1 WHERE id = ?", (row,))
+                leased.append((row, text))
+            if leased:
+                self._turn = None if priority is None or after is None else (priority, after)
+                self._queued -= len(leased)
                 self._changes += 1
-            return [(int(i), str(r)) for i, r in rows]
+            return leased
+
+    def _top_priority(self) -> int | None:
+        found = self._db.execute("SELECT max(priority) FROM frontier WHERE state = 0").fetchone()
+        return None if found is None or found[0] is None else int(found[0])
+
+    def _next_in_turn(self, priority: int, after: str | None) -> tuple[int, str, str] | None:
+        """The oldest queued request of the first site after `after` (None: of the first
+        site) at `priority`: one step down the (priority, site, id) index."""
+        if after is None:
+            found = self._db.execute(
+                "SELECT id, site, request FROM frontier WHERE state = 0 AND priority = ?"
+                " ORDER BY site, id LIMIT 1",
+                (priority,),
+            ).fetchone()
+        else:
+            found = self._db.execute(
+                "SELECT id, site, request FROM frontier WHERE state = 0 AND priority = ?"
+                " AND site > ? ORDER BY site, id LIMIT 1",
+                (priority, after),
+            ).fetchone()
+        return None if found is None else (int(found[0]), str(found[1]), str(found[2]))
 
     # -- the writer thread: done, totals, commits -----------------------------------------
 
@@ -577,8 +672,10 @@ class CampaignStore:
             self._changes = 0
 
     def _write_pending(self) -> None:
-        """Budgets and totals changed since the last commit (caller holds the lock)."""
+        """Queue rows, budgets and totals changed since the last commit (caller holds the
+        lock): a queue row is committed with its seen mark and its budget count."""
         db = self._db
+        self._write_rows()
         if self._dirty_budgets:
             self._dirty_budgets.add(_TOTAL)
             db.executemany(
@@ -620,6 +717,7 @@ class CampaignStore:
             if self._closed:
                 return
             self._closed = True
+            self._pending_rows.clear()
             try:
                 self._db.execute("ROLLBACK")
                 self._db.close()

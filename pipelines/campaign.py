@@ -42,9 +42,10 @@ from twisted.internet import defer
 from corpus_crawler.campaign_store import CampaignStoreProtocol
 from corpus_crawler.recrawl import Schedule
 from corpus_crawler.redis_state import RedisCampaignStore, RedisConfig
-from corpus_crawler.state import BudgetLimits, CampaignStore, reconcile_files
+from corpus_crawler.state import BudgetLimits, CampaignLocked, CampaignStore, reconcile_files
 from pipelines.bridge import NO_LIMIT
 from pipelines.items import CorpusDocument, DroppedPage, RequestDone
+from pipelines.settingtypes import exit_with
 from pipelines.writer import OutputFiles, OutputSettings, OutputWriter
 
 __all__ = ["WRITE_FAILURE", "CampaignExtension", "CampaignResult", "CampaignSettings"]
@@ -53,6 +54,10 @@ logger = logging.getLogger(__name__)
 
 #: The finish reason of a crawl stopped by a write failure.
 WRITE_FAILURE = "write-failure"
+#: The campaign meta key of the current (or last) recrawl pass.
+_RECRAWL_PASS = "recrawl_pass"
+#: The campaign totals (counted by the writer) that a pass reports.
+_PASS_COUNTS = ("recrawl/", "warc/revisits/")
 
 
 def _limit(settings: BaseSettings, name: str) -> int | None:
@@ -137,6 +142,11 @@ class CampaignResult:
     remaining: int = 0
     #: Output files cut back to their committed length at start.
     reconciled: tuple[str, ...] = ()
+    #: The recrawl pass this run belongs to, over all its runs (a pass killed and run
+    #: again is one pass): ``pass_number``, ``pass_runs``, ``pass_finished`` and its
+    #: new/changed/unchanged/gone counts and revisits, as committed with the files.
+    #: None when the run is no part of a recrawl pass.
+    recrawl_pass: dict[str, Any] | None = None
 
 
 class CampaignExtension:
@@ -163,6 +173,7 @@ class CampaignExtension:
                 self.store.queued,
                 self.store.requeued,
             )
+        self._recrawl_pass = self._join_recrawl_pass()
         self.writer = OutputWriter(
             output,
             self.store,
@@ -177,16 +188,64 @@ class CampaignExtension:
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> CampaignExtension:
         settings = crawler.settings
-        extension = cls(
-            crawler,
-            CampaignSettings.from_settings(settings),
-            OutputSettings.from_settings(settings),
-        )
+        try:
+            extension = cls(
+                crawler,
+                CampaignSettings.from_settings(settings),
+                OutputSettings.from_settings(settings),
+            )
+        except CampaignLocked as exc:
+            # `scrapy crawl` as `corpus-crawler crawl`: one line and exit 4, no traceback
+            from pipelines.cli import ExitCode
+
+            exit_with(exc, code=ExitCode.LOCKED)
         for signal in (signals.item_scraped, signals.item_dropped, signals.item_error):
             crawler.signals.connect(extension.item_done, signal=signal)
         crawler.signals.connect(extension.spider_error, signal=signals.spider_error)
         crawler.signals.connect(extension.spider_closed, signal=signals.spider_closed)
         return extension
+
+    def _join_recrawl_pass(self) -> dict[str, Any] | None:
+        """The recrawl pass of this run: the unfinished one a killed run left (whatever the
+        flags of this run: its requests are in the frontier), else a new one if this run
+        is `--recrawl`. Kept in the campaign meta, committed with the first commit (a run
+        killed before it leaves the pass as it found it)."""
+        state: dict[str, Any] | None = self.store.get_meta(_RECRAWL_PASS)
+        if state is not None and not state["finished"]:
+            state["runs"] += 1
+        elif self.settings.recrawl:
+            totals = self.store.counters()
+            state = {
+                "number": state["number"] + 1 if state is not None else 1,
+                "runs": 1,
+                "finished": False,
+                # the totals the pass's own counts are measured from
+                "baseline": {k: v for k, v in totals.items() if k.startswith(_PASS_COUNTS)},
+            }
+        else:
+            return None
+        self.store.set_meta(_RECRAWL_PASS, state)
+        return state
+
+    def _recrawl_pass_counts(self, totals: dict[str, int]) -> dict[str, Any] | None:
+        state = self._recrawl_pass
+        if state is None:
+            return None
+        baseline: dict[str, int] = state["baseline"]
+
+        def since_start(key: str) -> int:
+            return int(totals.get(key, 0)) - int(baseline.get(key, 0))
+
+        revisits = sorted(k for k in totals if k.startswith("warc/revisits/"))
+        return {
+            "pass_number": state["number"],
+            "pass_runs": state["runs"],
+            "pass_finished": state["finished"],
+            **{c: since_start(f"recrawl/{c}") for c in ("new", "changed", "unchanged", "gone")},
+            "revisits": {
+                k.removeprefix("warc/revisits/"): since_start(k) for k in revisits if since_start(k)
+            },
+        }
 
     # -- requests done ----------------------------------------------------------------------
 
@@ -263,6 +322,10 @@ class CampaignExtension:
         else:
             totals = store.counters()
             remaining = store.in_frontier()
+            if self._recrawl_pass is not None and reason == "finished" and remaining == 0:
+                # every due URL of the pass was visited: the next --recrawl starts a new one
+                self._recrawl_pass["finished"] = True
+                store.set_meta(_RECRAWL_PASS, self._recrawl_pass)
             store.close(reason)
         self._result = CampaignResult(
             files=files,
@@ -272,6 +335,7 @@ class CampaignExtension:
             requeued=store.requeued,
             remaining=remaining,
             reconciled=self.reconciled,
+            recrawl_pass=self._recrawl_pass_counts(totals),
         )
         waiters, self._waiters = self._waiters, []
         for waiter in waiters:

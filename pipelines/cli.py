@@ -194,26 +194,9 @@ def _crawl_settings(
     return settings
 
 
-def _check_value(settings: Any, key: str, default: Any) -> None:
-    kind = type(default)
-    try:
-        if kind is bool:
-            settings.getbool(key)
-        elif kind is int:
-            settings.getint(key)
-        elif kind is float:
-            settings.getfloat(key)
-    except (TypeError, ValueError):
-        example = {bool: "True or False", int: "a whole number", float: "a number"}[kind]
-        raise PreflightError(
-            f"setting {key}={settings.get(key)!r} is not valid: it takes {example}"
-        ) from None
-
-
 def preflight(profile: Profile, output: str | None, overrides: dict[str, Any]) -> None:
     """Check what would make the crawl fail at once; raise `PreflightError` with one line."""
     from scrapy.exceptions import NotConfigured
-    from scrapy.settings import Settings
 
     from corpus_crawler.state import CampaignLocked, _FolderLock
     from pipelines.addressguard import policy_from_settings
@@ -222,11 +205,13 @@ def preflight(profile: Profile, output: str | None, overrides: dict[str, Any]) -
     from pipelines.writer import OutputSettings
     from spiders.corpus import SpiderConfig
 
+    try:
+        # the one check of setting values (pipelines.settingtypes), as the spider makes it
+        check_setting_types(profile.settings, f"{profile.source or 'profile'}: settings.")
+        check_setting_types(overrides, "-s ")
+    except ConfigError as exc:
+        raise PreflightError(str(exc)) from None
     settings = _crawl_settings(profile, output, overrides)
-    defaults = Settings()
-    defaults.setmodule("pipelines.settings", priority="project")
-    for key in overrides:
-        _check_value(settings, key, defaults.get(key))
     try:
         for build in (
             SpiderConfig.from_settings,
@@ -349,8 +334,6 @@ def run_crawl(args: argparse.Namespace) -> int:
         return 2
     try:
         overrides = _overrides(args.settings)
-        check_setting_types(profile.settings, f"{args.profile}: settings.")
-        check_setting_types(overrides, "-s ")
     except ConfigError as exc:
         print(f"corpus-crawler: {exc}", file=sys.stderr)
         return 2

@@ -169,6 +169,11 @@ class SummaryExtension:
         stats = self.crawler.stats
         summary = self.summary(stats.get_stats(), files, reason)
         summary["campaign"] = campaign_summary(result)
+        if result.recrawl_pass is not None:
+            # a recrawl pass killed and run again is one pass: its counts over all its runs
+            recrawl = summary["recrawl"]
+            this_run = {k: recrawl[k] for k in ("new", "changed", "unchanged", "gone", "revisits")}
+            summary["recrawl"] = {**recrawl, **result.recrawl_pass, "this_run": this_run}
         directory = self.settings.directory
         directory.mkdir(parents=True, exist_ok=True)
         prefix = self.crawler.settings.get("CORPUS_WARC_PREFIX") or "corpus"

@@ -4,7 +4,8 @@ Every request the engine schedules (seeds, links the spider yields after the
 spider middlewares, sitemaps, redirects, retries) is written to the campaign's
 SQLite frontier as JSON (`corpus_crawler.state`), never held in RAM beyond a
 small batch: a crawl that discovers millions of URLs keeps a flat memory. Order:
-priority (the spider gives -depth: breadth first), then FIFO.
+priority (the spider gives -depth: breadth first), then the sites (budget keys)
+in turn, then FIFO within a site (`corpus_crawler.state.CampaignStore.lease`).
 
 * Seen set: the request fingerprint (Scrapy's `REQUEST_FINGERPRINTER`), a unique
   key on disk; `dont_filter` requests (retries) are never filtered.
@@ -19,24 +20,29 @@ priority (the spider gives -depth: breadth first), then FIFO.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
-from collections import deque
+from collections import Counter, deque
 from typing import Any
 
+import orjson
 from scrapy import Request, Spider
 from scrapy.core.scheduler import BaseScheduler
 from scrapy.crawler import Crawler
-from scrapy.utils.request import request_from_dict
+from scrapy.utils.request import RequestFingerprinter, request_from_dict
 
 from corpus_crawler.campaign_store import CampaignStoreProtocol
 from corpus_crawler.state import Admission, budget_key
 from corpus_crawler.traps import seen_key
 from pipelines.campaign import CampaignExtension, CampaignSettings
 
-__all__ = ["CampaignScheduler", "request_from_json", "request_to_json"]
+__all__ = ["CampaignScheduler", "request_from_json", "request_to_json", "verbatim_fingerprint"]
 
 logger = logging.getLogger(__name__)
+
+#: A string as `json.dumps` writes it by default (ASCII, with escapes): the C encoder.
+_json_string = json.encoder.encode_basestring_ascii
 
 ROW = "corpus_row"
 ROW_URL = "corpus_row_url"
@@ -46,13 +52,17 @@ RECRAWL = "corpus_recrawl"
 
 
 def request_to_json(request: Request, spider: Spider | None) -> str:
-    """A request as JSON text (headers and body as ISO-8859-1 text: byte-exact)."""
-    data = request.to_dict(spider=spider)
-    data["headers"] = {
-        key.decode("latin-1"): [value.decode("latin-1") for value in values]
-        for key, values in request.headers.items()
-    }
-    data["body"] = request.body.decode("latin-1")
+    """A request as JSON text, in the compact form when it is a plain GET whose callbacks
+    are methods of `spider` (what a crawl's links are), else in Scrapy's full `to_dict`
+    form (headers and body as ISO-8859-1 text: byte-exact). `request_from_json` reads
+    both, so frontiers written before the compact form existed still load."""
+    compact = _compact_form(request, spider)
+    if compact is not None:
+        try:
+            return orjson.dumps(compact, option=orjson.OPT_NON_STR_KEYS).decode()
+        except TypeError:
+            pass  # an integer over 64 bits...: the standard encoder decides (below)
+    data = compact if compact is not None else _full_form(request, spider)
     try:
         return json.dumps(data, separators=(",", ":"), ensure_ascii=False)
     except TypeError as exc:
@@ -64,13 +74,132 @@ def request_to_json(request: Request, spider: Spider | None) -> str:
 
 
 def request_from_json(text: str, spider: Spider | None) -> Request:
-    data: dict[str, Any] = json.loads(text)
+    data: dict[str, Any] = orjson.loads(text)
+    if _COMPACT_URL in data:
+        return _from_compact_form(data, spider)
     data["body"] = data["body"].encode("latin-1")
-    data["headers"] = {
-        key.encode("latin-1"): [value.encode("latin-1") for value in values]
-        for key, values in data["headers"].items()
-    }
+    data["headers"] = _headers_from_text(data["headers"])
     return request_from_dict(data, spider=spider)
+
+
+# The compact form: a JSON object with only what differs from `Request(url)` (a GET, no
+# body, no cookies, UTF-8, priority 0), under one-letter keys. Scrapy's `to_dict` finds a
+# callback's name by walking every member of the spider (`inspect.getmembers`): ~150 us
+# a request with the crawl's spider, most of the cost of queuing a link
+# (benchmarks/campaign_state.py). The full form keeps "url", the compact one never does.
+_COMPACT_URL = "u"
+_COMPACT_PRIORITY = "p"
+_COMPACT_CALLBACK = "c"
+_COMPACT_ERRBACK = "e"
+_COMPACT_HEADERS = "h"
+_COMPACT_META = "m"
+_COMPACT_DONT_FILTER = "d"
+
+
+def _compact_form(request: Request, spider: Spider | None) -> dict[str, Any] | None:
+    """The compact form of `request`, or None when only the full form can hold it."""
+    if (
+        type(request) is not Request  # a FormRequest, JsonRequest...: its class must be kept
+        or request.method != "GET"
+        or request.body
+        or request.cookies
+        or request.encoding != "utf-8"
+        or request.flags
+        or request.cb_kwargs
+    ):
+        return None
+    data: dict[str, Any] = {_COMPACT_URL: request.url}
+    if request.priority:
+        data[_COMPACT_PRIORITY] = request.priority
+    for key, function in (
+        (_COMPACT_CALLBACK, request.callback),
+        (_COMPACT_ERRBACK, request.errback),
+    ):
+        if function is not None:
+            name = _spider_method_name(spider, function)
+            if name is None:
+                return None
+            data[key] = name
+    if request.headers:
+        data[_COMPACT_HEADERS] = _headers_as_text(request)
+    if request.meta:
+        data[_COMPACT_META] = request.meta
+    if request.dont_filter:
+        data[_COMPACT_DONT_FILTER] = True
+    return data
+
+
+def _spider_method_name(spider: Spider | None, function: Any) -> str | None:
+    """The name `spider` knows a bound method of its own by (what `to_dict` would find),
+    or None if it is anything else (the full form then decides)."""
+    underlying = getattr(function, "__func__", None)
+    if spider is None or underlying is None:
+        return None
+    name = getattr(function, "__name__", "")
+    if name.startswith("__"):
+        return None  # name-mangled: only to_dict's search finds it
+    if getattr(getattr(spider, name, None), "__func__", None) is not underlying:
+        return None
+    return str(name)
+
+
+def _from_compact_form(data: dict[str, Any], spider: Spider | None) -> Request:
+    callbacks: dict[str, Any] = {}
+    for key, argument in ((_COMPACT_CALLBACK, "callback"), (_COMPACT_ERRBACK, "errback")):
+        name = data.get(key)
+        if name is None:
+            continue
+        if spider is None:
+            raise ValueError(
+                f"request {data[_COMPACT_URL]} names {argument} {name!r}: give the spider"
+            )
+        method = getattr(spider, name, None)
+        if method is None:
+            raise ValueError(f"Method {name!r} not found in: {spider}")
+        callbacks[argument] = method
+    return Request(
+        data[_COMPACT_URL],
+        priority=data.get(_COMPACT_PRIORITY, 0),
+        headers=_headers_from_text(data[_COMPACT_HEADERS]) if _COMPACT_HEADERS in data else None,
+        meta=data.get(_COMPACT_META),
+        dont_filter=data.get(_COMPACT_DONT_FILTER, False),
+        **callbacks,
+    )
+
+
+def _full_form(request: Request, spider: Spider | None) -> dict[str, Any]:
+    data = request.to_dict(spider=spider)
+    data["headers"] = _headers_as_text(request)
+    data["body"] = request.body.decode("latin-1")
+    return data
+
+
+def _headers_as_text(request: Request) -> dict[str, list[str]]:
+    # the stored lists (Headers.items() builds each list again through getlist)
+    return {
+        key.decode("latin-1"): [value.decode("latin-1") for value in values]
+        for key, values in dict.items(request.headers)
+    }
+
+
+def _headers_from_text(headers: dict[str, list[str]]) -> dict[bytes, list[bytes]]:
+    return {
+        key.encode("latin-1"): [value.encode("latin-1") for value in values]
+        for key, values in headers.items()
+    }
+
+
+def verbatim_fingerprint(method: str, url: str, body: bytes) -> bytes:
+    """Scrapy's default request fingerprint (`scrapy.utils.request.fingerprint`, no
+    headers) of a request whose meta has ``verbatim_url``, byte for byte, without
+    building the Request: the seen sets of existing campaigns hold these. Scrapy's
+    function costs ~20 us (a Request copy for the seen key, a weak-keyed cache, a JSON
+    encoder with sort_keys); the crawl fingerprints every link of every page."""
+    text = (
+        f'{{"body": {_json_string(body.hex())}, "headers": {{}},'
+        f' "method": {_json_string(method)}, "url": {_json_string(url)}}}'
+    )
+    return hashlib.sha1(text.encode()).digest()
 
 
 def _plain(value: Any) -> bool:
@@ -81,6 +210,49 @@ def _plain(value: Any) -> bool:
     return True
 
 
+class RecentlySeen:
+    """The seen keys of the last few thousand links scheduled, in RAM: a link whose key
+    is here has its seen mark in the campaign state already (marks are never removed
+    while the process lives), so it is a duplicate without a fingerprint or a query.
+    Most links of a page are its site's menu, met on every page of the site.
+
+    Two generations of at most `capacity` keys each (a key met again moves to the
+    newer one), so memory is bounded and the menus in use stay. Only plain GETs with
+    a verbatim URL and Scrapy's default fingerprinter take part: their fingerprint
+    depends on the seen key alone (`verbatim_fingerprint`)."""
+
+    __slots__ = ("_capacity", "_enabled", "_newer", "_older")
+
+    def __init__(self, enabled: bool, capacity: int = 16384) -> None:
+        self._enabled = enabled
+        self._capacity = capacity
+        self._newer: set[str] = set()
+        self._older: set[str] = set()
+
+    def key(self, request: Request) -> str | None:
+        """The key `request` is remembered by, or None if it cannot take part."""
+        if not self._enabled or request.method != "GET" or request.body:
+            return None
+        if not request.meta.get("verbatim_url"):
+            return None
+        return seen_key(request.url)
+
+    def __contains__(self, key: str) -> bool:
+        if key in self._newer:
+            return True
+        if key in self._older:
+            self.add(key)
+            return True
+        return False
+
+    def add(self, key: str) -> None:
+        newer = self._newer
+        newer.add(key)
+        if len(newer) >= self._capacity:
+            self._older = newer
+            self._newer = set()
+
+
 class CampaignScheduler(BaseScheduler):
     def __init__(self, crawler: Crawler, campaign: CampaignExtension) -> None:
         self.crawler = crawler
@@ -88,9 +260,13 @@ class CampaignScheduler(BaseScheduler):
         self.store: CampaignStoreProtocol = campaign.store
         self.settings: CampaignSettings = campaign.settings
         self.fingerprinter = crawler.request_fingerprinter
+        #: Scrapy's default fingerprints: a verbatim URL's can be computed without a Request.
+        self._scrapy_fingerprints = type(self.fingerprinter) is RequestFingerprinter
         self.stats = crawler.stats
         self.spider: Spider | None = None
         self._leased: deque[tuple[int, str]] = deque()
+        self._recent = RecentlySeen(self._scrapy_fingerprints)
+        self._counts: Counter[str] = Counter()
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> CampaignScheduler:
@@ -108,6 +284,7 @@ class CampaignScheduler(BaseScheduler):
     def close(self, reason: str) -> None:
         # Leased requests stay leased in the state: the next run queues them again.
         self._leased.clear()
+        self._flush_counts()
 
     def has_pending_requests(self) -> bool:
         return bool(self._leased) or self.store.queued > 0
@@ -130,9 +307,25 @@ class CampaignScheduler(BaseScheduler):
                 for header in (b"If-None-Match", b"If-Modified-Since"):
                     request.headers.pop(header, None)
             recrawl = None
-        fingerprint = None if request.dont_filter else self._fingerprint(request)
+        recent_key = None
         if recrawl is not None:
             fingerprint, budget = None, None
+        elif request.dont_filter:
+            fingerprint = None
+        else:
+            recent_key = self._recent.key(request)
+            if recent_key is not None and recent_key in self._recent:
+                # a link seen moments ago (a site's menu on every page): it has its seen mark
+                if parent is not None:
+                    self._finish_parent(parent, parent_url, request.url)
+                self._counts["dupefilter/filtered"] += 1
+                return False
+            fingerprint = (
+                self._fingerprint(request)
+                if recent_key is None
+                else verbatim_fingerprint(request.method, recent_key, request.body)
+            )
+        site = budget_key(request.url)
         try:
             admission = self.store.enqueue(
                 # serialised only if it is queued: most links of a page were seen before
@@ -140,36 +333,55 @@ class CampaignScheduler(BaseScheduler):
                 request.priority,
                 fingerprint=fingerprint,
                 # a redirect or retry of a page does not count against the budget again
-                budget=budget_key(request.url) if budget and parent is None else None,
+                budget=site if budget and parent is None else None,
                 limits=self.settings.limits,
                 recrawl=recrawl,
+                # sites take turns in the leases (CampaignStore.lease)
+                site=site,
             )
         finally:
             if parent is not None:
-                outcome = "retried" if parent_url == request.url else "redirected"
-                self.campaign.writer.finish(int(parent), str(parent_url), outcome)
-        stats = self.stats
-        assert stats is not None
+                self._finish_parent(parent, parent_url, request.url)
+        if recent_key is not None:
+            # whatever the admission, the seen mark is set now (enqueue sets it first)
+            self._recent.add(recent_key)
+        counts = self._counts
         if admission is Admission.QUEUED:
-            stats.inc_value("scheduler/enqueued/disk")
-            stats.inc_value("scheduler/enqueued")
+            counts["scheduler/enqueued/disk"] += 1
+            counts["scheduler/enqueued"] += 1
             return True
         if admission is Admission.DUPLICATE:
-            stats.inc_value("dupefilter/filtered")
+            counts["dupefilter/filtered"] += 1
         else:
-            stats.inc_value(f"corpus/links/{admission.value}")
+            counts[f"corpus/links/{admission.value}"] += 1
         return False
+
+    def _finish_parent(self, parent: Any, parent_url: Any, url: str) -> None:
+        outcome = "retried" if parent_url == url else "redirected"
+        self.campaign.writer.finish(int(parent), str(parent_url), outcome)
+
+    def _flush_counts(self) -> None:
+        # counted here and added to the stats once per lease batch: Scrapy's inc_value
+        # costs more than the seen check of a link the recent-URL set knows
+        stats = self.stats
+        assert stats is not None
+        for key, count in self._counts.items():
+            stats.inc_value(key, count)
+        self._counts.clear()
 
     def _fingerprint(self, request: Request) -> bytes:
         # Session ids do not make a page new (corpus_crawler.traps.seen_key): the
         # request keeps its URL, the seen set remembers it without them.
         key = seen_key(request.url)
+        if self._scrapy_fingerprints and request.meta.get("verbatim_url"):
+            return verbatim_fingerprint(request.method, key, request.body)
         if key != request.url:
             request = request.replace(url=key)
         return self.fingerprinter.fingerprint(request)
 
     def next_request(self) -> Request | None:
         if not self._leased:
+            self._flush_counts()
             self._leased.extend(self.store.lease(self.settings.lease_batch))
             if not self._leased:
                 return None
@@ -177,8 +389,7 @@ class CampaignScheduler(BaseScheduler):
         request = request_from_json(text, self.spider)
         request.meta[ROW] = row
         request.meta[ROW_URL] = request.url
-        stats = self.stats
-        assert stats is not None
-        stats.inc_value("scheduler/dequeued/disk")
-        stats.inc_value("scheduler/dequeued")
+        counts = self._counts
+        counts["scheduler/dequeued/disk"] += 1
+        counts["scheduler/dequeued"] += 1
         return request

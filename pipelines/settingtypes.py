@@ -146,11 +146,12 @@ def check_command_line(settings: Any) -> None:
     check_setting_types({name: settings[name] for name in keys}, "-s ")
 
 
-def exit_with(error: ConfigError, program: str = "corpus-crawler") -> NoReturn:
-    """One line on stderr and exit status 2, the way a command-line tool reports bad input.
+def exit_with(error: Exception, program: str = "corpus-crawler", code: int = 2) -> NoReturn:
+    """One line on stderr and exit status `code` (2: bad input; `pipelines.cli.ExitCode`),
+    the way a command-line tool reports what stops it.
 
     Raised from inside Scrapy's crawl set-up, any other exception would be logged
     with a traceback that buries the message.
     """
     print(f"{program}: {error}", file=sys.stderr, flush=True)
-    raise SystemExit(2)
+    raise SystemExit(code)
