@@ -48,7 +48,7 @@ HOSTS = ("127.0.0.1", "127.0.0.2", "127.0.0.3")
 #: The profile's delay between two requests to one host (seconds).
 DELAY = 0.05
 #: Seconds without a heartbeat after which a dead worker's leases go to the others.
-LEASE_TIMEOUT = 3
+LEASE_TIMEOUT = 5
 
 PROFILE = """\
 name: shared
