@@ -188,6 +188,8 @@ class Run:
     pages_per_second: float
     round_trips_per_page: float | None
     commands_per_page: float | None
+    #: Responses archived by each process (from its summary): how the work was shared.
+    per_process: list[int]
 
 
 def crawl(
@@ -236,6 +238,9 @@ def crawl(
     delta.pop("info", None)  # this script's own
     trips = sum(delta.get(k, 0) for k in CLIENT_COMMANDS)
     commands = sum(delta.values())
+    shares = []
+    for summary in sorted(out.rglob("*-summary.json")):
+        shares.append(int(json.loads(summary.read_text(encoding="utf-8"))["pages"]["responses"]))
     return Run(
         name=name,
         processes=processes,
@@ -244,6 +249,7 @@ def crawl(
         pages_per_second=round(pages / seconds, 1),
         round_trips_per_page=round(trips / pages, 2) if distributed else None,
         commands_per_page=round(commands / pages, 2) if distributed else None,
+        per_process=shares,
     )
 
 
@@ -280,7 +286,7 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"{run.name:16} {run.processes:>5} {run.pages:>6} {run.seconds:>7.2f}"
             f" {run.pages_per_second:>8.1f} {run.round_trips_per_page or 0:>8.2f}"
-            f" {run.commands_per_page or 0:>7.2f}"
+            f" {run.commands_per_page or 0:>7.2f}  {'/'.join(map(str, run.per_process))}"
         )
 
     def ratio(a: str, b: str) -> float:

@@ -143,9 +143,14 @@ def check_redis(url: str) -> None:
 
 _LIB = """
 local ns = ARGV[1]
-local function now_ms()
+-- Redis's clock, shared by all machines. Host times are whole milliseconds: now is
+-- rounded down, a rest's end up, so a host is never handed out early.
+local function now_exact()
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
+end
+local function now_ms()
+  return math.floor(now_exact())
 end
 local function busy_of(host)
   return tonumber(redis.call('HGET', ns .. 'busy', host) or '0')
@@ -235,8 +240,7 @@ if previous then
   end
 end
 local cap = tonumber(ARGV[5])
--- whole milliseconds, rounded down here and up in the release: never a host too early
-local now = math.floor(now_ms())
+local now = now_ms()
 local hosts = redis.call('ZRANGEBYSCORE', ns .. 'ready', '-inf', now, 'LIMIT', 0, tonumber(ARGV[4]))
 local out = {1}
 local ids = {}
@@ -278,7 +282,7 @@ local host = redis.call('HGET', ns .. 'held:' .. worker, id)
 if not host then return 0 end
 redis.call('HDEL', ns .. 'held:' .. worker, id)
 unhold(host)
-local next_time = math.ceil(now_ms() + tonumber(ARGV[4]))
+local next_time = math.ceil(now_exact() + tonumber(ARGV[4]))
 if redis.call('ZCARD', ns .. 'q:' .. host) > 0 then
   if not redis.call('ZSCORE', ns .. 'ready', host) then
     redis.call('ZADD', ns .. 'ready', next_time, host)
@@ -489,18 +493,23 @@ class RedisCampaignStore:
                     return
                 # after an outage, give the other workers one lease timeout to heartbeat
                 if time.monotonic() - self._outage_at >= self.config.lease_timeout:
-                    returned = self._retrying(lambda: self._reap(args=[self._ns, self._cap]))
-                    if returned:
-                        logger.warning(
-                            "returned %d request(s) of worker(s) without a heartbeat to the"
-                            " frontier",
-                            returned,
-                        )
+                    self.reap_dead_workers()
             except RedisUnavailable as exc:
                 logger.error("heartbeat stopped: %s", exc)
                 return
             except Exception:  # a heartbeat must never take the crawl down by itself
                 logger.exception("heartbeat failed")
+
+    def reap_dead_workers(self) -> int:
+        """Return the leases of every worker whose heartbeat expired to the frontier and
+        fence those workers (their next commit is refused); how many requests came back."""
+        returned = int(self._retrying(lambda: self._reap(args=[self._ns, self._cap])))
+        if returned:
+            logger.warning(
+                "returned %d request(s) of worker(s) without a heartbeat to the frontier",
+                returned,
+            )
+        return returned
 
     def _fenced_message(self) -> str:
         return (

@@ -19,6 +19,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import itertools
+import json
 import os
 import shutil
 import signal
@@ -29,10 +30,13 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from warcio.archiveiterator import ArchiveIterator
 
+from corpus_crawler.redis_state import RedisCampaignStore, RedisConfig, WorkerFenced
+from corpus_crawler.state import Admission, BudgetLimits
 from corpus_crawler.testserver import Reply, RequestRecord, SiteServer, add_links, isolate_links
 from corpus_crawler.vertical import read_vertical
 
@@ -44,7 +48,7 @@ HOSTS = ("127.0.0.1", "127.0.0.2", "127.0.0.3")
 #: The profile's delay between two requests to one host (seconds).
 DELAY = 0.05
 #: Seconds without a heartbeat after which a dead worker's leases go to the others.
-LEASE_TIMEOUT = 3
+LEASE_TIMEOUT = 5
 
 PROFILE = """\
 name: shared
@@ -337,6 +341,35 @@ def worker_folders(out: Path) -> list[Path]:
     return sorted(p for p in out.iterdir() if p.is_dir())
 
 
+def worker_of(log: Path) -> str:
+    """The worker id a crawler process printed at its start."""
+    deadline = time.monotonic() + TIMEOUT
+    while "Worker " not in (text := log.read_text(errors="replace")):
+        assert time.monotonic() < deadline, "the crawler never said which worker it is"
+        time.sleep(0.05)
+    return text.split("Worker ", 1)[1].split(" ", 1)[0]
+
+
+def uncommitted_bytes(redis: RedisServer, folder: Path, worker: str) -> bool:
+    """The worker's WARC being written is longer than the length it committed."""
+    import redis as redis_client
+
+    client = redis_client.Redis(port=redis.port)
+    try:
+        committed = client.hgetall(f"cc:shared:files:{worker}")
+    finally:
+        client.close()
+    for path in folder.glob("*.warc.gz.open"):
+        name = path.name.removesuffix(".open").encode()
+        try:
+            size = path.stat().st_size
+        except FileNotFoundError:
+            continue
+        if name in committed and size > int(committed[name]):
+            return True
+    return False
+
+
 def check_exactly_once(site: Site, out: Path, single: list[tuple[str, str]]) -> list[Path]:
     folders = [p for p in worker_folders(out) if any(p.glob("*.warc.gz"))]
     assert not [p for p in out.rglob("*.open") if "uncommitted" not in p.parts]
@@ -402,28 +435,37 @@ def test_a_killed_process_rejoins_and_nothing_is_lost_or_archived_twice(
 ) -> None:
     with site.lock:
         site.arrivals.clear()
-    restarted: list[subprocess.Popen[bytes]] = []
+    restarted: list[str] = []
 
     def kill_one(
         processes: list[subprocess.Popen[bytes]], logs: list[Path], command: list[str]
     ) -> None:
         wait_for_requests(site, PAGES // 3, processes)
         victim = processes[1]
+        worker = worker_of(logs[1])
+        # kill it while its files hold pages it has not committed yet (the state to repair)
+        deadline = time.monotonic() + TIMEOUT
+        while not uncommitted_bytes(redis_server, tmp_path / "shared" / worker, worker):
+            assert victim.poll() is None, "the crawler ended before the fault"
+            assert time.monotonic() < deadline, "no uncommitted output seen"
+            time.sleep(0.002)
         victim.send_signal(signal.SIGKILL)
         victim.wait(timeout=30)
         # the same command again: it takes the killed process's slot and identity
         log = logs[1].with_name("worker1-restarted.log")
         processes[1] = start(command, log)
         logs[1] = log
-        restarted.append(processes[1])
+        restarted.append(worker)
 
     out = run_shared_crawl(site, tmp_path, redis_server, fault=kill_one)
-    assert restarted
+    [worker] = restarted
     check_exactly_once(site, out, single_process_documents)
-    log = (tmp_path / "worker1-restarted.log").read_text()
-    worker = log.split("Worker ", 1)[1].split(" ", 1)[0]
-    summary = next((out / worker).glob("*-summary.json")).read_text()
-    assert '"resumed": true' in summary
+    # the restart took the killed one's slot and cut its files back
+    assert worker_of(tmp_path / "worker1-restarted.log") == worker
+    [summary_path] = (out / worker).glob("*-summary.json")
+    campaign = json.loads(summary_path.read_text(encoding="utf-8"))["campaign"]
+    assert campaign["resumed"] and campaign["run"] >= 2
+    assert any("committed bytes" in change for change in campaign["files_cut_back_at_start"])
     check_politeness(site)
 
 
@@ -446,3 +488,129 @@ def test_redis_killed_and_restarted_from_its_append_only_file_loses_nothing(
     logs = "".join((tmp_path / f"worker{i}.log").read_text() for i in range(2))
     assert "is unreachable" in logs
     check_politeness(site)
+
+
+# -- the store on its own ----------------------------------------------------------------------
+
+
+def _store(redis: RedisServer, worker: str, **options: Any) -> RedisCampaignStore:
+    return RedisCampaignStore(
+        RedisConfig(url=redis.url, namespace="unit", worker=worker, **options)
+    )
+
+
+def _request(url: str) -> str:
+    return json.dumps({"url": url, "meta": {}})
+
+
+def _urls(leased: list[tuple[int, str]]) -> list[str]:
+    return [json.loads(text)["url"] for _, text in leased]
+
+
+def test_a_lease_hands_out_one_request_per_ready_host_and_a_released_host_rests(
+    redis_server: RedisServer,
+) -> None:
+    store = _store(redis_server, "w-0", delay=0.3)
+    try:
+        for url, priority in [
+            ("http://a.test/1", 0),
+            ("http://a.test/2", -1),
+            ("http://a.test/3", 0),
+            ("http://b.test/1", 0),
+        ]:
+            assert store.enqueue(_request(url), priority, fingerprint=url.encode()) is (
+                Admission.QUEUED
+            )
+        first = store.lease(10)
+        assert sorted(_urls(first)) == ["http://a.test/1", "http://b.test/1"]
+        # both hosts are held until their requests are released
+        assert store.lease(10) == [] and store.lease_wait is None
+        row_a = next(row for row, text in first if "a.test" in text)
+        store.release(row_a)
+        assert store.lease(10) == []
+        assert store.lease_wait is not None and 0 < store.lease_wait <= 301  # ms, rounded up
+        time.sleep(store.lease_wait / 1000 + 0.01)
+        # then priority (depth) first within the host, FIFO within a priority
+        assert _urls(store.lease(10)) == ["http://a.test/3"]
+    finally:
+        store.close()
+
+
+def test_the_seen_set_and_the_budgets_are_shared_by_all_workers(
+    redis_server: RedisServer,
+) -> None:
+    one, two = _store(redis_server, "w-0"), _store(redis_server, "w-1")
+    limits = BudgetLimits(max_pages=2)
+    try:
+        assert one.enqueue(_request("http://a.test/"), 0, fingerprint=b"a") is Admission.QUEUED
+        assert two.enqueue(_request("http://a.test/"), 0, fingerprint=b"a") is Admission.DUPLICATE
+        admitted = [
+            store.enqueue(_request(f"http://b.test/{n}"), 0, fingerprint=b"b%d" % n,
+                          budget="b.test", limits=limits)
+            for n, store in enumerate([one, two, one])
+        ]  # fmt: skip
+        assert admitted == [Admission.QUEUED, Admission.QUEUED, Admission.OVER_MAX_PAGES]
+        assert one.pending() == 3
+    finally:
+        one.close()
+        two.close()
+
+
+def test_a_worker_presumed_dead_is_fenced_and_its_leases_go_to_the_others(
+    redis_server: RedisServer,
+) -> None:
+    slow, other = _store(redis_server, "w-0"), _store(redis_server, "w-1")
+    try:
+        slow.enqueue(_request("http://a.test/"), 0, fingerprint=b"a")
+        [(row, _)] = slow.lease(1)
+        # its heartbeat expires (a long pause, a cut network): the others take over
+        slow._client.delete("cc:unit:hb:w-0")
+        assert other.reap_dead_workers() == 1
+        assert _urls(other.lease(1)) == ["http://a.test/"]
+        # the slow one comes back: its commit is refused, it leases nothing more
+        slow.finish(row, "http://a.test/", "kept")
+        with pytest.raises(WorkerFenced, match="presumed dead"):
+            slow.commit({"x.warc.gz": 10})
+        assert slow.lease(1) == []
+        assert other.committed_files() == {}
+    finally:
+        slow.close()
+        other.close()
+
+
+def test_a_restarted_worker_takes_back_its_identity_its_leases_and_its_committed_lengths(
+    redis_server: RedisServer,
+) -> None:
+    first = _store(redis_server, "w-0")
+    for path in ("1", "2"):
+        first.enqueue(_request(f"http://h{path}.test/"), 0, fingerprint=path.encode())
+    leased = first.lease(2)
+    assert len(leased) == 2
+    first.finish(leased[0][0], "", "kept")
+    first.commit({"x.warc.gz": 100}, fsync_files=())
+    # killed here (no close): the same worker starts again
+    again = _store(redis_server, "w-0")
+    try:
+        assert again.resumed and again.run == 2 and again.requeued == 1
+        assert again.committed_files() == {"x.warc.gz": 100}
+        assert _urls(again.lease(5)) == [json.loads(leased[1][1])["url"]]
+        with pytest.raises(WorkerFenced):
+            first.commit({"x.warc.gz": 200})
+        assert again.committed_files() == {"x.warc.gz": 100}
+    finally:
+        again.close()
+        first.close()
+
+
+def test_crawl_stops_at_once_with_one_line_when_redis_cannot_be_reached(tmp_path: Path) -> None:
+    profile = tmp_path / "p.yaml"
+    profile.write_text("name: x\nseeds: {urls: ['http://127.0.0.1:9/']}\n", encoding="utf-8")
+    url = f"redis://127.0.0.1:{_free_port()}/0"
+    result = subprocess.run(
+        crawl_command(profile, tmp_path / "out", url),
+        cwd=ROOT, capture_output=True, text=True, timeout=TIMEOUT, check=False,
+    )  # fmt: skip
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"corpus-crawler: cannot reach Redis at {url}")
+    assert "start redis-server" in lines[0]
