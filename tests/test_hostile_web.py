@@ -475,3 +475,58 @@ def test_system_resolver_answers_are_filtered_and_the_guard_can_be_switched_off(
         )
         assert result.returncode == 0, result.stderr[-3000:]
         assert server.count("/") == 2
+
+
+# -- the sitemap worker process --------------------------------------------------------------
+
+SITEMAP_WORKER_KILLED = r"""
+import asyncio, os, signal
+from twisted.internet import asyncioreactor
+asyncioreactor.install()
+from twisted.internet import reactor
+from scrapy.utils.defer import deferred_from_coro
+from corpus_crawler.sitemaps import SitemapLimits
+from pipelines.sitemap_reader import SitemapReader
+
+NS = b'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"'
+SMALL = b"<urlset " + NS + b"><url><loc>http://a.test/1</loc></url></urlset>"
+# seconds of parsing: time to kill the worker in the middle of it
+ENTRY = b"<url><lastmod>2024-01-01</lastmod></url>"
+BIG = b"<urlset " + NS + b">" + ENTRY * 1_000_000 + b"</urlset>"
+
+async def main():
+    reader = SitemapReader(SitemapLimits())
+    try:
+        first = await reader.read(SMALL, "http://a.test/sitemap.xml")
+        (pid,) = list(reader._executor._processes)
+        pending = asyncio.ensure_future(reader.read(BIG, "http://a.test/big.xml"))
+        await asyncio.sleep(0.5)
+        os.kill(pid, signal.SIGKILL)
+        killed = await pending
+        again = await reader.read(SMALL, "http://a.test/sitemap.xml")
+        (new_pid,) = list(reader._executor._processes)
+        print(first.urls, killed, again.urls, new_pid != pid)
+    finally:
+        reader.close()
+
+def stop(result):
+    if result is not None:
+        print(result)  # a failure
+    reactor.stop()
+
+deferred_from_coro(main()).addBoth(stop)
+reactor.run()
+"""
+
+
+def test_a_killed_sitemap_worker_loses_one_sitemap_and_is_replaced() -> None:
+    result = subprocess.run(
+        [sys.executable, "-c", SITEMAP_WORKER_KILLED],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=CRAWL_TIMEOUT,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.splitlines()[0] == "('http://a.test/1',) None ('http://a.test/1',) True"
