@@ -73,17 +73,16 @@ def _settings(args: argparse.Namespace) -> tuple[Any, str, Any]:
     from .dedup import DedupConfig
     from .process import OutputChoice, ProcessSettings
 
-    dedup: DedupConfig | None = None
+    dedup_config, dedup_enabled = DedupConfig(), False
     if args.profile is not None:
         profile = load_profile(args.profile)
         settings = ProcessSettings.from_profile(profile)
         name = profile.name
-        if profile.dedup.enabled and args.dedup is not False:
-            dedup = profile.dedup.config()
+        dedup_config, dedup_enabled = profile.dedup.config(), profile.dedup.enabled
     else:
         settings, name = ProcessSettings(), ""
-    if dedup is None and args.dedup:
-        dedup = DedupConfig()
+    # --dedup / --no-dedup override the profile's `dedup.enabled`, never its thresholds
+    dedup = dedup_config if (dedup_enabled if args.dedup is None else args.dedup) else None
     extract = settings.extract
     if args.lang is not None:
         language = None if args.lang.lower() == "none" else args.lang

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from .. import dedup as dedup_package
-from ..dedup import DedupConfig, Deduplicator, NgramSet, ParagraphFate, Verdict
+from ..dedup import DedupConfig, Deduplicator, MarkAction, NgramSet, ParagraphFate, Verdict
 from ..model import Document, Paragraph, ParagraphClass
 
 __all__ = ["ArchiveDedup", "apply_verdict", "document_fingerprint", "fingerprints_supported"]
@@ -160,6 +160,17 @@ class ArchiveDedup:
         if target is not None:
             self._ngrams = _DeferredNgrams(target)
             self.dedup._ngrams = self._ngrams  # type: ignore[assignment]
+        # Both hold the unit's uncommitted work; without them a killed run would leave
+        # stores ahead of the committed files, so refuse rather than run unsafely.
+        if getattr(self.dedup, "_db", None) is None or (
+            target is None and config.paragraphs is not MarkAction.OFF
+        ):
+            self.dedup.close()
+            raise RuntimeError(
+                "corpus_crawler.dedup.Deduplicator no longer keeps its SQLite connection"
+                " (_db) and n-gram filter (_ngrams) where corpus_crawler/process/_dedup.py"
+                " defers their commits: update ArchiveDedup"
+            )
 
     def judge(self, document: Document, name: str, fingerprint: object | None = None) -> Verdict:
         if fingerprint is not None:
@@ -190,7 +201,7 @@ class ArchiveDedup:
 
     def rollback(self) -> None:
         """Forget the unit in progress (its rows are not committed: they go)."""
-        connection = getattr(self.dedup, "_db", None)
+        connection = getattr(self.dedup, "_db", None)  # checked in __init__
         if connection is not None:
             connection.rollback()
         if self._ngrams is not None:
