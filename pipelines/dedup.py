@@ -181,9 +181,9 @@ def document_marks(
             lang_diffs.append(None)
             continue
         fate, count = next(fates)
-        words += count
         if fate.removed:
             continue
+        words += count
         foreign_words += count if fate.fate is ParagraphFate.FOREIGN else 0
         dups.append(fate.seen_share if mark_dups else None)
         lang_diffs.append(fate.lang_diff if mark_language else None)

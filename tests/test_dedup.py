@@ -427,3 +427,16 @@ def test_a_campaign_adopts_the_stores_of_its_earlier_dedup_sqlite(tmp_path: Path
         near = dedup.check("c", [*article, text(rng, 10)], "en")
         assert near.drop is DropReason.NEAR_DUPLICATE and near.duplicate_of == "a"
     store.close()
+
+
+def test_a_page_kept_again_as_itself_loses_its_foreign_paragraphs_again() -> None:
+    rng = random.Random(23)
+    page = [text(rng), GERMAN]
+    config = small(paragraph_language="remove")
+    with Deduplicator(config, keep_same_name=True) as dedup:
+        first = dedup.check("a", page, "cs")
+        assert [p.fate for p in first.paragraphs][1] is ParagraphFate.FOREIGN
+        again = dedup.check("a", page, "cs")  # fetched again after a crash
+        assert again.drop is None and dedup.counts.replayed == 1
+        assert again.kept_indexes() == first.kept_indexes() == [0]
+        assert again.paragraphs[1].lang_diff is not None and again.paragraphs[1].lang_diff >= 0.2

@@ -255,9 +255,7 @@ class Deduplicator:
                     # The same document under the same name, kept before: a page the
                     # campaign fetches again after a crash (its output was not committed)
                     # or an unchanged page of a recrawl. Never a duplicate of itself.
-                    counts.kept += 1
-                    counts.replayed += 1
-                    return Verdict(None, "", None, ())
+                    return self._replayed(print_)
                 if row is not None:
                     counts.exact += 1
                     return Verdict(DropReason.DUPLICATE, f"same text as {row[0]}", row[0])
@@ -271,9 +269,7 @@ class Deduplicator:
                     if self.keep_same_name and original == name:
                         # itself again with a small change (a date, a counter) after a
                         # crash: its n-grams are in the filter, so judge nothing more
-                        counts.kept += 1
-                        counts.replayed += 1
-                        return Verdict(None, "", None, ())
+                        return self._replayed(print_)
                     counts.near += 1
                     return Verdict(DropReason.NEAR_DUPLICATE, f"similar to {original}", original)
 
@@ -393,6 +389,30 @@ class Deduplicator:
                     continue
             verdicts.append(ParagraphVerdict(ParagraphFate.KEPT, False, share, None, lang_diff))
         return tuple(verdicts), seen_total, ngram_total, new_hashes
+
+    def _replayed(self, print_: DocumentFingerprint) -> Verdict:
+        self.counts.replayed += 1
+        fates = self._language_only(print_)
+        if fates and all(p.removed for p in fates):
+            self.counts.emptied += 1
+            return Verdict(DropReason.WRONG_LANGUAGE, "every paragraph in another language")
+        self.counts.kept += 1
+        return Verdict(None, "", None, fates)
+
+    def _language_only(self, print_: DocumentFingerprint) -> tuple[ParagraphVerdict, ...]:
+        """A document kept again as itself: its paragraph languages judged as the first
+        time (they need no store), its paragraphs not judged against the filter, which
+        holds their own n-grams. () when the language stage is off."""
+        config = self.config
+        if config.paragraph_language is MarkAction.OFF or not print_.foreign_languages:
+            return ()
+        removed = config.paragraph_language is MarkAction.REMOVE
+        return tuple(
+            ParagraphVerdict(ParagraphFate.FOREIGN, removed, None, other, diff)
+            if other is not None
+            else ParagraphVerdict(ParagraphFate.KEPT, False, None, None, diff)
+            for other, diff in zip(print_.foreign_languages, print_.lang_diffs, strict=True)
+        )
 
     # -- bookkeeping -------------------------------------------------------------------
 
