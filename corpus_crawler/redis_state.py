@@ -488,7 +488,7 @@ class RedisCampaignStore:
                 )
                 if not alive:
                     if not self.fenced:
-                        logger.error("%s", self._fenced_message())
+                        logger.error("%s", self.fenced_message)
                     self.fenced = True
                     return
                 # after an outage, give the other workers one lease timeout to heartbeat
@@ -511,7 +511,9 @@ class RedisCampaignStore:
             )
         return returned
 
-    def _fenced_message(self) -> str:
+    @property
+    def fenced_message(self) -> str:
+        """Why a fenced worker stops (one line)."""
         return (
             f"worker {self.config.worker} was presumed dead (no heartbeat for"
             f" {self.config.lease_timeout:g} s) and its requests were given to other workers:"
@@ -623,7 +625,7 @@ class RedisCampaignStore:
         status = int(reply[0])
         if status < 0:
             if not self.fenced:
-                logger.error("%s", self._fenced_message())
+                logger.error("%s", self.fenced_message)
             self.fenced = True
             return []
         if status == 0:
@@ -694,7 +696,7 @@ class RedisCampaignStore:
             raise
         if result < 0:
             self.fenced = True
-            raise WorkerFenced(self._fenced_message())
+            raise WorkerFenced(self.fenced_message)
         self.commits += 1
 
     # -- recrawls: not on a shared campaign -----------------------------------------------

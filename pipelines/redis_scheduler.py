@@ -65,6 +65,12 @@ class RedisCampaignScheduler(CampaignScheduler):
         return max(1, self.crawler.settings.getint("CONCURRENT_REQUESTS", 16))
 
     def next_request(self) -> Request | None:
+        store = self._redis
+        if store.fenced:
+            # others took this worker's requests: stop as a write failure does (exit 3),
+            # even when there is nothing left to commit that would raise it
+            self.campaign._stop(store.fenced_message)
+            return None
         if not self._leased:
             room = self._room()
             if room == 0:
