@@ -426,6 +426,9 @@ class RedisCampaignStore:
         #: Milliseconds until a host is ready, from the last lease that got nothing.
         self.lease_wait: float | None = None
         self.fenced = False
+        #: The host of the request being enqueued, when the caller knows it (the reactor
+        #: thread's scheduler sets it around `enqueue`); else read from the request's JSON.
+        self.enqueue_host: str | None = None
         self.commits = 0
         self._closed = False
         incarnation, returned = self._retrying(
@@ -596,7 +599,8 @@ class RedisCampaignStore:
             # refused by the CLI already: recrawl passes run on the SQLite store only
             raise NotImplementedError("recrawl passes are not supported on a Redis campaign")
         text = request if isinstance(request, str) else request()
-        host = host_key(json.loads(text)["url"])
+        # the scheduler names the host, so the request's JSON form stays its own business
+        host = self.enqueue_host or host_key(json.loads(text)["url"])
         args = [
             self._ns,
             fingerprint.hex() if fingerprint is not None else "",

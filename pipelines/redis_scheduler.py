@@ -23,7 +23,7 @@ import logging
 
 from scrapy import Request
 
-from corpus_crawler.redis_state import RedisCampaignStore
+from corpus_crawler.redis_state import RedisCampaignStore, host_key
 from pipelines.scheduler import CampaignScheduler
 
 __all__ = ["RedisCampaignScheduler"]
@@ -45,6 +45,14 @@ class RedisCampaignScheduler(CampaignScheduler):
                 " (crawl --redis URL or distributed.redis_url in the profile)"
             )
         return store
+
+    def enqueue_request(self, request: Request) -> bool:
+        store = self._redis
+        store.enqueue_host = host_key(request.url)
+        try:
+            return super().enqueue_request(request)
+        finally:
+            store.enqueue_host = None
 
     def has_pending_requests(self) -> bool:
         return bool(self._leased) or self._redis.pending() > 0
