@@ -293,9 +293,8 @@ def main(argv: list[str] | None = None) -> int:
             redis.stop()
             site.stop()
     by_name = {run.name: run for run in runs}
-    print(
-        f"{'run':16} {'procs':>5} {'pages':>6} {'s':>7} {'pages/s':>8} {'trips/p':>8} {'cmds/p':>7}"
-    )
+    header = ("run", "procs", "pages", "s", "pages/s", "cpu ms/p", "trips/p", "cmds/p", "shares")
+    print("{:16} {:>5} {:>6} {:>7} {:>8} {:>8} {:>8} {:>7}  {}".format(*header))
     for run in runs:
         print(
             f"{run.name:16} {run.processes:>5} {run.pages:>6} {run.seconds:>7.2f}"
