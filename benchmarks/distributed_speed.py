@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import socket
 import subprocess
@@ -190,6 +191,10 @@ class Run:
     commands_per_page: float | None
     #: Responses archived by each process (from its summary): how the work was shared.
     per_process: list[int]
+    #: CPU seconds of the crawlers and their extraction workers per page: what a page
+    #: costs whatever else runs on the machine (equal for 1 and 2 processes = no
+    #: overhead from sharing the campaign).
+    cpu_ms_per_page: float
 
 
 def crawl(
@@ -211,6 +216,7 @@ def crawl(
     with site.lock:
         site.arrivals.clear()
     before = redis.command_calls()
+    cpu_before = _children_cpu()
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     children = []
     for index in range(processes):
@@ -230,6 +236,7 @@ def crawl(
         if child.wait() != 0:
             sys.exit(f"{name}: a crawler failed; see {workdir}/{name}-*.log")
     after = redis.command_calls()
+    cpu = _children_cpu() - cpu_before
     with site.lock:
         arrivals = sorted(site.arrivals)
     pages = len(arrivals)
@@ -250,7 +257,14 @@ def crawl(
         round_trips_per_page=round(trips / pages, 2) if distributed else None,
         commands_per_page=round(commands / pages, 2) if distributed else None,
         per_process=shares,
+        cpu_ms_per_page=round(cpu * 1000 / pages, 1),
     )
+
+
+def _children_cpu() -> float:
+    # waited-for descendants: the crawlers, and through them their extraction workers
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -279,20 +293,25 @@ def main(argv: list[str] | None = None) -> int:
             redis.stop()
             site.stop()
     by_name = {run.name: run for run in runs}
-    print(
-        f"{'run':16} {'procs':>5} {'pages':>6} {'s':>7} {'pages/s':>8} {'trips/p':>8} {'cmds/p':>7}"
-    )
+    header = ("run", "procs", "pages", "s", "pages/s", "cpu ms/p", "trips/p", "cmds/p", "shares")
+    print("{:16} {:>5} {:>6} {:>7} {:>8} {:>8} {:>8} {:>7}  {}".format(*header))
     for run in runs:
         print(
             f"{run.name:16} {run.processes:>5} {run.pages:>6} {run.seconds:>7.2f}"
-            f" {run.pages_per_second:>8.1f} {run.round_trips_per_page or 0:>8.2f}"
+            f" {run.pages_per_second:>8.1f} {run.cpu_ms_per_page:>8.1f}"
+            f" {run.round_trips_per_page or 0:>8.2f}"
             f" {run.commands_per_page or 0:>7.2f}  {'/'.join(map(str, run.per_process))}"
         )
 
     def ratio(a: str, b: str) -> float:
         return by_name[a].pages_per_second / by_name[b].pages_per_second
 
+    def cpu_ratio(a: str, b: str) -> float:
+        return by_name[a].cpu_ms_per_page / by_name[b].cpu_ms_per_page
+
     ratios = {
+        "cpu/page redis-1 / sqlite-1": cpu_ratio("redis-1", "sqlite-1"),
+        "cpu/page redis-2 / redis-1": cpu_ratio("redis-2", "redis-1"),
         "redis-1 / sqlite-1": ratio("redis-1", "sqlite-1"),
         "redis-2 / redis-1": ratio("redis-2", "redis-1"),
         "redis-2-pinned / redis-1-pinned": ratio("redis-2-pinned", "redis-1-pinned"),

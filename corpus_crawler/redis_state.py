@@ -426,6 +426,9 @@ class RedisCampaignStore:
         #: Milliseconds until a host is ready, from the last lease that got nothing.
         self.lease_wait: float | None = None
         self.fenced = False
+        #: The host of the request being enqueued, when the caller knows it (the reactor
+        #: thread's scheduler sets it around `enqueue`); else read from the request's JSON.
+        self.enqueue_host: str | None = None
         self.commits = 0
         self._closed = False
         incarnation, returned = self._retrying(
@@ -488,7 +491,7 @@ class RedisCampaignStore:
                 )
                 if not alive:
                     if not self.fenced:
-                        logger.error("%s", self._fenced_message())
+                        logger.error("%s", self.fenced_message)
                     self.fenced = True
                     return
                 # after an outage, give the other workers one lease timeout to heartbeat
@@ -511,7 +514,9 @@ class RedisCampaignStore:
             )
         return returned
 
-    def _fenced_message(self) -> str:
+    @property
+    def fenced_message(self) -> str:
+        """Why a fenced worker stops (one line)."""
         return (
             f"worker {self.config.worker} was presumed dead (no heartbeat for"
             f" {self.config.lease_timeout:g} s) and its requests were given to other workers:"
@@ -594,7 +599,8 @@ class RedisCampaignStore:
             # refused by the CLI already: recrawl passes run on the SQLite store only
             raise NotImplementedError("recrawl passes are not supported on a Redis campaign")
         text = request if isinstance(request, str) else request()
-        host = host_key(json.loads(text)["url"])
+        # the scheduler names the host, so the request's JSON form stays its own business
+        host = self.enqueue_host or host_key(json.loads(text)["url"])
         args = [
             self._ns,
             fingerprint.hex() if fingerprint is not None else "",
@@ -623,7 +629,7 @@ class RedisCampaignStore:
         status = int(reply[0])
         if status < 0:
             if not self.fenced:
-                logger.error("%s", self._fenced_message())
+                logger.error("%s", self.fenced_message)
             self.fenced = True
             return []
         if status == 0:
@@ -694,7 +700,7 @@ class RedisCampaignStore:
             raise
         if result < 0:
             self.fenced = True
-            raise WorkerFenced(self._fenced_message())
+            raise WorkerFenced(self.fenced_message)
         self.commits += 1
 
     # -- recrawls: not on a shared campaign -----------------------------------------------

@@ -23,7 +23,7 @@ import logging
 
 from scrapy import Request
 
-from corpus_crawler.redis_state import RedisCampaignStore
+from corpus_crawler.redis_state import RedisCampaignStore, host_key
 from pipelines.scheduler import CampaignScheduler
 
 __all__ = ["RedisCampaignScheduler"]
@@ -46,6 +46,14 @@ class RedisCampaignScheduler(CampaignScheduler):
             )
         return store
 
+    def enqueue_request(self, request: Request) -> bool:
+        store = self._redis
+        store.enqueue_host = host_key(request.url)
+        try:
+            return super().enqueue_request(request)
+        finally:
+            store.enqueue_host = None
+
     def has_pending_requests(self) -> bool:
         return bool(self._leased) or self._redis.pending() > 0
 
@@ -65,6 +73,12 @@ class RedisCampaignScheduler(CampaignScheduler):
         return max(1, self.crawler.settings.getint("CONCURRENT_REQUESTS", 16))
 
     def next_request(self) -> Request | None:
+        store = self._redis
+        if store.fenced:
+            # others took this worker's requests: stop as a write failure does (exit 3),
+            # even when there is nothing left to commit that would raise it
+            self.campaign._stop(store.fenced_message)
+            return None
         if not self._leased:
             room = self._room()
             if room == 0:

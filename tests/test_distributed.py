@@ -490,6 +490,35 @@ def test_redis_killed_and_restarted_from_its_append_only_file_loses_nothing(
     check_politeness(site)
 
 
+def test_a_process_presumed_dead_stops_with_exit_3_and_its_restart_finishes_the_campaign(
+    site: Site, single_process_documents: list, redis_server: RedisServer, tmp_path: Path
+) -> None:
+    import redis as redis_client
+
+    with site.lock:
+        site.arrivals.clear()
+    profile = _write_profile(tmp_path, site)
+    out = tmp_path / "shared"
+    command = crawl_command(profile, out, redis_server.url)
+    log = tmp_path / "fenced.log"
+    process = start(command, log)
+    worker = worker_of(log)
+    wait_for_requests(site, PAGES // 4, [process])
+    # what another process does when this one's heartbeat expires: a new incarnation
+    client = redis_client.Redis(port=redis_server.port)
+    client.hincrby("cc:shared:workers", worker, 1)
+    client.close()
+    process.wait(timeout=TIMEOUT)
+    assert process.returncode == 3, log.read_text()[-3000:]
+    stopped = [line for line in log.read_text().splitlines() if line.startswith("corpus-crawler:")]
+    assert len(stopped) == 1 and f"worker {worker} was presumed dead" in stopped[0]
+    assert "run the same command again to rejoin" in stopped[0]
+    # the same command again: the campaign ends with every page once
+    again = tmp_path / "again.log"
+    wait_all([start(command, again)], [again])
+    check_exactly_once(site, out, single_process_documents)
+
+
 # -- the store on its own ----------------------------------------------------------------------
 
 
