@@ -185,14 +185,20 @@ def test_conversion_records_refer_to_the_archived_responses(
                     live_text[url] = record.content_stream().read().decode("utf-8")
     texts: dict[str, str] = {}
     (warc,) = out.glob("*.warc.wet.gz")
+    warcinfo_ids: list[str] = []
     with open(warc, "rb") as handle:
         for record in ArchiveIterator(handle, check_digests=True):
+            if record.rec_type == "warcinfo":
+                warcinfo_ids.append(record.rec_headers.get_header("WARC-Record-ID"))
             if record.rec_type != "conversion":
                 continue
+            # built in the workers for the file's warcinfo record, minted beforehand
+            assert record.rec_headers.get_header("WARC-Warcinfo-ID") == warcinfo_ids[0]
             url = record.rec_headers.get_header("WARC-Target-URI")
             assert responses[record.rec_headers.get_header("WARC-Refers-To")] == url
             texts[url] = record.content_stream().read().decode("utf-8")
     assert texts == live_text
+    assert len(warcinfo_ids) == 1
 
 
 # -- Common-Crawl-style archives -----------------------------------------------------------------
@@ -878,3 +884,43 @@ def test_a_commit_interrupted_between_the_stores_and_the_state_is_finished(
     assert "1 processed, 1 already done" in result.stderr
     # redone against stores that hold its documents: all of them are duplicates now
     assert not any(url.startswith("http://example.org/1/") for url in documents(out))
+
+
+def test_records_built_in_a_worker_are_what_the_writer_writes(
+    gold_html: list[bytes], tmp_path: Path
+) -> None:
+    from datetime import datetime, timezone
+
+    from corpus_crawler.warc import WarcConfig, WarcWriter, document_records
+
+    moment = datetime(2024, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
+    document = extract(gold_html[0], "http://example.org/a.html", ExtractConfig(language="auto"))
+    assert document.kept
+
+    def counter() -> Callable[[], str]:
+        numbers = iter(range(1, 100))
+        return lambda: f"<urn:uuid:00000000-0000-4000-8000-{next(numbers):012d}>"
+
+    def writer(folder: Path, ids: Callable[[], str]) -> WarcWriter:
+        config = WarcConfig(folder, prefix="x", hostname="host", paragraph_metadata=True)
+        return WarcWriter(config, clock=lambda: moment, record_ids=ids)
+
+    written = writer(tmp_path / "written", counter())
+    written.write_document(document, refers_to="<urn:uuid:source>", date=moment)
+    written.close()
+    ids = counter()
+    warcinfo_id = ids()  # what the writer mints first, for its warcinfo record
+    data, _, _ = document_records(
+        document, refers_to="<urn:uuid:source>", url=None, date=moment,
+        warcinfo_id=warcinfo_id, paragraph_metadata=True, record_ids=ids,
+    )  # fmt: skip
+    appended = writer(tmp_path / "appended", counter())
+    appended.append_text_records(data, warcinfo_id=warcinfo_id)
+    with pytest.raises(ValueError, match="cannot go to"):
+        # records built for another file's warcinfo never land in this one
+        appended.append_text_records(data, warcinfo_id="<urn:uuid:another>")
+    appended.close()
+    (first,) = (tmp_path / "written").glob("*.warc.wet.gz")
+    (second,) = (tmp_path / "appended").glob("*.warc.wet.gz")
+    assert first.name == second.name
+    assert gzip.decompress(first.read_bytes()) == gzip.decompress(second.read_bytes())

@@ -10,7 +10,9 @@ vertical and conversion-WARC writers; in parallel (a local process pool or
 Dask), resumable per input, with every dropped capture counted by reason.
 `corpus-crawler process` is the command line (`corpus_crawler._cli_process`).
 
-The dedup stages plug in as a `DocumentFilter` (``ProcessOptions.document_filter``).
+The crawl's dedup stages run with ``ProcessOptions(dedup=DedupConfig(...))``, in
+archive order in the main process, committed with each input (`_dedup`); any other
+keep/drop rule plugs in as a `DocumentFilter` (``ProcessOptions.document_filter``).
 """
 
 from __future__ import annotations

@@ -16,6 +16,9 @@ exactly once.
 
 After the inputs, revisit records are resolved against the captures of every
 done unit in the folder and processed as a last unit (``revisits-N``).
+
+With dedup on, documents go through the dedup stages here, in the order they are
+written, and the stores commit with the unit (see `_dedup`).
 """
 
 from __future__ import annotations

@@ -238,10 +238,13 @@ def _process(
     if reason is not None:
         out.drop(reason)
         return
-    words = sum(p.word_count for p in document.good_paragraphs)
+    try:
+        rendered = render_document(document, meta, page.record_id, warcinfo_id, settings)
+    except Exception:  # as in process_page: a page that cannot be formatted is a drop
+        out.drop(DropReason.EXTRACTOR_ERROR)
+        return
     out.counts["documents"] += 1
-    out.counts["words"] += words
-    rendered = render_document(document, meta, page.record_id, warcinfo_id, settings)
+    out.counts["words"] += rendered.words
     if settings.full_documents:
         fingerprint = None
         if settings.dedup is not None:
