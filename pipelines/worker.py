@@ -32,8 +32,7 @@ from w3lib.url import safe_url_string
 
 from corpus_crawler.config import ExtractConfig
 from corpus_crawler.decode import decode_html
-from corpus_crawler.dedup import DedupConfig
-from corpus_crawler.dedup._fingerprint import DocumentFingerprint, fingerprint
+from corpus_crawler.dedup import DedupConfig, DocumentFingerprint, fingerprint
 from corpus_crawler.extract import extract
 from corpus_crawler.model import Document, DropReason
 from corpus_crawler.vertical import DocMeta, VerticalConfig, format_document
