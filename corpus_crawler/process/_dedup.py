@@ -29,32 +29,24 @@ from typing import Any
 
 import numpy as np
 
-from .. import dedup as dedup_package
-from ..dedup import DedupConfig, Deduplicator, MarkAction, NgramSet, ParagraphFate, Verdict
-from ..model import Document, Paragraph, ParagraphClass
+from ..dedup import (
+    DedupConfig,
+    Deduplicator,
+    DocumentFingerprint,
+    MarkAction,
+    NgramSet,
+    Verdict,
+    fingerprint,
+)
+from ..model import Document
 
-__all__ = ["ArchiveDedup", "apply_verdict", "document_fingerprint", "fingerprints_supported"]
-
-
-def fingerprints_supported() -> bool:
-    """Whether the dedup package splits a check into a store-free fingerprint (computed
-    in the workers) and the store lookups (``Deduplicator.check_fingerprint``)."""
-    return (
-        getattr(dedup_package, "fingerprint", None) is not None
-        and getattr(Deduplicator, "check_fingerprint", None) is not None
-    )
+__all__ = ["ArchiveDedup", "document_fingerprint"]
 
 
-def document_fingerprint(document: Document, config: DedupConfig) -> object | None:
+def document_fingerprint(document: Document, config: DedupConfig) -> DocumentFingerprint:
     """The CPU-heavy half of `Deduplicator.check` (normalised words, digest, MinHash,
-    n-gram hashes, paragraph languages) of a kept document, computed in a worker; None
-    where the dedup package has no fingerprints (then the main process computes all)."""
-    fingerprint = getattr(dedup_package, "fingerprint", None)
-    if fingerprint is None:
-        return None
-    paragraphs = [p.text for p in document.good_paragraphs]
-    result: object = fingerprint(paragraphs, document.language, config)
-    return result
+    n-gram hashes, paragraph languages) of a kept document, computed in a worker."""
+    return fingerprint([p.text for p in document.good_paragraphs], document.language, config)
 
 
 #: `DedupConfig.commit_every` out of reach: the unit's end commits, nothing else.
@@ -122,30 +114,6 @@ class _DeferredNgrams:
         self.target.close()
 
 
-def apply_verdict(document: Document, verdict: Verdict) -> Document:
-    """`document` with its good paragraphs removed or marked as `verdict` says, as the
-    crawl's DedupPipeline does (``dup``: share of n-grams seen; ``langdiff``)."""
-    fates = iter(verdict.paragraphs)
-    paragraphs: list[Paragraph] = []
-    for paragraph in document.paragraphs:
-        if paragraph.final_class is not ParagraphClass.GOOD:
-            paragraphs.append(paragraph)
-            continue
-        fate = next(fates)
-        if fate.removed:
-            continue
-        if fate.fate is ParagraphFate.KEPT:
-            paragraphs.append(paragraph)
-            continue
-        key, value = (
-            ("dup", fate.seen_share or 0.0)
-            if fate.fate is ParagraphFate.DUPLICATE
-            else ("langdiff", 1.0)
-        )
-        paragraphs.append(dataclasses.replace(paragraph, scores={**paragraph.scores, key: value}))
-    return dataclasses.replace(document, paragraphs=tuple(paragraphs))
-
-
 class ArchiveDedup:
     """The dedup stages of one `process` run; one unit's work at a time."""
 
@@ -172,10 +140,11 @@ class ArchiveDedup:
                 " defers their commits: update ArchiveDedup"
             )
 
-    def judge(self, document: Document, name: str, fingerprint: object | None = None) -> Verdict:
+    def judge(
+        self, document: Document, name: str, fingerprint: DocumentFingerprint | None = None
+    ) -> Verdict:
         if fingerprint is not None:
-            verdict: Verdict = self.dedup.check_fingerprint(name, fingerprint)  # type: ignore[attr-defined]
-            return verdict
+            return self.dedup.check_fingerprint(name, fingerprint)
         good = document.good_paragraphs
         return self.dedup.check(name, [p.text for p in good], document.language)
 

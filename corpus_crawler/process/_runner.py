@@ -39,12 +39,13 @@ from typing import Any, Protocol
 
 from .._files import safe_name_part
 from ..dedup import DedupConfig, ParagraphFate
+from ..dedup.verdicts import apply_verdict
 from ..model import Document
 from ..state import FolderLock
 from ..vertical import DocMeta, VerticalWriter
 from ..warc import CrawlInfo, RobotsPolicy, WarcConfig, WarcWriter, new_record_id
 from ._archive import ARCHIVE_SUFFIXES, ArchiveError, ArchiveKind, sniff_kind
-from ._dedup import ArchiveDedup, apply_verdict, fingerprints_supported
+from ._dedup import ArchiveDedup
 from ._engines import Engine
 from ._settings import DEFAULT_CHUNK_BYTES, ArchiveDrop, ProcessSettings
 from ._state import ProcessState
@@ -187,7 +188,7 @@ def process_archives(
     if needs_documents and not options.settings.full_documents:
         settings = dataclasses.replace(options.settings, full_documents=True)
         options = dataclasses.replace(options, settings=settings)
-    if options.dedup is not None and fingerprints_supported():
+    if options.dedup is not None:
         # the workers compute the fingerprints; the main process only looks them up
         settings = dataclasses.replace(options.settings, dedup=options.dedup)
         options = dataclasses.replace(options, settings=settings)

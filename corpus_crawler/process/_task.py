@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin
 
 from warcio.archiveiterator import ArchiveIterator
@@ -36,6 +36,9 @@ from ..vertical import DocMeta, VerticalFormat, format_document
 from ..warc import document_records
 from ._archive import ArchiveKind, RecordDamage, record_header, scan_records
 from ._dedup import document_fingerprint
+
+if TYPE_CHECKING:
+    from ..dedup import DocumentFingerprint
 from ._settings import ArchiveDrop, ProcessSettings
 
 __all__ = [
@@ -139,7 +142,7 @@ class KeptDocument:
     document: Document | None = None
     meta: DocMeta | None = None
     #: The dedup stages' fingerprint of the document (`ProcessSettings.dedup`), if any.
-    fingerprint: object | None = None
+    fingerprint: DocumentFingerprint | None = None
 
 
 @dataclass(slots=True)
