@@ -418,6 +418,8 @@ class RedisCampaignStore:
         self._leave = client.register_script(_LEAVE)
         self._lock = threading.Lock()
         self._pending_done: list[int] = []
+        #: Rows whose host was released at their response (their finish need not again).
+        self._released: set[int] = set()
         self._pending_counts: dict[str, int] = {}
         self._sequence = 0
         #: monotonic time of the last failed call: reaping waits a lease timeout after it
@@ -648,11 +650,19 @@ class RedisCampaignStore:
         self._retrying(
             lambda: self._release(args=[self._ns, self.config.worker, row, delay_ms, self._cap])
         )
+        with self._lock:
+            self._released.add(row)
 
     def finish(self, row: int, url: str, outcome: str) -> bool:
         """The request is done: its host is released (if the response did not already),
         and it is marked done at the next commit, with the files that hold its output."""
-        self.release(row)
+        with self._lock:
+            released = row in self._released
+            self._released.discard(row)
+        if not released:
+            self.release(row)
+            with self._lock:
+                self._released.discard(row)
         with self._lock:
             self._pending_done.append(row)
         return False

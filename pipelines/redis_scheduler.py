@@ -14,7 +14,7 @@ differ because the frontier is shared:
   includes waiting for the extraction workers), and a lease never takes more than the
   room left. Otherwise the process that answers first would lease every host it
   releases again at once and pile pages up in front of its own extraction pool while
-  the others starve (measured: 2 processes no faster than 1).
+  the others starve.
 """
 
 from __future__ import annotations

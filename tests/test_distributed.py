@@ -287,11 +287,14 @@ def run_shared_crawl(
     redis: RedisServer,
     fault: Callable[[list[subprocess.Popen[bytes]], list[Path], list[str]], None] | None = None,
     workers: int = 3,
+    settings: tuple[str, ...] = (),
 ) -> Path:
     """`workers` processes with one command; `fault` may act on them mid-crawl."""
     profile = _write_profile(tmp_path, site)
     out = tmp_path / "shared"
     command = crawl_command(profile, out, redis.url)
+    for setting in settings:
+        command += ["-s", setting]
     logs = [tmp_path / f"worker{i}.log" for i in range(workers)]
     processes = [start(command, log) for log in logs]
     try:
@@ -457,7 +460,9 @@ def test_a_killed_process_rejoins_and_nothing_is_lost_or_archived_twice(
         logs[1] = log
         restarted.append(worker)
 
-    out = run_shared_crawl(site, tmp_path, redis_server, fault=kill_one)
+    # commits 2 s apart: the kill lands on uncommitted output, not on a commit's instant
+    slow_commits = ("CORPUS_CAMPAIGN_COMMIT_INTERVAL=2",)
+    out = run_shared_crawl(site, tmp_path, redis_server, fault=kill_one, settings=slow_commits)
     [worker] = restarted
     check_exactly_once(site, out, single_process_documents)
     # the restart took the killed one's slot and cut its files back
