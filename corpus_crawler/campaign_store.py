@@ -46,6 +46,7 @@ class CampaignStoreProtocol(Protocol):
         budget: str | None = None,
         limits: BudgetLimits = ...,
         recrawl: str | None = None,
+        site: str = "",
     ) -> Admission: ...
 
     def lease(self, count: int) -> list[tuple[int, str]]: ...

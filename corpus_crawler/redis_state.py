@@ -596,7 +596,10 @@ class RedisCampaignStore:
         budget: str | None = None,
         limits: BudgetLimits = _NO_LIMITS,
         recrawl: str | None = None,
+        site: str = "",
     ) -> Admission:
+        # `site` is the SQLite store's turn key (sites take turns in its leases); here
+        # the host queues and the host schedule already interleave hosts
         if recrawl is not None:
             # refused by the CLI already: recrawl passes run on the SQLite store only
             raise NotImplementedError("recrawl passes are not supported on a Redis campaign")

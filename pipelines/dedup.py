@@ -58,6 +58,7 @@ from corpus_crawler.dedup import (
 )
 from corpus_crawler.dedup.verdicts import DocumentMarks, apply_verdict, document_marks
 from corpus_crawler.model import Document, DropReason
+from corpus_crawler.state import CampaignStore
 from corpus_crawler.vertical import DocMeta, VerticalConfig, add_marks, selected_paragraphs
 from pipelines.drops import drop_for
 from pipelines.glue import deferred_from_future
@@ -152,11 +153,14 @@ class DedupPipeline:
 
         campaign = self.crawler.get_extension(CampaignExtension)
         store = campaign.store if campaign is not None and self.settings.in_campaign else None
+        # the dedup tables join the SQLite campaign's transaction; a distributed
+        # (Redis) campaign keeps them per worker, in the worker's folder (README)
+        database = store if isinstance(store, CampaignStore) else None
         self.dedup = Deduplicator(
             self.settings.config,
             self.settings.directory,
             keep_same_name=True,
-            database=store,
+            database=database,
         )
         # One thread: the stages judge documents in the order they come (the first
         # occurrence stays) and SQLite lookups release the GIL while they run.
@@ -165,7 +169,7 @@ class DedupPipeline:
         logger.info(
             "dedup: state in %s%s (%d document(s) kept by earlier runs)",
             self.settings.directory,
-            " and the campaign database" if store is not None else "",
+            " and the campaign database" if database is not None else "",
             stored,
         )
 
