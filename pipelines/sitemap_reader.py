@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
+import os
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
@@ -22,6 +23,7 @@ from twisted.internet.defer import DeferredSemaphore
 
 from corpus_crawler.sitemaps import SitemapContent, SitemapLimits, read_sitemap
 from pipelines.glue import deferred_from_future
+from pipelines.worker import _watch_crawl
 
 __all__ = ["SitemapReader"]
 
@@ -43,7 +45,11 @@ class SitemapReader:
             methods = multiprocessing.get_all_start_methods()
             method = "forkserver" if "forkserver" in methods else "spawn"
             self._executor = ProcessPoolExecutor(
-                max_workers=1, mp_context=multiprocessing.get_context(method)
+                max_workers=1,
+                mp_context=multiprocessing.get_context(method),
+                # as the extraction workers: exit when the crawl dies, even by kill -9
+                initializer=_watch_crawl,
+                initargs=(os.getpid(),),
             )
         return self._executor
 

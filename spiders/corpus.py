@@ -302,8 +302,11 @@ class CorpusSpider(Spider):
         return Request(url, callback=self._parse_sitemap, errback=self._download_failed, meta=meta)
 
     async def _parse_sitemap(self, response: Response) -> AsyncIterator[Any]:
-        # read in a worker process: seconds of CPU for a big sitemap (pipelines.sitemap_reader)
-        content = await self._sitemap_reader.read(response.body, response.url)
+        content: SitemapContent | None
+        if urlsplit(response.url).path == "/robots.txt":  # read to 500 KiB only: quick here
+            content = read_sitemap(response.body, response.url, self.config.sitemap_limits)
+        else:  # in a worker process: seconds of CPU for a big sitemap (pipelines.sitemap_reader)
+            content = await self._sitemap_reader.read(response.body, response.url)
         if content is None:
             self._stats.inc_value("corpus/sitemaps/failed")
         else:

@@ -530,3 +530,53 @@ def test_a_killed_sitemap_worker_loses_one_sitemap_and_is_replaced() -> None:
     )
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stdout.splitlines()[0] == "('http://a.test/1',) None ('http://a.test/1',) True"
+
+
+SITEMAP_WORKER_ORPHANED = r"""
+import asyncio, os, signal
+from twisted.internet import asyncioreactor
+asyncioreactor.install()
+from twisted.internet import reactor
+from scrapy.utils.defer import deferred_from_coro
+from corpus_crawler.sitemaps import SitemapLimits
+from pipelines.sitemap_reader import SitemapReader
+
+NS = b'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"'
+
+async def main():
+    reader = SitemapReader(SitemapLimits())
+    await reader.read(b"<urlset " + NS + b"></urlset>", "http://a.test/sitemap.xml")
+    print(*reader._executor._processes, flush=True)
+    os.kill(os.getpid(), signal.SIGKILL)  # the crawl dies without closing anything
+
+deferred_from_coro(main())
+reactor.run()
+"""
+
+
+def test_the_sitemap_worker_exits_when_the_crawl_is_killed(tmp_path: Path) -> None:
+    # to a file, not a pipe: the fork server holds the pipe open a while longer
+    output = tmp_path / "out.txt"
+    with open(output, "wb") as handle:
+        returncode = subprocess.run(
+            [sys.executable, "-c", SITEMAP_WORKER_ORPHANED],
+            cwd=ROOT,
+            stdout=handle,
+            stderr=subprocess.STDOUT,
+            timeout=CRAWL_TIMEOUT,
+            check=False,
+        ).returncode
+    text = output.read_text(encoding="utf-8")
+    assert returncode == -9, text[-3000:]
+    worker = Path("/proc") / text.split()[0]
+    deadline = time.monotonic() + 30  # the watchdog looks every 0.5 s; a guard, not a bound
+    while worker.exists() and b"Z" not in _state(worker) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not worker.exists() or b"Z" in _state(worker), "the sitemap worker outlived the crawl"
+
+
+def _state(proc: Path) -> bytes:
+    try:
+        return (proc / "stat").read_bytes().rpartition(b")")[2].split()[0]
+    except OSError:
+        return b"Z"  # gone between the two looks
