@@ -11,7 +11,7 @@ One record per kept document (`document_record`), the same in both formats:
 ``last_modified`` (UTC), ``language``, ``language_confidence``, ``lang_diff``,
 ``declared_encoding`` and ``encoding`` (used), ``extractor``, ``chars``,
 ``text`` (the paragraphs below, one per line), ``paragraphs`` (each with
-``text``, ``class``, ``cf_class``, ``heading``, ``langdiff``), ``ip``, and
+``text``, ``class``, ``cf_class``, ``heading``, ``langdiff``, ``dup``), ``ip``, and
 ``warc_file`` / ``warc_record_id`` of the response record the text came from.
 
 The paragraphs and text are exactly those of the prevertical written for the
@@ -53,7 +53,7 @@ from ._files import (
 )
 from .config import ConfigError
 from .model import Document, ParagraphClass
-from .vertical import DocMeta, paragraph_lang_diff, selected_paragraphs
+from .vertical import DocMeta, paragraph_dup, paragraph_lang_diff, selected_paragraphs
 
 if TYPE_CHECKING:
     import pyarrow
@@ -174,6 +174,7 @@ def document_record(
             "cf_class": str(paragraph.cf_class),
             "heading": paragraph.heading,
             "langdiff": paragraph_lang_diff(meta, index),
+            "dup": paragraph_dup(meta, index),
         }
         for index, paragraph, lines in chosen
     ]
@@ -289,6 +290,7 @@ def parquet_schema() -> pyarrow.Schema:
             ("cf_class", pa.string()),
             ("heading", pa.bool_()),
             ("langdiff", pa.float64()),
+            ("dup", pa.float64()),
         ]
     )
     schema: pyarrow.Schema = pa.schema(

@@ -295,7 +295,7 @@ class Extraction:
     enabled: bool = True
     extractor: str = "justext"
     #: seed, reference, language-independent, corpus or article (corpus_crawler.config.Preset).
-    preset: str = "seed"
+    preset: str = "corpus"
     #: A language code or name, `auto` to detect it per page, or null for no stoplist.
     language: str | None = "auto"
     #: Languages to keep; documents in others are dropped as wrong-language. Empty: all.

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import sys
 import tarfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+# The loopback test sites (tests/site/*.py) are plain modules the tests import by name
+# (`import dup_site`); the folder is not a package, as `site` is a standard module.
+sys.path.insert(0, str(Path(__file__).parent / "site"))
 
 DATA_DIR = Path(__file__).parent / "data"
 GOLD_TARBALL = DATA_DIR / "gold.tar.xz"

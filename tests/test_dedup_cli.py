@@ -8,14 +8,13 @@ prevertical written by hand.
 from __future__ import annotations
 
 import gzip
-import importlib.util
 import json
 import subprocess
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
-from types import ModuleType
 
+import dup_site
 import pytest
 
 from corpus_crawler import extract
@@ -23,19 +22,6 @@ from corpus_crawler.config import ExtractConfig
 from corpus_crawler.vertical import DocMeta, VerticalFormat, format_document, read_vertical
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def _load(name: str) -> ModuleType:
-    path = Path(__file__).parent / "site" / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-dup_site = _load("dup_site")
 
 
 def dedup(*args: str) -> subprocess.CompletedProcess[str]:

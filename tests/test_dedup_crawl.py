@@ -9,15 +9,14 @@ articles of the first on a new host: the stores of the first run catch them.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
-from types import ModuleType
 from urllib.parse import urlsplit
 
+import dup_site
 import pytest
 
 from corpus_crawler.vertical import read_vertical
@@ -25,18 +24,6 @@ from corpus_crawler.vertical import read_vertical
 ROOT = Path(__file__).resolve().parent.parent
 CRAWL_TIMEOUT = 240  # a guard against a hung crawl, not a speed assertion
 
-
-def _load(name: str) -> ModuleType:
-    path = Path(__file__).parent / "site" / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-dup_site = _load("dup_site")
 
 PROFILE = """\
 name: dedup-test

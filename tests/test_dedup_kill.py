@@ -15,7 +15,6 @@ fed from a journal only once its rows are committed.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import signal
 import sqlite3
@@ -24,10 +23,10 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 from urllib.parse import urlsplit
 
+import dup_site
 import pytest
 
 from corpus_crawler.vertical import read_vertical
@@ -39,18 +38,6 @@ KILL_AFTER_DOCUMENTS = 5
 #: Seconds before each answer of the test site.
 ANSWER_DELAY = 0.1
 
-
-def _load(name: str) -> ModuleType:
-    path = Path(__file__).parent / "site" / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-dup_site = _load("dup_site")
 
 PROFILE = """\
 name: dedup-kill

@@ -17,16 +17,16 @@ them with a German paragraph, crawled with ``dedup.paragraphs: mark`` and
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import random
 import re
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
 
+import dup_site
 import pytest
+import test_corpustools as corpustools_tests  # its registry grammar parser
 
 from corpus_crawler.testserver import SiteServer, html_reply
 from corpus_crawler.vertical import read_vertical
@@ -34,18 +34,6 @@ from corpus_crawler.vertical import read_vertical
 ROOT = Path(__file__).resolve().parent.parent
 CRAWL_TIMEOUT = 240  # a guard against a hung crawl, not a speed assertion
 
-
-def _load(name: str, path: Path) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-dup_site = _load("dup_site", Path(__file__).parent / "site" / "dup_site.py")
-corpustools_tests = _load("corpustools_tests", Path(__file__).parent / "test_corpustools.py")
 
 ARTICLES = 8
 GERMAN = (
@@ -83,6 +71,8 @@ output:
     enabled: true
     sentences: true
     corpus_tools: true
+  documents:
+    jsonl: true
 dedup:
   enabled: true
   near_documents: false
@@ -202,6 +192,22 @@ def test_the_vertical_carries_the_same_marks_and_its_registry_declares_them(
     prevertical, vertical = marks(".prevert"), marks(".vert")
     assert len(vertical) == ARTICLES
     assert vertical == prevertical
+    # the JSONL documents carry the same marks, as numbers
+    jsonl = {}
+    for path in _files(out, ".jsonl"):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            record = json.loads(line)
+            jsonl[record["url"]] = (
+                record["lang_diff"],
+                [(p["dup"], p["langdiff"]) for p in record["paragraphs"]],
+            )
+    assert jsonl.keys() == vertical.keys()
+    for url, (lang_diff, paragraphs) in vertical.items():
+        assert f"{jsonl[url][0]:.2f}" == lang_diff, url
+        assert [
+            (f"{dup:.2f}", None if langdiff is None else f"{langdiff:.2f}")
+            for dup, langdiff in jsonl[url][1]
+        ] == paragraphs, url
     for path in _files(out, ".vert"):
         registry_path = path.with_name(path.name.removesuffix(".vert") + ".manatee")
         registry = corpustools_tests.parse_registry(registry_path.read_text(encoding="utf-8"))

@@ -26,9 +26,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from types import ModuleType
 
 import pytest
+import wire_site
 from test_warc_wire import Record, read_records
 
 from corpus_crawler.warc import (
@@ -39,22 +39,6 @@ from corpus_crawler.warc import (
 )
 
 STARTUP_TIMEOUT = 60  # seconds: a guard against a hung server, not a speed assertion
-
-
-def _load(name: str) -> ModuleType:
-    module = sys.modules.get(name)
-    if module is not None:
-        return module
-    path = Path(__file__).parent / "site" / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-wire_site = _load("wire_site")
 
 
 #: pywb, in a virtualenv of its own: it pins old redis/cryptography/Werkzeug versions.

@@ -11,7 +11,6 @@ cdxj-indexer.
 from __future__ import annotations
 
 import gzip
-import importlib.util
 import json
 import subprocess
 import sys
@@ -19,24 +18,12 @@ import zipfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
+import wire_site
 from warcio.archiveiterator import ArchiveIterator
 
-
-def _load(name: str) -> ModuleType:
-    path = Path(__file__).parent / "site" / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-wire_site = _load("wire_site")
 PAGES = wire_site.PAGES
 
 

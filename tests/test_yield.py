@@ -3,13 +3,11 @@ hosts beside a link farm and an image gallery (tests/site/dup_site.py)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
@@ -83,16 +81,6 @@ def test_tracker_prunes_host_and_domain_and_persists(tmp_path: Path) -> None:
     reopened.close()
 
 
-def _load(name: str) -> ModuleType:
-    path = Path(__file__).parent / "site" / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 PROFILE = """\
 name: yield-test
 seeds:
@@ -130,7 +118,8 @@ BUDGET = 300
 
 
 def crawl(workdir: Path, preset: str) -> tuple[dict[str, int], dict[str, object]]:
-    site = _load("dup_site")
+    import dup_site as site
+
     # more pages per host than the budget can fetch: the budget decides who gets what
     hosts = site.build_yield_site(pages_per_host=150)
     out = workdir / preset
