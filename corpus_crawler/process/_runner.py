@@ -371,7 +371,17 @@ class _Runner:
                 # results waiting to be written in order count too: memory stays bounded
                 while next_submit < len(order) and len(in_flight) + len(results) < limit:
                     unit, index = order[next_submit]
-                    in_flight[self.engine.submit(unit.tasks[index])] = (next_submit, 0)
+                    try:
+                        future = self.engine.submit(unit.tasks[index])
+                    except BrokenProcessPool:
+                        # A worker died since the last wait and the pool noticed first:
+                        # the tasks in flight fail with it and are retried below
+                        # (`_retry`); with none in flight, a new pool starts here.
+                        if in_flight:
+                            break
+                        self.engine.restart()
+                        continue
+                    in_flight[future] = (next_submit, 0)
                     next_submit += 1
                 done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
                 for future in done:
