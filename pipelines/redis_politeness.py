@@ -33,7 +33,7 @@ class HostReleaseMiddleware:
         campaign = crawler.get_extension(CampaignExtension)
         store = campaign.store if campaign is not None else None
         if not isinstance(store, RedisCampaignStore):
-            raise NotConfigured("not a distributed crawl (crawl --redis URL turns it on)")
+            raise NotConfigured  # not a distributed crawl: nothing to say in the log
         return cls(store)
 
     def _release(self, request: Request) -> None:
