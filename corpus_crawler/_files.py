@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, Protocol
 
 logger = logging.getLogger(__name__)
 
@@ -76,6 +76,23 @@ def fsync_directory(directory: Path) -> None:
         os.close(fd)
 
 
+class RotatingConfig(Protocol):
+    """What an output writer's frozen config says about its rotating files."""
+
+    @property
+    def directory(self) -> Path: ...
+    @property
+    def prefix(self) -> str: ...
+    @property
+    def max_bytes(self) -> int: ...
+    @property
+    def hostname(self) -> str | None: ...
+    @property
+    def timestamp_digits(self) -> int: ...
+    @property
+    def fsync(self) -> bool: ...
+
+
 class RotatingFile:
     """An append-only output that lives as ``NAME.open`` until closed, then ``NAME``.
 
@@ -112,6 +129,29 @@ class RotatingFile:
         self._final_path: Path | None = None
         self._size = 0
         self._closed: list[Path] = []
+
+    @classmethod
+    def for_config(
+        cls,
+        config: RotatingConfig,
+        *,
+        extension: str,
+        clock: Clock | None = None,
+        header: Callable[[str], bytes] | None = None,
+    ) -> RotatingFile:
+        """The rotating file of a writer whose config names the folder, prefix, size,
+        host name (None: this machine's), timestamp digits and fsync policy."""
+        return cls(
+            config.directory,
+            prefix=config.prefix,
+            extension=extension,
+            max_bytes=config.max_bytes,
+            hostname=config.hostname or default_hostname(),
+            timestamp_digits=config.timestamp_digits,
+            clock=clock or utc_now,
+            header=header,
+            fsync=config.fsync,
+        )
 
     @property
     def open_path(self) -> Path | None:

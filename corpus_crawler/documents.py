@@ -45,11 +45,9 @@ from ._files import (
     Recovered,
     RotatingFile,
     as_utc,
-    default_hostname,
     gzip_member_ends,
     recover_files,
     safe_name_part,
-    utc_now,
 )
 from .config import ConfigError
 from .model import Document, ParagraphClass
@@ -211,15 +209,8 @@ class JsonlWriter:
     def __init__(self, config: DocumentsConfig, *, clock: Clock | None = None) -> None:
         self._config = config
         self.written = 0
-        self._file = RotatingFile(
-            config.directory,
-            prefix=config.prefix,
-            extension=".jsonl.gz" if config.gzip else ".jsonl",
-            max_bytes=config.max_bytes,
-            hostname=config.hostname or default_hostname(),
-            timestamp_digits=config.timestamp_digits,
-            clock=clock or utc_now,
-            fsync=config.fsync,
+        self._file = RotatingFile.for_config(
+            config, extension=".jsonl.gz" if config.gzip else ".jsonl", clock=clock
         )
 
     @property
@@ -338,16 +329,7 @@ class ParquetWriter:
         self._writer: Any = None
         self.written = 0
         # RotatingFile names, creates and renames the file; pyarrow writes into its handle.
-        self._file = RotatingFile(
-            config.directory,
-            prefix=config.prefix,
-            extension=".parquet",
-            max_bytes=config.max_bytes,
-            hostname=config.hostname or default_hostname(),
-            timestamp_digits=config.timestamp_digits,
-            clock=clock or utc_now,
-            fsync=config.fsync,
-        )
+        self._file = RotatingFile.for_config(config, extension=".parquet", clock=clock)
 
     @property
     def files(self) -> tuple[Path, ...]:

@@ -61,11 +61,9 @@ from ._files import (
     RecoveryAction,
     RotatingFile,
     as_utc,
-    default_hostname,
     gzip_member_ends,
     recover_files,
     safe_name_part,
-    utc_now,
 )
 from .config import ConfigError
 from .model import Document, Paragraph, ParagraphClass
@@ -477,16 +475,7 @@ class VerticalWriter:
         self.skipped = 0
         #: How many of the closed files have had their corpus tool files written.
         self._finished = 0
-        self._file = RotatingFile(
-            config.directory,
-            prefix=config.prefix,
-            extension=config.extension,
-            max_bytes=config.max_bytes,
-            hostname=config.hostname or default_hostname(),
-            timestamp_digits=config.timestamp_digits,
-            clock=clock or utc_now,
-            fsync=config.fsync,
-        )
+        self._file = RotatingFile.for_config(config, extension=config.extension, clock=clock)
 
     @property
     def files(self) -> tuple[Path, ...]:

@@ -633,29 +633,13 @@ class WarcWriter:
         # The date of the record that makes a new file start: its warcinfo is never later.
         self._first_record_date: datetime | None = None
         self._indexes: list[Path] = []
-        self._file = RotatingFile(
-            config.directory,
-            prefix=config.prefix,
-            extension=WARC_EXTENSION,
-            max_bytes=config.max_bytes,
-            hostname=self._hostname,
-            timestamp_digits=config.timestamp_digits,
-            clock=self._clock,
-            header=self._warcinfo,
-            fsync=config.fsync,
+        self._file = RotatingFile.for_config(
+            config, extension=WARC_EXTENSION, clock=self._clock, header=self._warcinfo
         )
         # Closed with the WARC file (text is smaller than its HTML), so the text files
         # follow the WARC files one for one in time.
-        self._text = RotatingFile(
-            config.directory,
-            prefix=config.prefix,
-            extension=TEXT_EXTENSION,
-            max_bytes=config.max_bytes,
-            hostname=self._hostname,
-            timestamp_digits=config.timestamp_digits,
-            clock=self._clock,
-            header=self._text_warcinfo,
-            fsync=config.fsync,
+        self._text = RotatingFile.for_config(
+            config, extension=TEXT_EXTENSION, clock=self._clock, header=self._text_warcinfo
         )
 
     # -- public API ---------------------------------------------------------------

@@ -154,6 +154,8 @@ def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
             "redis-server is not installed: apt-get install redis-server (.ci/run installs"
             " it); the distributed crawl tests need a real Redis"
         )
+        # CI installs redis-server (.ci/run), so there a missing binary is a failure; on a
+        # developer's machine without Redis these tests cannot run at all, and say why.
         if os.environ.get("CI"):
             pytest.fail(message)
         pytest.skip(message)
