@@ -12,15 +12,14 @@ from __future__ import annotations
 
 import collections
 import hashlib
-import importlib.util
 import json
 import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
+import crawl_site
 import pytest
 from warcio.archiveiterator import ArchiveIterator
 
@@ -33,18 +32,6 @@ from corpus_crawler.vertical import DOC_ATTRIBUTES, read_vertical
 ROOT = Path(__file__).resolve().parent.parent
 CRAWL_TIMEOUT = 180  # seconds: a guard against a hung crawl, not a speed assertion
 
-
-def _load_site_module() -> ModuleType:
-    path = Path(__file__).parent / "site" / "crawl_site.py"
-    spec = importlib.util.spec_from_file_location("crawl_site", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["crawl_site"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-crawl_site = _load_site_module()
 
 MAIN_PROFILE = """\
 name: e2e

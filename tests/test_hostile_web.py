@@ -9,7 +9,6 @@ saw, the WARC files and the crawl summary are then checked.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
@@ -17,9 +16,9 @@ import textwrap
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
+import hostile_site
 import pytest
 from warcio.archiveiterator import ArchiveIterator
 
@@ -29,17 +28,6 @@ ROOT = Path(__file__).resolve().parent.parent
 CRAWL_TIMEOUT = 180  # seconds: a guard against a hung crawl, not a speed assertion
 
 
-def _load_site_module() -> ModuleType:
-    path = Path(__file__).parent / "site" / "hostile_site.py"
-    spec = importlib.util.spec_from_file_location("hostile_site", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["hostile_site"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-hostile_site = _load_site_module()
 ScriptedDns = hostile_site.ScriptedDns
 FAIL = hostile_site.FAIL
 

@@ -5,16 +5,15 @@ small crawl for a drop reason the end-to-end crawl does not produce."""
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import ipaddress
 import json
 import re
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
+import crawl_site
 import pytest
 from scrapy import Request
 from scrapy.exceptions import DropItem, IgnoreRequest, NotConfigured
@@ -43,20 +42,6 @@ from spiders.corpus import fetched_page
 from spiders.scope import Refusal, UrlScope
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def _site_module() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "crawl_site", Path(__file__).parent / "site" / "crawl_site.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["crawl_site"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-crawl_site = _site_module()
 
 
 @pytest.fixture(scope="module")

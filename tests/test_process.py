@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import gzip
 import hashlib
-import importlib.util
 import io
 import json
 import os
@@ -23,9 +22,10 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
+import crawl_site
+import dup_site
 import pytest
 from warcio.archiveiterator import ArchiveIterator
 from warcio.statusandheaders import StatusAndHeaders
@@ -40,20 +40,6 @@ from corpus_crawler.vertical import read_vertical
 ROOT = Path(__file__).resolve().parent.parent
 TIMEOUT = 240  # seconds: a guard against a hang, not a speed assertion
 
-
-def _load_site_module() -> ModuleType:
-    if "crawl_site" in sys.modules:
-        return sys.modules["crawl_site"]
-    path = Path(__file__).parent / "site" / "crawl_site.py"
-    spec = importlib.util.spec_from_file_location("crawl_site", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["crawl_site"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-crawl_site = _load_site_module()
 
 PROFILE = """\
 name: reprocess
@@ -692,18 +678,6 @@ def test_a_local_dask_cluster_gives_the_same_documents(
 # -- the dedup stages -------------------------------------------------------------------------
 
 
-def _load_dup_site() -> ModuleType:
-    if "dup_site" in sys.modules:
-        return sys.modules["dup_site"]
-    path = Path(__file__).parent / "site" / "dup_site.py"
-    spec = importlib.util.spec_from_file_location("dup_site", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["dup_site"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 DEDUP_PROFILE = """\
 name: reprocess-dedup
 seeds:
@@ -745,7 +719,6 @@ def texts(folder: Path, pattern: str = "*") -> Counter[tuple[str, ...]]:
 
 @pytest.fixture(scope="module")
 def dedup_crawl(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    dup_site = _load_dup_site()
     site = dup_site.build_dup_site()
     work = tmp_path_factory.mktemp("dedup-live")
     out = work / "crawl"

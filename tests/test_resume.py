@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import collections
 import dataclasses
-import importlib.util
 import json
 import os
 import signal
@@ -24,9 +23,9 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
+import crawl_site
 import pytest
 from warcio.archiveiterator import ArchiveIterator
 
@@ -42,18 +41,6 @@ EXTRA_PAGES = 240
 #: Seconds each page waits before it is answered.
 DELAY = 0.01
 
-
-def _load_site_module() -> ModuleType:
-    path = Path(__file__).parent / "site" / "crawl_site.py"
-    spec = importlib.util.spec_from_file_location("crawl_site", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("crawl_site", module)
-    spec.loader.exec_module(module)
-    return module
-
-
-crawl_site = _load_site_module()
 
 PROFILE = """\
 name: resume
