@@ -42,7 +42,8 @@ import sys
 import tempfile
 import threading
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -82,12 +83,25 @@ class _Writer:
 
 @dataclass
 class _Campaign:
+    """What the scheduler asks of `pipelines.campaign.CampaignExtension`; `finish` does
+    what the extension's does (the scheduler's held links first), with the writer
+    thread's part done here so that it is timed."""
+
     store: CampaignStore
     settings: CampaignSettings
     writer: _Writer
+    hooks: list[Callable[[], None]] = field(default_factory=list)
+
+    def before_finish(self, hook: Callable[[], None]) -> None:
+        self.hooks.append(hook)
+
+    def finish(self, row: int, url: str, outcome: str) -> None:
+        for hook in self.hooks:
+            hook()
+        self.writer.finish(row, url, outcome)
 
 
-def _scheduler(directory: Path) -> tuple[CampaignScheduler, CorpusSpider, CampaignStore]:
+def _scheduler(directory: Path) -> tuple[CampaignScheduler, CorpusSpider, _Campaign]:
     """The crawl's scheduler on a campaign store, with the crawl's spider (its callbacks
     are what a request names) and Scrapy's default request fingerprinter."""
     crawler = get_crawler(CorpusSpider, profile_settings(Profile()))
@@ -101,7 +115,7 @@ def _scheduler(directory: Path) -> tuple[CampaignScheduler, CorpusSpider, Campai
     campaign = _Campaign(store, settings, _Writer(store))
     scheduler = CampaignScheduler(crawler, campaign)  # type: ignore[arg-type]
     scheduler.open(spider)
-    return scheduler, spider, store
+    return scheduler, spider, campaign
 
 
 def _link(spider: CorpusSpider, url: str, referer: str, depth: int) -> Request:
@@ -142,11 +156,13 @@ def upkeep(pages: int, links: int, new: int, *, navigation: bool = True) -> Upke
     `navigation` True, the same menu on every page (a site's navigation); False,
     links to pages anywhere in the crawl so far (no recent-URL cache helps)."""
     with tempfile.TemporaryDirectory() as tmp:
-        scheduler, spider, store = _scheduler(Path(tmp))
+        scheduler, spider, campaign = _scheduler(Path(tmp))
+        store = campaign.store
         seeds = [f"http://h0.example/seed/{i}" for i in range(pages)]
         menu = [f"http://h0.example/menu/{k}" for k in range(links - new)]
         for url in seeds + menu:
             scheduler.enqueue_request(_link(spider, url, "http://h0.example/", 0))
+        scheduler.flush()
         store.commit({})
         discovered = 0
         cpu = wall = building = 0.0
@@ -175,7 +191,8 @@ def upkeep(pages: int, links: int, new: int, *, navigation: bool = True) -> Upke
             cpu_started, wall_started = time.thread_time(), time.perf_counter()
             for link_request in requests:
                 scheduler.enqueue_request(link_request)
-            store.finish(row, request.url, "kept")
+            # the page's item: its held links go to the store, then it is finished
+            campaign.finish(row, request.url, "kept")
             done += 1
             if done % PAGES_PER_COMMIT == 0:
                 store.count({"requests/kept": PAGES_PER_COMMIT})

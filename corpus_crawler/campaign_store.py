@@ -8,13 +8,13 @@ the capture middleware see only this protocol.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
 
 from .recrawl import Decision, PreviousCapture
-from .state import Admission, BudgetLimits
+from .state import Admission, BudgetLimits, QueueEntry
 
 __all__ = ["CampaignStoreProtocol"]
 
@@ -48,6 +48,10 @@ class CampaignStoreProtocol(Protocol):
         recrawl: str | None = None,
         site: str = "",
     ) -> Admission: ...
+
+    def enqueue_many(
+        self, entries: Sequence[QueueEntry], limits: BudgetLimits = ...
+    ) -> list[Admission]: ...
 
     def lease(self, count: int) -> list[tuple[int, str]]: ...
     def finish(self, row: int, url: str, outcome: str) -> bool: ...

@@ -39,7 +39,7 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -47,7 +47,7 @@ from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from .recrawl import Decision, PreviousCapture
-from .state import Admission, BudgetLimits
+from .state import Admission, BudgetLimits, QueueEntry
 
 __all__ = [
     "RedisCampaignStore",
@@ -623,6 +623,30 @@ class RedisCampaignStore:
             self._pending_cache = (0.0, 0)
             return Admission.QUEUED
         return _ADMISSIONS[result]
+
+    def enqueue_many(
+        self, entries: Sequence[QueueEntry], limits: BudgetLimits = _NO_LIMITS
+    ) -> list[Admission]:
+        """`enqueue` of each entry in turn (the protocol's batch call; one script call
+        each, as the seen mark of each must be known before the next is admitted)."""
+        admissions: list[Admission] = []
+        for url, request, priority, fingerprint, budget, site in entries:
+            self.enqueue_host = host_key(url)
+            try:
+                admission = self.enqueue(
+                    request,
+                    priority,
+                    fingerprint=fingerprint,
+                    budget=budget,
+                    limits=limits,
+                    site=site,
+                )
+                admissions.append(admission)
+            except TypeError:
+                admissions.append(Admission.UNSERIALISABLE)
+            finally:
+                self.enqueue_host = None
+        return admissions
 
     def lease(self, count: int) -> list[tuple[int, str]]:
         """Up to `count` requests, at most one per host that is ready now."""

@@ -30,6 +30,7 @@ _LEASE_TIMEOUT and _RETRY_TIMEOUT (seconds).
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -184,6 +185,8 @@ class CampaignExtension:
         self._result: CampaignResult | None = None
         self._waiters: list[defer.Deferred[CampaignResult]] = []
         self._finishing = False
+        #: Called before a request is finished (`before_finish`).
+        self._before_finish: list[Callable[[], None]] = []
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> CampaignExtension:
@@ -249,6 +252,19 @@ class CampaignExtension:
 
     # -- requests done ----------------------------------------------------------------------
 
+    def before_finish(self, hook: Callable[[], None]) -> None:
+        """Have `hook` called before each request is finished: the scheduler gives the
+        store the links it holds back (`CampaignScheduler.flush`), so a finished page's
+        links are always in the state that commits its end."""
+        self._before_finish.append(hook)
+
+    def finish(self, row: int, url: str, outcome: str) -> None:
+        """The request `row` is done: its links go to the store, then the writer finishes
+        it (its output, then its mark in the state, on the writer thread)."""
+        for hook in self._before_finish:
+            hook()
+        self.writer.finish(row, url, outcome)
+
     def item_done(self, item: Any, exception: BaseException | None = None) -> None:
         """`item_scraped` / `item_dropped` / `item_error`: the request's output is complete."""
         row = getattr(item, "row", None)
@@ -264,7 +280,7 @@ class CampaignExtension:
             outcome = "done"
         if exception is not None and not isinstance(item, DroppedPage):
             outcome = f"error:{type(exception).__name__}"
-        self.writer.finish(row, item.url, outcome)
+        self.finish(row, item.url, outcome)
 
     def spider_error(self, failure: Any, response: Any) -> None:
         """A callback raised before its last item: finish the request all the same, or its
@@ -274,7 +290,7 @@ class CampaignExtension:
         if row is not None:
             error = getattr(failure, "type", None)
             name = error.__name__ if isinstance(error, type) else "error"
-            self.writer.finish(row, response.url, f"error:{name}")
+            self.finish(row, response.url, f"error:{name}")
 
     # -- failures ---------------------------------------------------------------------------
 

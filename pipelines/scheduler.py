@@ -20,6 +20,7 @@ in turn, then FIFO within a site (`corpus_crawler.state.CampaignStore.lease`).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -27,19 +28,23 @@ from collections import Counter, deque
 from typing import Any
 
 import orjson
-from scrapy import Request, Spider
+from scrapy import Request, Spider, signals
 from scrapy.core.scheduler import BaseScheduler
 from scrapy.crawler import Crawler
 from scrapy.utils.request import RequestFingerprinter, request_from_dict
 
 from corpus_crawler.campaign_store import CampaignStoreProtocol
-from corpus_crawler.state import Admission, budget_key
+from corpus_crawler.state import Admission, CampaignStore, QueueEntry, budget_key
 from corpus_crawler.traps import seen_key
 from pipelines.campaign import CampaignExtension, CampaignSettings
 
 __all__ = ["CampaignScheduler", "request_from_json", "request_to_json", "verbatim_fingerprint"]
 
 logger = logging.getLogger(__name__)
+
+#: Links held back by `CampaignScheduler.enqueue_request` before they are flushed anyway
+#: (a page's links normally go at its end; this bounds a page of very many links).
+_HELD_LINKS = 1024
 
 #: A string as `json.dumps` writes it by default (ASCII, with escapes): the C encoder.
 _json_string = json.encoder.encode_basestring_ascii
@@ -51,12 +56,16 @@ BUDGET = "corpus_budget"
 RECRAWL = "corpus_recrawl"
 
 
-def request_to_json(request: Request, spider: Spider | None) -> str:
+def request_to_json(
+    request: Request, spider: Spider | None, method_names: MethodNames | None = None
+) -> str:
     """A request as JSON text, in the compact form when it is a plain GET whose callbacks
     are methods of `spider` (what a crawl's links are), else in Scrapy's full `to_dict`
     form (headers and body as ISO-8859-1 text: byte-exact). `request_from_json` reads
-    both, so frontiers written before the compact form existed still load."""
-    compact = _compact_form(request, spider)
+    both, so frontiers written before the compact form existed still load.
+    `method_names`: a cache of the callback names found for `spider` (kept by the
+    caller, for one spider)."""
+    compact = _compact_form(request, spider, method_names)
     if compact is not None:
         try:
             return orjson.dumps(compact, option=orjson.OPT_NON_STR_KEYS).decode()
@@ -96,7 +105,14 @@ _COMPACT_META = "m"
 _COMPACT_DONT_FILTER = "d"
 
 
-def _compact_form(request: Request, spider: Spider | None) -> dict[str, Any] | None:
+#: The name each function of a spider is its method by, or None if it is not one
+#: (`_spider_method_name`), for one spider.
+MethodNames = dict[Any, str | None]
+
+
+def _compact_form(
+    request: Request, spider: Spider | None, method_names: MethodNames | None = None
+) -> dict[str, Any] | None:
     """The compact form of `request`, or None when only the full form can hold it."""
     if (
         type(request) is not Request  # a FormRequest, JsonRequest...: its class must be kept
@@ -116,7 +132,7 @@ def _compact_form(request: Request, spider: Spider | None) -> dict[str, Any] | N
         (_COMPACT_ERRBACK, request.errback),
     ):
         if function is not None:
-            name = _spider_method_name(spider, function)
+            name = _spider_method_name(spider, function, method_names)
             if name is None:
                 return None
             data[key] = name
@@ -129,12 +145,25 @@ def _compact_form(request: Request, spider: Spider | None) -> dict[str, Any] | N
     return data
 
 
-def _spider_method_name(spider: Spider | None, function: Any) -> str | None:
+def _spider_method_name(
+    spider: Spider | None, function: Any, method_names: MethodNames | None = None
+) -> str | None:
     """The name `spider` knows a bound method of its own by (what `to_dict` would find),
     or None if it is anything else (the full form then decides)."""
     underlying = getattr(function, "__func__", None)
     if spider is None or underlying is None:
         return None
+    if method_names is None:
+        return _find_method_name(spider, function, underlying)
+    try:
+        return method_names[underlying]
+    except KeyError:
+        # every link names the same two methods: the lookup below once per spider
+        name = method_names[underlying] = _find_method_name(spider, function, underlying)
+        return name
+
+
+def _find_method_name(spider: Spider, function: Any, underlying: Any) -> str | None:
     name = getattr(function, "__name__", "")
     if name.startswith("__"):
         return None  # name-mangled: only to_dict's search finds it
@@ -195,11 +224,17 @@ def verbatim_fingerprint(method: str, url: str, body: bytes) -> bytes:
     building the Request: the seen sets of existing campaigns hold these. Scrapy's
     function costs ~20 us (a Request copy for the seen key, a weak-keyed cache, a JSON
     encoder with sort_keys); the crawl fingerprints every link of every page."""
+    if method == "GET" and not body:
+        # a link: only the URL varies
+        return hashlib.sha1(f"{_PLAIN_GET}{_json_string(url)}}}".encode()).digest()
     text = (
         f'{{"body": {_json_string(body.hex())}, "headers": {{}},'
         f' "method": {_json_string(method)}, "url": {_json_string(url)}}}'
     )
     return hashlib.sha1(text.encode()).digest()
+
+
+_PLAIN_GET = '{"body": "", "headers": {}, "method": "GET", "url": '
 
 
 def _plain(value: Any) -> bool:
@@ -267,6 +302,13 @@ class CampaignScheduler(BaseScheduler):
         self._leased: deque[tuple[int, str]] = deque()
         self._recent = RecentlySeen(self._scrapy_fingerprints)
         self._counts: Counter[str] = Counter()
+        #: Links and seeds not given to the store yet: (request, its recent-set key,
+        #: whether it counts against the page budgets); see `flush`.
+        self._held: list[tuple[Request, str | None, Any]] = []
+        # The Redis scheduler leases before this class's next_request could flush, and
+        # its store takes one round trip per request anyway: it enqueues one at a time.
+        self._holding = isinstance(self.store, CampaignStore)
+        self._method_names: MethodNames = {}
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> CampaignScheduler:
@@ -280,19 +322,105 @@ class CampaignScheduler(BaseScheduler):
 
     def open(self, spider: Spider) -> None:
         self.spider = spider
+        self._method_names = {}
+        self.campaign.before_finish(self.flush)
 
     def close(self, reason: str) -> None:
+        # before the campaign closes its store (Scrapy closes the scheduler first): the
+        # links held back go to the frontier of the next run
+        self.flush()
         # Leased requests stay leased in the state: the next run queues them again.
         self._leased.clear()
         self._flush_counts()
 
     def has_pending_requests(self) -> bool:
-        return bool(self._leased) or self.store.queued > 0
+        return bool(self._leased) or bool(self._held) or self.store.queued > 0
 
     def __len__(self) -> int:
-        return len(self._leased) + self.store.queued
+        return len(self._leased) + len(self._held) + self.store.queued
 
     def enqueue_request(self, request: Request) -> bool:
+        meta = request.meta
+        if not self._holding or ROW in meta or RECRAWL in meta or request.dont_filter:
+            # a follow-up (its parent is finished now), a recrawl, a retry: at once, after
+            # the links held before it (the frontier keeps their order)
+            self.flush()
+            return self._enqueue_now(request)
+        # A link or a seed: held until `flush`, so a page's links share one store call.
+        # Accepted now; one found a duplicate or over budget there is dropped then (with
+        # Scrapy's request_dropped signal, as the engine sends it for a refusal).
+        meta.pop(ROW_URL, None)
+        budget = meta.pop(BUDGET, None)
+        recent = self._recent
+        recent_key = recent.key(request)
+        if recent_key is not None:
+            if recent_key in recent:
+                # a link met moments ago (a site's menu on every page): held or marked seen
+                self._counts["dupefilter/filtered"] += 1
+                return False
+            # its seen mark is set at the flush, before any request is finished
+            recent.add(recent_key)
+        held = self._held
+        held.append((request, recent_key, budget))
+        if len(held) >= _HELD_LINKS:
+            self.flush()
+        return True
+
+    def flush(self) -> None:
+        """Give the store the links held back, in one call (`CampaignStore.enqueue_many`).
+        Called before the frontier is read and before any request is finished (the
+        campaign's `before_finish`): a page's links are in the same commit as its end,
+        or the page is fetched again, so no link is ever lost."""
+        held = self._held
+        if not held:
+            return
+        self._held = []
+        spider = self.spider
+        method_names = self._method_names
+        fingerprint = self._fingerprint
+        entries: list[QueueEntry] = []
+        for request, recent_key, budget in held:
+            url = request.url
+            site = budget_key(url)
+            entries.append(
+                (
+                    url,
+                    functools.partial(request_to_json, request, spider, method_names),
+                    request.priority,
+                    fingerprint(request)
+                    if recent_key is None
+                    else verbatim_fingerprint(request.method, recent_key, request.body),
+                    site if budget else None,
+                    site,
+                )
+            )
+        admissions = self.store.enqueue_many(entries, self.settings.limits)
+        counts = self._counts
+        queued = 0
+        for (request, _, _), admission in zip(held, admissions, strict=True):
+            if admission is Admission.QUEUED:
+                queued += 1
+                continue
+            if admission is Admission.DUPLICATE:
+                counts["dupefilter/filtered"] += 1
+            else:
+                counts[f"corpus/links/{admission.value}"] += 1
+                if admission is Admission.UNSERIALISABLE:
+                    self._log_unserialisable(request)
+            self.crawler.signals.send_catch_log(
+                signals.request_dropped, request=request, spider=spider
+            )
+        if queued:
+            counts["scheduler/enqueued/disk"] += queued
+            counts["scheduler/enqueued"] += queued
+
+    def _log_unserialisable(self, request: Request) -> None:
+        try:
+            request_to_json(request, self.spider)
+        except TypeError as exc:
+            logger.error("not queued: %s", exc)
+
+    def _enqueue_now(self, request: Request) -> bool:
         meta = request.meta
         parent = meta.pop(ROW, None)
         parent_url = meta.pop(ROW_URL, request.url)
@@ -329,7 +457,7 @@ class CampaignScheduler(BaseScheduler):
         try:
             admission = self.store.enqueue(
                 # serialised only if it is queued: most links of a page were seen before
-                lambda: request_to_json(request, self.spider),
+                lambda: request_to_json(request, self.spider, self._method_names),
                 request.priority,
                 fingerprint=fingerprint,
                 # a redirect or retry of a page does not count against the budget again
@@ -381,6 +509,7 @@ class CampaignScheduler(BaseScheduler):
 
     def next_request(self) -> Request | None:
         if not self._leased:
+            self.flush()
             self._flush_counts()
             self._leased.extend(self.store.lease(self.settings.lease_batch))
             if not self._leased:

@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scrapy import FormRequest, Request, Spider
+from scrapy import FormRequest, Request, Spider, signals
 from scrapy.utils.request import RequestFingerprinter
 from scrapy.utils.test import get_crawler
 
@@ -227,13 +227,28 @@ def test_seen_sets_written_with_scrapys_fingerprints_still_filter(tmp_path: Path
     store.commit({})
     store.close("finished")
     scheduler, spider, campaign = _scheduler(tmp_path)
+    dropped = _dropped_requests(scheduler)
     try:
         # the same page with other session ids: a duplicate of the old mark
-        assert not scheduler.enqueue_request(_link(spider, "http://a.example/p?id=7&PHPSESSID=1"))
-        assert scheduler.enqueue_request(_link(spider, "http://a.example/p?id=8"))
+        scheduler.enqueue_request(_link(spider, "http://a.example/p?id=7&PHPSESSID=1"))
+        scheduler.enqueue_request(_link(spider, "http://a.example/p?id=8"))
+        scheduler.flush()
+        assert [request.url for request in dropped] == ["http://a.example/p?id=7&PHPSESSID=1"]
+        assert len(scheduler) == 2  # "old" and id=8
     finally:
         scheduler.close("finished")
         _close(campaign)
+
+
+def _dropped_requests(scheduler: CampaignScheduler) -> list[Request]:
+    """The requests the scheduler drops after it took them (Scrapy's request_dropped)."""
+    dropped: list[Request] = []
+
+    def receive(request: Request, spider: object) -> None:
+        dropped.append(request)
+
+    scheduler.crawler.signals.connect(receive, signal=signals.request_dropped, weak=False)
+    return dropped
 
 
 def test_a_menu_met_on_every_page_is_filtered_and_counted(tmp_path: Path) -> None:
@@ -282,9 +297,14 @@ def test_queue_rows_inserted_together_keep_order_and_commit_with_their_seen_mark
         store.enqueue(f"r{number}", 0, fingerprint=b"f%d" % number)
     store.abandon()
     with sqlite3.connect(tmp_path / "campaign.sqlite") as db:
-        rows = [text for (text,) in db.execute("SELECT request FROM frontier ORDER BY id")]
-        seen = db.execute("SELECT count(*) FROM seen").fetchone()[0]
-    assert rows == [f"r{number}" for number in range(700)] and seen == 700
+        rows = db.execute("SELECT priority, request FROM frontier ORDER BY id").fetchall()
+        seen = db.execute("SELECT count(*) FROM seen_keys").fetchone()[0]
+    # rows go in grouped by their place in the lease order, in FIFO order within it
+    for priority in (0, -1, -2):
+        assert [text for p, text in rows if p == priority] == [
+            f"r{number}" for number in range(700) if -(number % 3) == priority
+        ]
+    assert len(rows) == 700 and seen == 700
     again = CampaignStore(tmp_path)
     leased = [text for _, text in again.lease(1000)]
     expected = sorted(range(700), key=lambda number: (number % 3, number))
