@@ -386,6 +386,10 @@ class CampaignStore:
             self._db.execute("COMMIT")
             self._db.execute("BEGIN IMMEDIATE")
         except BaseException:
+            # the connection first: an open transaction would keep the database locked
+            db = getattr(self, "_db", None)
+            if db is not None:
+                db.close()
             self._folder_lock.release()
             raise
         self._pending_counts: dict[str, int] = {}
