@@ -68,6 +68,11 @@ def request_to_json(
     compact = _compact_form(request, spider, method_names)
     if compact is not None:
         try:
+            # string keys only first: orjson's non-string-key option slows every dict down
+            return orjson.dumps(compact).decode()
+        except TypeError:
+            pass
+        try:
             return orjson.dumps(compact, option=orjson.OPT_NON_STR_KEYS).decode()
         except TypeError:
             pass  # an integer over 64 bits...: the standard encoder decides (below)
@@ -204,11 +209,15 @@ def _full_form(request: Request, spider: Spider | None) -> dict[str, Any]:
 
 
 def _headers_as_text(request: Request) -> dict[str, list[str]]:
-    # the stored lists (Headers.items() builds each list again through getlist)
-    return {
-        key.decode("latin-1"): [value.decode("latin-1") for value in values]
-        for key, values in dict.items(request.headers)
-    }
+    # the stored lists (Headers.items() builds each list again through getlist); a loop,
+    # not nested comprehensions: a link has one header of one value (its Referer)
+    text: dict[str, list[str]] = {}
+    for key, values in dict.items(request.headers):
+        if len(values) == 1:
+            text[key.decode("latin-1")] = [values[0].decode("latin-1")]
+        else:
+            text[key.decode("latin-1")] = [value.decode("latin-1") for value in values]
+    return text
 
 
 def _headers_from_text(headers: dict[str, list[str]]) -> dict[bytes, list[bytes]]:

@@ -314,3 +314,16 @@ def test_a_retry_after_held_links_keeps_the_frontier_order(tmp_path: Path) -> No
         ]
     finally:
         _close(scheduler, campaign)
+
+
+def test_meta_with_a_number_key_or_a_huge_number_is_written_as_the_standard_encoder_does() -> None:
+    import json
+
+    from pipelines.scheduler import request_to_json
+
+    spider = _Spider()
+    metas: list[dict[Any, Any]] = [{1: "one"}, {"big": 2**70}, {"nested": {2: [3]}}]
+    for meta in metas:
+        request = Request("http://a.example/", callback=spider.parse, meta=meta)
+        text = request_to_json(request, spider)
+        assert json.loads(text)["m"] == json.loads(json.dumps(meta))
