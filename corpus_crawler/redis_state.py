@@ -642,7 +642,7 @@ class RedisCampaignStore:
                     site=site,
                 )
                 admissions.append(admission)
-            except TypeError:
+            except (TypeError, ValueError):
                 admissions.append(Admission.UNSERIALISABLE)
             finally:
                 self.enqueue_host = None

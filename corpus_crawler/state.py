@@ -281,7 +281,8 @@ class Admission(enum.Enum):
     DUPLICATE = "duplicate"
     OVER_MAX_PAGES = "over-max-pages"
     OVER_MAX_PAGES_PER_DOMAIN = "over-max-pages-per-domain"
-    #: Its meta is not plain data (`enqueue_many` only; `enqueue` raises the TypeError).
+    #: It cannot be written to the frontier (meta that is not plain data, a callback that
+    #: is no method of the spider): `enqueue_many` only, where `enqueue` raises.
     UNSERIALISABLE = "unserialisable"
 
 
@@ -403,6 +404,9 @@ class CampaignStore:
         self._changes = 0
         self.commits = 0
         self._closed = False
+        #: Why the open transaction can no longer be committed (an enqueue failed half
+        #: way): every later commit raises, so the run ends at the last good commit.
+        self._broken: str | None = None
 
     def _scalar(self, sql: str, args: tuple[Any, ...] = ()) -> int:
         row = self._db.execute(sql, args).fetchone()
@@ -422,8 +426,8 @@ class CampaignStore:
 
     @property
     def changed(self) -> bool:
-        """Something changed since the last commit."""
-        return self._changes > 0
+        """Something changed since the last commit (or the next commit must fail)."""
+        return self._changes > 0 or self._broken is not None
 
     def in_frontier(self) -> int:
         with self._lock:
@@ -483,7 +487,8 @@ class CampaignStore:
         `site`: what `lease` takes turns by (the scheduler gives the budget key).
         The seen mark, the budget count and the queue row are one atomic change.
         """
-        with self._lock:
+        # (a request that cannot be serialised raises before anything is counted)
+        with self._lock, self._breaks_on_error(sqlite3.Error):
             db = self._db
             if recrawl is not None:
                 # a recrawl of a known URL: once in the frontier at a time
@@ -508,7 +513,7 @@ class CampaignStore:
         atomic change: the seen marks of a whole page's links go in with one INSERT per
         256 links instead of one each (benchmarks/campaign_state.py: the seen set was a
         quarter of the upkeep of a page of new links)."""
-        with self._lock:
+        with self._lock, self._breaks_on_error(Exception):
             keys = [
                 None if fingerprint is None else fingerprint_key(fingerprint)
                 for _, _, _, fingerprint, _, _ in entries
@@ -524,11 +529,24 @@ class CampaignStore:
                     new.discard(key)  # a second copy in this batch is a duplicate
                 try:
                     admissions.append(admit(request, priority, budget, limits, site))
-                except TypeError:
-                    # meta that is not plain data: this one is refused, the batch goes on
-                    # (its seen mark stays: the same request would be refused again)
+                except (TypeError, ValueError):
+                    # meta that is not plain data, a callback that is no method of the
+                    # spider: this one is refused, the batch goes on (its seen mark
+                    # stays: the same request would be refused again)
                     admissions.append(Admission.UNSERIALISABLE)
             return admissions
+
+    @contextmanager
+    def _breaks_on_error(
+        self, errors: type[BaseException] | tuple[type[BaseException], ...]
+    ) -> Iterator[None]:
+        """An error in the middle of a change leaves part of it in the open transaction
+        (a seen mark without its queue row): that transaction must never be committed."""
+        try:
+            yield
+        except errors as exc:
+            self._broken = f"{type(exc).__name__}: {exc}"
+            raise
 
     def _mark_seen(self, keys: list[int]) -> set[int]:
         """Add `keys` to the seen set (caller holds the lock); the ones that were new."""
@@ -826,6 +844,11 @@ class CampaignStore:
             finally:
                 os.close(fd)
         with self._lock:
+            if self._broken is not None:
+                raise sqlite3.OperationalError(
+                    f"the campaign state was left half-changed ({self._broken}): nothing"
+                    " after the last commit is kept; the next run resumes from it"
+                )
             db = self._db
             db.executemany(
                 "INSERT INTO files (name, length) VALUES (?, ?)"

@@ -403,7 +403,14 @@ class CampaignScheduler(BaseScheduler):
                     site,
                 )
             )
-        admissions = self.store.enqueue_many(entries, self.settings.limits)
+        try:
+            admissions = self.store.enqueue_many(entries, self.settings.limits)
+        except Exception as exc:
+            # The store refuses to commit from now on (its writer then stops the crawl
+            # as a write failure): no page finished after this is committed without
+            # its links, and the next run fetches them again.
+            logger.error("cannot queue %d links: %s", len(entries), exc)
+            return
         counts = self._counts
         queued = 0
         for (request, _, _), admission in zip(held, admissions, strict=True):
@@ -426,7 +433,7 @@ class CampaignScheduler(BaseScheduler):
     def _log_unserialisable(self, request: Request) -> None:
         try:
             request_to_json(request, self.spider)
-        except TypeError as exc:
+        except (TypeError, ValueError) as exc:
             logger.error("not queued: %s", exc)
 
     def _enqueue_now(self, request: Request) -> bool:

@@ -111,6 +111,33 @@ def test_a_batch_keeps_one_of_two_equal_links_and_its_seen_marks_commit_with_its
     third.close()
 
 
+def test_a_batch_that_fails_half_way_is_never_committed(tmp_path: Path) -> None:
+    store = CampaignStore(tmp_path)
+    store.enqueue("before", 0, fingerprint=b"before")
+    store.commit({"a.warc.gz": 10})
+    with store.shared_connection() as db:
+        # the disk fills after the batch's seen marks, before its queue rows
+        db.execute(
+            "CREATE TEMP TRIGGER full BEFORE INSERT ON main.frontier"
+            " BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END"
+        )
+    entries: list[QueueEntry] = [
+        (f"http://a.example/{n}", f"r{n}", 0, b"f%d" % n, None, "a.example") for n in range(600)
+    ]
+    with pytest.raises(sqlite3.DatabaseError, match="full"):
+        store.enqueue_many(entries)
+    assert store.changed
+    with pytest.raises(sqlite3.DatabaseError, match="half-changed"):
+        store.commit({"a.warc.gz": 20})
+    store.abandon()
+    again = CampaignStore(tmp_path)
+    assert again.committed_files() == {"a.warc.gz": 10}
+    # none of the batch was marked seen
+    assert again.enqueue_many(entries[:2]) == [Admission.QUEUED, Admission.QUEUED]
+    assert [text for _, text in again.lease(10)] == ["before", "r0", "r1"]
+    again.close()
+
+
 # -- older and newer campaign databases ----------------------------------------------------------
 
 #: The seen set as campaigns before schema 2 kept it (PRAGMA user_version 0).
@@ -294,6 +321,25 @@ def test_a_held_link_whose_meta_is_not_plain_data_is_refused_alone(
         scheduler.close("finished")
         assert scheduler.stats is not None
         assert scheduler.stats.get_value("corpus/links/unserialisable") == 1
+    finally:
+        _close(scheduler, campaign)
+
+
+def test_a_held_link_whose_callback_is_no_method_of_the_spider_is_refused_alone(
+    tmp_path: Path,
+) -> None:
+    scheduler, spider, campaign = _campaign(tmp_path)
+    dropped = _dropped(scheduler)
+
+    def not_a_method(response: object) -> None:
+        pass
+
+    try:
+        scheduler.enqueue_request(Request("http://a.example/odd", callback=not_a_method))
+        scheduler.enqueue_request(_link(spider, "http://a.example/2"))
+        scheduler.flush()
+        assert dropped == ["http://a.example/odd"]
+        assert campaign.store.queued == 1
     finally:
         _close(scheduler, campaign)
 
