@@ -162,9 +162,11 @@ class BoundedRobotsTxtMiddleware(RobotsTxtMiddleware):
             # answer to a robots.txt it could not get is "allow all"; say so loudly
             logger.exception("robots.txt of %s could not be shared: allowing all", netloc)
             self._stats.inc_value("corpus/robots/shared/errors")
-        self._known[netloc] = _Known(parser, expires)
-        for waiter in waiters:
-            waiter.callback(parser)
+        finally:
+            # also when cancelled (the crawl stops): no request of this host waits for ever
+            self._known[netloc] = _Known(parser, expires)
+            for waiter in waiters:
+                waiter.callback(parser)
         return parser
 
     async def _shared_entry(

@@ -323,3 +323,13 @@ def test_only_a_2xx_body_holds_rules() -> None:
     assert rules_body(204, b"", 4) == (b"", False)
     for status in (301, 403, 404, 429, 500, 503, 0):
         assert rules_body(status, b"Disallow: /", 100) == (b"", False)
+
+
+def test_the_profile_key_reaches_the_setting_and_a_bad_value_names_the_key() -> None:
+    from corpus_crawler.profile import ProfileError, parse_profile
+    from pipelines.bridge import profile_settings
+
+    profile = parse_profile({"distributed": {"robots_txt_ttl": 3600}})
+    assert profile_settings(profile)["CORPUS_ROBOTS_TTL"] == 3600
+    with pytest.raises(ProfileError, match=r"distributed\.robots_txt_ttl.*must be > 0"):
+        parse_profile({"distributed": {"robots_txt_ttl": 0}})
