@@ -23,12 +23,16 @@ The ratios printed, and what each answers:
 * ``redis-1 / sqlite-1`` (b/a) and the CPU per page ratios: what the shared
   campaign costs one process against the single-process campaign.
 
-Every run prints the 1-minute load average at its start and end and the cores its
-processes kept busy (CPU seconds / wall seconds): a run whose load average is above
-the cores it used shared the machine with other work, and its pages/s is low by
-that much. ``--repeat N`` runs the five configurations N times, interleaved, and
-prints each ratio per round and its median (paired ratios from one round see the
-same background load).
+Every run prints the 1-minute load average at its start and end, the cores its
+crawlers kept busy (CPU seconds / wall seconds, "cores"), the CPU per page of the
+load generators that share the machine with them (this script's site server and
+redis-server) and the cores all of them kept busy ("machine"). "machine" near 2.0
+means the 2-core machine set the pace (the site server and Redis take their share
+of it: a second machine would not have to carry them); a load average above
+"machine" means other work shared the machine and pages/s is low by that much.
+``--repeat N`` runs the five configurations N times, interleaved, and prints each
+ratio per round and its median (paired ratios from one round see the same
+background load).
 
 pages/s is counted between the first and the last page request the site served
 (process start-up left out). Redis round trips per page are the calls the
@@ -202,6 +206,11 @@ class Redis:
         stats = self.client.info("commandstats")
         return {name.removeprefix("cmdstat_"): int(v["calls"]) for name, v in stats.items()}
 
+    def cpu_seconds(self) -> float:
+        """CPU time redis-server has used so far (user + system)."""
+        stats = self.client.info("cpu")
+        return float(stats["used_cpu_user"]) + float(stats["used_cpu_sys"])
+
     def stop(self) -> None:
         self.client.close()
         self.process.terminate()
@@ -230,6 +239,12 @@ class Run:
     #: other work shows as load beyond `cores_busy`).
     load_start: float
     load_end: float
+    #: CPU of the load generators per page: this script's site server and redis-server.
+    #: They share the 2 cores with the crawlers; crawlers + these over the wall time is
+    #: `machine_cores_busy` (2.0: the machine, not the crawler, sets the pace).
+    site_cpu_ms_per_page: float
+    redis_cpu_ms_per_page: float
+    machine_cores_busy: float
 
 
 def crawl(
@@ -260,6 +275,7 @@ def crawl(
     load_start = os.getloadavg()[0]
     before = redis.command_calls()
     cpu_before = _children_cpu()
+    site_before, redis_before = _own_cpu(), redis.cpu_seconds()
     started = time.monotonic()
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     children = []
@@ -282,6 +298,7 @@ def crawl(
     wall = time.monotonic() - started
     after = redis.command_calls()
     cpu = _children_cpu() - cpu_before
+    site_cpu, redis_cpu = _own_cpu() - site_before, redis.cpu_seconds() - redis_before
     with site.lock:
         arrivals = sorted(site.arrivals)
     pages = len(arrivals)
@@ -306,7 +323,16 @@ def crawl(
         cores_busy=round(cpu / wall, 2),
         load_start=round(load_start, 2),
         load_end=round(os.getloadavg()[0], 2),
+        site_cpu_ms_per_page=round(site_cpu * 1000 / pages, 1),
+        redis_cpu_ms_per_page=round(redis_cpu * 1000 / pages, 1),
+        machine_cores_busy=round((cpu + site_cpu + redis_cpu) / wall, 2),
     )
+
+
+def _own_cpu() -> float:
+    # this process: the site server's threads (and an idle main thread)
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
 
 
 def _children_cpu() -> float:
@@ -350,17 +376,22 @@ def run_round(
 
 def print_runs(rounds: list[dict[str, Run]]) -> None:
     header = (
-        "run", "round", "procs", "pages", "s", "pages/s", "cpu ms/p", "cores", "load start-end",
-        "trips/p", "cmds/p", "shares",
+        "run", "round", "procs", "pages", "s", "pages/s", "cpu ms/p", "cores", "site+redis ms/p",
+        "machine", "load start-end", "trips/p", "cmds/p", "shares",
     )  # fmt: skip
-    print("{:15} {:>5} {:>5} {:>5} {:>6} {:>7} {:>8} {:>5} {:>14} {:>7} {:>6}  {}".format(*header))
+    print(
+        "{:15} {:>5} {:>5} {:>5} {:>6} {:>7} {:>8} {:>5} {:>15} {:>7} {:>14} {:>7} {:>6}"
+        "  {}".format(*header)
+    )
     for number, runs in enumerate(rounds, 1):
         for run in runs.values():
             load = f"{run.load_start:.2f}-{run.load_end:.2f}"
             print(
                 f"{run.name:15} {number:>5} {run.processes:>5} {run.pages:>5} {run.seconds:>6.2f}"
                 f" {run.pages_per_second:>7.1f} {run.cpu_ms_per_page:>8.1f}"
-                f" {run.cores_busy:>5.2f} {load:>14}"
+                f" {run.cores_busy:>5.2f}"
+                f" {f'{run.site_cpu_ms_per_page:.1f}+{run.redis_cpu_ms_per_page:.1f}':>15}"
+                f" {run.machine_cores_busy:>7.2f} {load:>14}"
                 f" {run.round_trips_per_page or 0:>7.2f} {run.commands_per_page or 0:>6.2f}"
                 f"  {'/'.join(map(str, run.per_process))}"
             )
