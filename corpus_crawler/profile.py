@@ -570,6 +570,9 @@ class Distributed:
     lease_timeout: float = 30.0
     #: Seconds a process waits for an unreachable Redis (the crawl pauses) before it stops.
     retry_timeout: float = 600.0
+    #: Seconds a host's robots.txt, fetched once for the campaign, is kept in Redis
+    #: before it is fetched again (Google caches it for 24 h).
+    robots_txt_ttl: float = 86400.0
 
     def __post_init__(self) -> None:
         _require(
@@ -577,7 +580,7 @@ class Distributed:
             "redis_url",
             f"{self.redis_url!r} is not a Redis URL: write redis://HOST:PORT/DB",
         )
-        for key, low in (("lease_timeout", 0.0), ("retry_timeout", -1.0)):
+        for key, low in (("lease_timeout", 0.0), ("retry_timeout", -1.0), ("robots_txt_ttl", 0.0)):
             value = getattr(self, key)
             _require(value > low, key, f"must be > {max(low, 0):g} seconds, got {value}")
 

@@ -516,6 +516,17 @@ class RedisCampaignStore:
             )
         return returned
 
+    def redis_call(self, call: Callable[[Any], T]) -> T:
+        """`call(client)` on this process's Redis connection, retried as the store's own
+        calls are while Redis is unreachable: for other shared state of the campaign
+        (`corpus_crawler.redis_robots`). `call` must be safe to repeat."""
+        return self._retrying(lambda: call(self._client))
+
+    @property
+    def key_prefix(self) -> str:
+        """The campaign's key prefix (``cc:<namespace>:``): other shared state lives under it."""
+        return self._ns
+
     @property
     def fenced_message(self) -> str:
         """Why a fenced worker stops (one line)."""

@@ -167,6 +167,7 @@ def profile_settings(profile: Profile) -> dict[str, Any]:
     settings["CORPUS_DISTRIBUTED_NAMESPACE"] = profile.distributed.namespace or profile.name
     settings["CORPUS_DISTRIBUTED_LEASE_TIMEOUT"] = profile.distributed.lease_timeout
     settings["CORPUS_DISTRIBUTED_RETRY_TIMEOUT"] = profile.distributed.retry_timeout
+    settings["CORPUS_ROBOTS_TTL"] = profile.distributed.robots_txt_ttl
     settings.update(profile.settings)
     return settings
 

@@ -1,4 +1,5 @@
-"""robots.txt within bounds: the first 500 KiB, parsed off the reactor thread.
+"""robots.txt within bounds (the first 500 KiB, parsed off the reactor thread), and
+fetched once per host for a whole distributed campaign.
 
 A hostile or broken host can serve a robots.txt of many megabytes. Parsed on
 the reactor thread, one 10 MB file took ~7 s of CPU and 660 MB of memory, and
@@ -6,47 +7,240 @@ every other host of the crawl waited. Google reads the first 500 KiB and
 ignores the rest (https://developers.google.com/search/docs/crawling-indexing/
 robots/robots_txt#file-format); so does this middleware, and it parses that
 prefix in the reactor's thread pool, so the reactor keeps serving other hosts.
+Only a 2xx body holds rules: a 4xx, 5xx or failed fetch means "allow all"
+(`corpus_crawler.redis_robots` says why for each).
+
+In a distributed crawl (`crawl --redis`) the robots.txt of a host is fetched by the
+first process that needs it and shared through Redis (`corpus_crawler.redis_robots`):
+the others wait for it and parse the stored copy, so the site sees one request for
+it, and only the fetching process archives the exchange (WarcCaptureMiddleware sees
+only downloads). The fetch runs while this process holds the lease of the page that
+needed it, and the Redis host schedule holds the host for every process from that
+lease to the page's response: it is inside the campaign's global politeness, and
+the host rests for the delay after the robots.txt response before that page goes.
 """
 
 from __future__ import annotations
 
+import logging
+import time
+from dataclasses import dataclass
+
 from scrapy import Request, signals
 from scrapy.crawler import Crawler
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
+from scrapy.exceptions import IgnoreRequest
 from scrapy.http import Response
+from scrapy.http.request import NO_CALLBACK
+from scrapy.robotstxt import RobotParser
+from scrapy.settings import BaseSettings
 from scrapy.utils.defer import maybe_deferred_to_future
+from scrapy.utils.httpobj import urlparse_cached
 from scrapy.utils.misc import build_from_crawler
 from twisted.internet.defer import Deferred
+from twisted.internet.task import LoopingCall, deferLater
 from twisted.internet.threads import deferToThread
 
+from corpus_crawler.redis_robots import (
+    NO_RESPONSE,
+    Claimed,
+    RobotsEntry,
+    SharedRobotsConfig,
+    SharedRobotsTxt,
+    Wait,
+    rules_body,
+)
+from corpus_crawler.redis_state import RedisCampaignStore
 from corpus_crawler.sitemaps import ROBOTS_TXT_MAX_BYTES
 
-__all__ = ["BoundedRobotsTxtMiddleware"]
+__all__ = ["BoundedRobotsTxtMiddleware", "shared_robots_config"]
+
+logger = logging.getLogger(__name__)
+
+#: Seconds between two looks at Redis while another process fetches a robots.txt
+#: (first and longest): the wait is one download, usually well under a second.
+_POLL_FIRST, _POLL_MAX = 0.05, 1.0
+
+
+def shared_robots_config(settings: BaseSettings) -> SharedRobotsConfig:
+    """CORPUS_ROBOTS_TTL, _ERROR_TTL, _CLAIM_TIMEOUT (default: the lease timeout, the
+    campaign's one notion of "silent for so long, presumed dead") and _MAX_BYTES."""
+    lease_timeout = settings.getfloat("CORPUS_DISTRIBUTED_LEASE_TIMEOUT", 30.0)
+    try:
+        return SharedRobotsConfig(
+            ttl=settings.getfloat("CORPUS_ROBOTS_TTL", 86400.0),
+            error_ttl=settings.getfloat("CORPUS_ROBOTS_ERROR_TTL", 600.0),
+            claim_timeout=settings.getfloat("CORPUS_ROBOTS_CLAIM_TIMEOUT", lease_timeout),
+            max_bytes=settings.getint("CORPUS_ROBOTS_MAX_BYTES", ROBOTS_TXT_MAX_BYTES),
+        )
+    except ValueError as exc:
+        raise ValueError(
+            f"{exc}: fix CORPUS_ROBOTS_TTL / CORPUS_ROBOTS_ERROR_TTL / CORPUS_ROBOTS_CLAIM_TIMEOUT"
+            " (or distributed.robots_txt_ttl in the profile)"
+        ) from None
+
+
+@dataclass(slots=True)
+class _Known:
+    """A host's rules in this process: the parser (None: allow all) until `expires`."""
+
+    parser: RobotParser | None
+    #: time.monotonic() after which the shared entry is looked up again.
+    expires: float
 
 
 class BoundedRobotsTxtMiddleware(RobotsTxtMiddleware):
-    """Scrapy's RobotsTxtMiddleware, reading at most `CORPUS_ROBOTS_MAX_BYTES` in a thread."""
+    """Scrapy's RobotsTxtMiddleware, reading at most `CORPUS_ROBOTS_MAX_BYTES` in a thread;
+    in a distributed crawl, one fetch per host for the campaign (see the module docstring)."""
 
     def __init__(self, crawler: Crawler) -> None:
         super().__init__(crawler)
         self.max_bytes = crawler.settings.getint("CORPUS_ROBOTS_MAX_BYTES", ROBOTS_TXT_MAX_BYTES)
+        self._shared: SharedRobotsTxt | None = None
+        #: Seconds a host rests after a response (the profile's delay).
+        self._rest = max(0.0, crawler.settings.getfloat("DOWNLOAD_DELAY", 0.0))
+        #: netloc -> rules known here, or the requests waiting for a lookup under way.
+        self._known: dict[str, _Known | list[Deferred[RobotParser | None]]] = {}
+        from pipelines.campaign import CampaignExtension
+
+        campaign = crawler.get_extension(CampaignExtension)
+        store = campaign.store if campaign is not None else None
+        if isinstance(store, RedisCampaignStore):
+            self._shared = SharedRobotsTxt(store, shared_robots_config(crawler.settings))
+
+    # -- one process (Scrapy's flow, with the bounded parse) -------------------------------
 
     async def _parse_robots(self, response: Response, netloc: str, request: Request) -> None:
+        parser = await self._parse_response(response, request)
+        waiting = self._parsers[netloc]
+        self._parsers[netloc] = parser
+        if isinstance(waiting, Deferred):
+            waiting.callback(parser)
+
+    async def _parse_response(self, response: Response, request: Request) -> RobotParser:
         stats = self.crawler.stats
         assert stats is not None
         stats.inc_value("robotstxt/response_count")
         stats.inc_value(f"robotstxt/response_status_count/{response.status}")
-        body = response.body
-        if len(body) > self.max_bytes:
+        body, truncated = rules_body(response.status, response.body, self.max_bytes)
+        if truncated:
             stats.inc_value("corpus/robots/truncated")
-            body = body[: self.max_bytes]
+        return await self._parse(body, request)
+
+    async def _parse(self, body: bytes, request: Request) -> RobotParser:
         parser = await maybe_deferred_to_future(
             deferToThread(build_from_crawler, self._parserimpl, self.crawler, body)
         )
         await self.crawler.signals.send_catch_log_async(
             signal=signals.robots_parsed, robotparser=parser, request=request
         )
-        waiting = self._parsers[netloc]
-        self._parsers[netloc] = parser
-        if isinstance(waiting, Deferred):
-            waiting.callback(parser)
+        return parser
+
+    # -- a distributed campaign ------------------------------------------------------------
+
+    async def robot_parser(self, request: Request) -> RobotParser | None:
+        if self._shared is None:
+            return await super().robot_parser(request)
+        netloc = urlparse_cached(request).netloc
+        known = self._known.get(netloc)
+        if isinstance(known, list):  # another request of this host is looking it up
+            waiter: Deferred[RobotParser | None] = Deferred()
+            known.append(waiter)
+            return await maybe_deferred_to_future(waiter)
+        if known is not None and time.monotonic() < known.expires:
+            return known.parser
+        waiters: list[Deferred[RobotParser | None]] = []
+        self._known[netloc] = waiters
+        parser: RobotParser | None = None
+        expires = time.monotonic()  # on an error: looked up again by the next request
+        try:
+            entry = await self._shared_entry(self._shared, request, netloc)
+            expires += entry.expires_in
+            parser = await self._parse(entry.body, request)
+        except Exception:
+            # Redis gone for longer than the retry timeout, or a parser bug: Scrapy's own
+            # answer to a robots.txt it could not get is "allow all"; say so loudly
+            logger.exception("robots.txt of %s could not be shared: allowing all", netloc)
+            self._stats.inc_value("corpus/robots/shared/errors")
+        finally:
+            # also when cancelled (the crawl stops): no request of this host waits for ever
+            self._known[netloc] = _Known(parser, expires)
+            for waiter in waiters:
+                waiter.callback(parser)
+        return parser
+
+    async def _shared_entry(
+        self, shared: SharedRobotsTxt, request: Request, netloc: str
+    ) -> RobotsEntry:
+        stats = self._stats
+        poll = _POLL_FIRST
+        waited = False
+        while True:
+            found = await maybe_deferred_to_future(deferToThread(shared.look_up_or_claim, netloc))
+            if isinstance(found, RobotsEntry):
+                stats.inc_value("corpus/robots/shared/read")
+                return found
+            if isinstance(found, Claimed):
+                if waited:
+                    # the entry is not there and the claim was free: its holder died
+                    logger.warning(
+                        "robots.txt of %s: the process fetching it went silent for the"
+                        " claim timeout; fetching it here",
+                        netloc,
+                    )
+                    stats.inc_value("corpus/robots/shared/claims_taken_over")
+                return await self._fetch_and_publish(shared, request, netloc, found)
+            assert isinstance(found, Wait)
+            if not waited:
+                stats.inc_value("corpus/robots/shared/waited")
+                waited = True
+            from twisted.internet import reactor  # the one Scrapy installed, at run time
+
+            pause = min(poll, max(found.claim_left, _POLL_FIRST))
+            await maybe_deferred_to_future(deferLater(reactor, pause, lambda: None))
+            poll = min(poll * 2, _POLL_MAX)
+
+    async def _fetch_and_publish(
+        self, shared: SharedRobotsTxt, request: Request, netloc: str, claim: Claimed
+    ) -> RobotsEntry:
+        url = urlparse_cached(request)
+        robots_request = Request(
+            f"{url.scheme}://{url.netloc}/robots.txt",
+            priority=self.DOWNLOAD_PRIORITY,
+            meta={"dont_obey_robotstxt": True},
+            callback=NO_CALLBACK,
+        )
+        # renewed while the download runs (a slow host, retries): only a dead process
+        # lets its claim expire
+        renewal = LoopingCall(lambda: deferToThread(shared.renew, netloc, claim))
+        renewal.start(shared.config.claim_timeout / 3, now=False).addErrback(
+            lambda failure: logger.warning("robots.txt claim renewal: %s", failure.value)
+        )
+        status, body = NO_RESPONSE, b""
+        try:
+            response = await self.crawler.engine.download_async(robots_request)
+            status, body = response.status, response.body
+            self._stats.inc_value("robotstxt/response_count")
+            self._stats.inc_value(f"robotstxt/response_status_count/{status}")
+        except Exception as exc:
+            if not isinstance(exc, IgnoreRequest):
+                logger.error("Error downloading %s: %s", robots_request, exc)
+                self._stats.inc_value(f"robotstxt/exception_count/{type(exc)}")
+        finally:
+            if renewal.running:
+                renewal.stop()
+            self._stats.inc_value("robotstxt/request_count")
+        entry = await maybe_deferred_to_future(
+            deferToThread(shared.publish, netloc, claim, status, body)
+        )
+        self._stats.inc_value("corpus/robots/shared/fetched")
+        if entry.truncated:
+            self._stats.inc_value("corpus/robots/truncated")
+        if self._rest > 0:
+            # the host rests after this response as after a page's (the Redis schedule's
+            # rule): Scrapy's slot spaces the two starts, but the first, on a new
+            # connection, reaches the server later than the page sent on the kept one
+            from twisted.internet import reactor
+
+            await maybe_deferred_to_future(deferLater(reactor, self._rest, lambda: None))
+        return entry

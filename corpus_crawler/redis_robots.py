@@ -1,0 +1,248 @@
+"""robots.txt fetched once per host for a whole distributed campaign, kept in Redis.
+
+In a campaign of N processes each one would otherwise fetch every host's robots.txt
+itself: N hits on the site for one file, and processes obeying different versions
+of it. Here the first process that needs a host's rules *claims* the fetch (``SET NX``
+with an expiry, renewed while the fetch runs, so a claimer killed with ``kill -9``
+blocks nobody for longer than the claim timeout), fetches it, and stores what the
+parser needs with a TTL; every other process waits for that entry and parses it.
+
+What is stored is the body prefix (the 500 KiB a parser reads, as Google does), not
+decisions per URL: one entry and one round trip per host and process, where decisions
+would cost a round trip per request, and each process keeps Scrapy's parser choice
+(``ROBOTSTXT_PARSER``). Parsing 500 KiB at most per host and process is cheap.
+
+Status rules (RFC 9309 section 2.3.1; Scrapy's middleware parses whatever body came):
+
+* 2xx: the body prefix is the rules.
+* 4xx (and a final 3xx: too many redirects): "allow all", as RFC 9309 and Google say.
+* 5xx, 429, and no response at all (status 0: connection refused, DNS, timeout): "allow
+  all", which is what Scrapy's `RobotsTxtMiddleware` does (it parses the error page,
+  or has no parser). RFC 9309 and Google would assume "disallow all"; a corpus crawl
+  that did would drop every page of a host whose server hiccuped once. Such an
+  entry lives `error_ttl` (10 minutes by default), not the full TTL, so the file is
+  fetched again soon rather than the failure being obeyed for a day.
+
+The entry expires after `ttl` (24 h by default, Google's cache time); processes keep
+their parsed copy only as long as the entry lives, so all of them switch to a new
+version within one lookup of each other. No Scrapy import.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from .redis_state import RedisCampaignStore
+
+__all__ = [
+    "Claimed",
+    "RobotsEntry",
+    "SharedRobotsConfig",
+    "SharedRobotsTxt",
+    "Wait",
+    "rules_body",
+]
+
+#: Status stored for a robots.txt fetch that got no HTTP response.
+NO_RESPONSE = 0
+
+
+@dataclass(frozen=True, slots=True)
+class SharedRobotsConfig:
+    """How long shared robots.txt entries and fetch claims live (seconds)."""
+
+    #: An entry of a fetched robots.txt (2xx or 4xx): Google caches for 24 h.
+    ttl: float = 86400.0
+    #: An entry of a failed fetch (5xx or no response): fetched again this soon.
+    error_ttl: float = 600.0
+    #: A claim not renewed for this long is presumed dead and taken over.
+    claim_timeout: float = 30.0
+    #: Bytes of the body that are stored and parsed.
+    max_bytes: int = 500 * 1024
+
+    def __post_init__(self) -> None:
+        for name in ("ttl", "error_ttl", "claim_timeout"):
+            value = getattr(self, name)
+            if value <= 0:
+                raise ValueError(f"robots.txt {name.replace('_', ' ')} must be > 0 s, got {value}")
+        if self.max_bytes < 1:
+            raise ValueError(f"robots.txt max bytes must be >= 1, got {self.max_bytes}")
+
+
+@dataclass(frozen=True, slots=True)
+class RobotsEntry:
+    """One host's robots.txt as the campaign knows it."""
+
+    #: HTTP status of the final response; 0: no response.
+    status: int
+    #: What the parser reads: the body prefix for a 2xx, else empty (allow all).
+    body: bytes
+    #: The body was longer than the prefix kept.
+    truncated: bool
+    #: When it was fetched (epoch seconds on Redis's clock).
+    fetched_at: float
+    #: The worker that fetched (and archived) it.
+    worker: str
+    #: Seconds the entry has left in Redis (how long a process may keep its parse).
+    expires_in: float
+
+    @property
+    def failed(self) -> bool:
+        return _failed(self.status)
+
+
+@dataclass(frozen=True, slots=True)
+class Claimed:
+    """This process holds the claim: it fetches, then `publish`es with `token`."""
+
+    token: str
+
+
+@dataclass(frozen=True, slots=True)
+class Wait:
+    """Another process is fetching: look again later (its claim expires in `claim_left` s)."""
+
+    claim_left: float
+
+
+def _failed(status: int) -> bool:
+    # 429 is the server asking to slow down, not a verdict on the file: Google treats it
+    # as a server error, and so is it kept only for the error TTL
+    return status == NO_RESPONSE or status == 429 or status >= 500
+
+
+def rules_body(status: int, body: bytes, max_bytes: int) -> tuple[bytes, bool]:
+    """What the parser reads of a robots.txt response, and whether it was cut.
+
+    Only a 2xx body holds rules; anything else is "allow all" (the module docstring
+    says why for each status class)."""
+    if not 200 <= status < 300:
+        return b"", False
+    return body[:max_bytes], len(body) > max_bytes
+
+
+# ARGV: ns, netloc, token, claim ms
+# -> {1, status, body, truncated, fetched, worker, pttl} | {2} claimed | {0, claim pttl}
+_LOOK_UP_OR_CLAIM = """
+local ns, netloc = ARGV[1], ARGV[2]
+local key = ns .. 'robots:' .. netloc
+local entry = redis.call('HMGET', key, 'status', 'body', 'truncated', 'fetched', 'worker')
+if entry[1] then
+  return {1, entry[1], entry[2], entry[3], entry[4], entry[5], redis.call('PTTL', key)}
+end
+local claim = ns .. 'robotsclaim:' .. netloc
+if redis.call('SET', claim, ARGV[3], 'NX', 'PX', ARGV[4]) then return {2} end
+-- a retry of this very call whose answer was lost: the claim is already ours
+if redis.call('GET', claim) == ARGV[3] then return {2} end
+return {0, redis.call('PTTL', claim)}
+"""
+
+# ARGV: ns, netloc, token, claim ms -> 1 still ours (renewed), 0 lost
+_RENEW = """
+local claim = ARGV[1] .. 'robotsclaim:' .. ARGV[2]
+if redis.call('GET', claim) ~= ARGV[3] then return 0 end
+redis.call('PEXPIRE', claim, ARGV[4])
+return 1
+"""
+
+# ARGV: ns, netloc, token, status, body, truncated, worker, ttl ms -> fetched (Redis clock)
+# Stored even when the claim was lost meanwhile (two fetches of one file: either is true).
+_PUBLISH = """
+local ns, netloc = ARGV[1], ARGV[2]
+local key = ns .. 'robots:' .. netloc
+local t = redis.call('TIME')
+local fetched = t[1] .. '.' .. string.format('%06d', tonumber(t[2]))
+redis.call('DEL', key)
+redis.call('HSET', key, 'status', ARGV[4], 'body', ARGV[5], 'truncated', ARGV[6],
+  'fetched', fetched, 'worker', ARGV[7])
+redis.call('PEXPIRE', key, ARGV[8])
+local claim = ns .. 'robotsclaim:' .. netloc
+if redis.call('GET', claim) == ARGV[3] then redis.call('DEL', claim) end
+return fetched
+"""
+
+
+def _registrar(source: str) -> Callable[[Any], Any]:
+    def register(client: Any) -> Any:
+        return client.register_script(source)
+
+    return register
+
+
+def _ms(seconds: float) -> int:
+    return max(1, round(seconds * 1000))
+
+
+class SharedRobotsTxt:
+    """The campaign's robots.txt entries, for one worker; blocking calls (run them off
+    the reactor). Keyed as Scrapy's middleware keys its parsers: by the URL's netloc."""
+
+    def __init__(self, store: RedisCampaignStore, config: SharedRobotsConfig) -> None:
+        self.store = store
+        self.config = config
+        self._prefix = store.key_prefix
+        self._worker = store.config.worker
+        # registering only hashes the source; the scripts are loaded at their first call
+        self._scripts: dict[str, Any] = {
+            name: store.redis_call(_registrar(source))
+            for name, source in (
+                ("look_up", _LOOK_UP_OR_CLAIM),
+                ("renew", _RENEW),
+                ("publish", _PUBLISH),
+            )
+        }
+
+    def look_up_or_claim(self, netloc: str) -> RobotsEntry | Claimed | Wait:
+        """The stored entry; else the claim to fetch it, if nobody holds it; else `Wait`."""
+        token = f"{self._worker}:{uuid.uuid4().hex}"
+        script = self._scripts["look_up"]
+        args = [self._prefix, netloc, token, _ms(self.config.claim_timeout)]
+        reply = self.store.redis_call(lambda client: script(args=args, client=client))
+        kind = int(reply[0])
+        if kind == 1:
+            return RobotsEntry(
+                status=int(reply[1]),
+                body=bytes(reply[2] or b""),
+                truncated=reply[3] == b"1",
+                fetched_at=float(reply[4]),
+                worker=(reply[5] or b"").decode("utf-8", "replace"),
+                expires_in=max(0.0, int(reply[6]) / 1000),
+            )
+        if kind == 2:
+            return Claimed(token)
+        return Wait(max(0.0, int(reply[1]) / 1000))
+
+    def renew(self, netloc: str, claim: Claimed) -> bool:
+        """Keep the claim alive while the fetch runs; False if it was lost."""
+        script = self._scripts["renew"]
+        args = [self._prefix, netloc, claim.token, _ms(self.config.claim_timeout)]
+        return bool(self.store.redis_call(lambda client: script(args=args, client=client)))
+
+    def publish(self, netloc: str, claim: Claimed, status: int, body: bytes) -> RobotsEntry:
+        """Store the fetch's outcome (`status` 0: no response) for every process, free the
+        claim, and return the entry as the others will read it."""
+        rules, truncated = rules_body(status, body, self.config.max_bytes)
+        ttl = min(self.config.error_ttl, self.config.ttl) if _failed(status) else self.config.ttl
+        script = self._scripts["publish"]
+        args = [
+            self._prefix,
+            netloc,
+            claim.token,
+            status,
+            rules,
+            "1" if truncated else "0",
+            self._worker,
+            _ms(ttl),
+        ]
+        fetched = self.store.redis_call(lambda client: script(args=args, client=client))
+        return RobotsEntry(
+            status=status,
+            body=rules,
+            truncated=truncated,
+            fetched_at=float(fetched),
+            worker=self._worker,
+            expires_in=ttl,
+        )
