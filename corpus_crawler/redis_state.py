@@ -525,6 +525,27 @@ class RedisCampaignStore:
             " it stops without committing; run the same command again to rejoin"
         )
 
+    # -- for the other shared stores (dedup, yield) -----------------------------------------
+
+    @property
+    def client(self) -> Any:
+        """The Redis client (register scripts on it; call them through `retrying`)."""
+        return self._client
+
+    @property
+    def key_prefix(self) -> str:
+        """The campaign's key prefix (``cc:<namespace>:``): other shared stores' keys go under it."""
+        return self._ns
+
+    @property
+    def worker(self) -> str:
+        return self.config.worker
+
+    def retrying(self, call: Callable[[], T]) -> T:
+        """`call` until Redis answers, as the store's own calls (the crawl pauses while
+        Redis is down); the call must be safe to repeat."""
+        return self._retrying(call)
+
     # -- facts ----------------------------------------------------------------------------
 
     @property
