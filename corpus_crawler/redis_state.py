@@ -315,6 +315,8 @@ for _ = 1, done do
   local id = ARGV[i]; i = i + 1
   if redis.call('HDEL', ns .. 'lease:' .. worker, id) == 1 then
     redis.call('HDEL', ns .. 'req', id)
+    -- its dedup verdict is in the committed files now (corpus_crawler.dedup._redis)
+    redis.call('HDEL', ns .. 'dd:replay', id)
     finished = finished + 1
   end
 end
@@ -534,7 +536,7 @@ class RedisCampaignStore:
 
     @property
     def key_prefix(self) -> str:
-        """The campaign's key prefix (``cc:<namespace>:``): other shared stores' keys go under it."""
+        """The campaign's key prefix (``cc:<namespace>:``): the shared stores' keys too."""
         return self._ns
 
     @property

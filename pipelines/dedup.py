@@ -200,6 +200,10 @@ class DedupPipeline:
         self.dedup = None
         if rate is not None:
             self.stats.set_value("corpus/dedup/ngram_filter_fp_rate", rate)
+        if counts.replayed:
+            # kept again under the URL they were kept under: refetched after a crash
+            # (or a killed worker) before their output was committed
+            self.stats.set_value("corpus/dedup/replayed", counts.replayed)
         logger.info(
             "dedup: %d document(s) checked, %d kept, %d duplicate, %d near-duplicate,"
             " %d emptied; %d of %d paragraph(s) removed (%d seen before, %d in another"
@@ -239,7 +243,10 @@ class DedupPipeline:
         if print_ is None:  # fingerprinted here when the worker did not (dedup off there)
             good = document.good_paragraphs
             print_ = fingerprint([p.text for p in good], document.language, dedup.config)
-        verdict = dedup.check_fingerprint(item.page.url, print_)
+        if isinstance(dedup, RedisDeduplicator):
+            verdict = dedup.check_fingerprint(item.page.url, print_, request=item.row)
+        else:
+            verdict = dedup.check_fingerprint(item.page.url, print_)
         if verdict.drop is not None:
             return _Judged(verdict)
         marks = document_marks(document, verdict, dedup.config, print_.word_counts)

@@ -147,13 +147,16 @@ local state = (exact or '') .. '|' .. table.concat(candidates, ',') .. '|' .. se
 local token = redis.sha1hex(state)
 """
 
-# -> {token, exact id or '', exact name or '', seen ('0'/'1' per n-gram), id, name,
-#     signature, id, name, signature...}
+# ARGV after the bands: the request's frontier id ('' for none).
+# -> {token, exact id or '', exact name or '', seen ('0'/'1' per n-gram), the request's
+#     replay entry or '', id, name, signature, id, name, signature...}
 _LOOKUP = (
     _STATE
     + """
-local out = {token, exact or '', '', seen_text}
+local request = ARGV[6 + band_count]
+local out = {token, exact or '', '', seen_text, ''}
 if exact then out[3] = redis.call('HGET', ns .. 'dd:name', exact) or '' end
+if request ~= '' then out[5] = redis.call('HGET', ns .. 'dd:replay', request) or '' end
 for _, doc in ipairs(candidates) do
   table.insert(out, doc)
   table.insert(out, redis.call('HGET', ns .. 'dd:name', doc) or '')
@@ -163,12 +166,16 @@ return out
 """
 )
 
-# ARGV after the bands: token, name, signature ('' for none), worker, call token.
-# -> the new id; 0 when the state changed since the lookup (judge again).
+# ARGV after the bands: request id ('' for none), token, name, signature ('' for none),
+# worker, call token. -> the new id; 0 when the state changed since the lookup (judge
+# again). The replay entry (``dd:replay``: request id -> "doc|seen") lets a refetch of
+# the request give the same paragraph verdicts; the campaign's commit script deletes it
+# with the request's lease (`corpus_crawler.redis_state`), so only uncommitted ones stay.
 _ADD = (
     _STATE
     + """
-local i = 6 + band_count
+local request = ARGV[6 + band_count]
+local i = 7 + band_count
 local expected, name, signature = ARGV[i], ARGV[i + 1], ARGV[i + 2]
 local worker, call = ARGV[i + 3], ARGV[i + 4]
 local call_key = ns .. 'dd:call:' .. worker
@@ -199,6 +206,7 @@ for _ = 1, pairs_count do
   redis.call('SETBIT', ns .. 'dd:ng:' .. chunk, offset, 1)
   at = at + 8
 end
+if request ~= '' then redis.call('HSET', ns .. 'dd:replay', request, doc .. '|' .. seen_text) end
 redis.call('SET', call_key, call .. '|' .. doc, 'EX', 3600)
 return doc
 """
@@ -232,7 +240,11 @@ class RedisDeduplicator:
     def check(self, name: str, paragraphs: list[str], language: str | None = None) -> Verdict:
         return self.check_fingerprint(name, fingerprint(paragraphs, language, self.config))
 
-    def check_fingerprint(self, name: str, print_: DocumentFingerprint) -> Verdict:
+    def check_fingerprint(
+        self, name: str, print_: DocumentFingerprint, *, request: int | None = None
+    ) -> Verdict:
+        """`Deduplicator.check_fingerprint`; `request`: the campaign's frontier id of the
+        page (a refetch of it after a killed worker then gets its first verdict again)."""
         config = self.config
         _check_matches(print_, config)
         self.counts.documents += 1
@@ -248,14 +260,15 @@ class RedisDeduplicator:
             else b""
         )
         state = [self._ns, digest, HASH_COUNT, packed, len(keys), *keys]
+        row = "" if request is None else str(request)
         call = uuid.uuid4().hex
         while True:
-            reply = self._call(functools.partial(self._lookup, args=state))
+            reply = self._call(functools.partial(self._lookup, args=[*state, row]))
             verdict, fates = self._judge(name, print_, reply, hashes)
             if verdict is not None:
                 return verdict
             # kept: add it, unless the state it was judged on changed meanwhile
-            add = [*state, reply[0], name, signature, self._link.worker, call]
+            add = [*state, row, reply[0], name, signature, self._link.worker, call]
             if int(self._call(functools.partial(self._add, args=add))) > 0:
                 break
             self.conflicts += 1
@@ -280,12 +293,12 @@ class RedisDeduplicator:
             if self.keep_same_name and original == name:
                 # the same text kept before under this URL: a page fetched again after
                 # its worker was killed before its output commit
-                return self._replayed(print_), ()
+                return self._replayed(print_, reply[1], reply[4], hashes), ()
             counts.exact += 1
             return Verdict(DropReason.DUPLICATE, f"same text as {original}", original), ()
         signature = print_.signature_values()
         if signature is not None:
-            for index in range(4, len(reply), 3):
+            for index in range(5, len(reply), 3):
                 stored = np.frombuffer(reply[index + 2], dtype=np.uint32)
                 if len(stored) != len(signature):
                     continue  # written with other settings: cannot match
@@ -293,7 +306,7 @@ class RedisDeduplicator:
                     original = reply[index + 1].decode("utf-8")
                     if self.keep_same_name and original == name:
                         # itself again with a small change (a date, a counter)
-                        return self._replayed(print_), ()
+                        return self._replayed(print_, reply[index], reply[4], hashes), ()
                     counts.near += 1
                     verdict = Verdict(DropReason.NEAR_DUPLICATE, f"similar to {original}", original)
                     return verdict, ()
@@ -330,9 +343,19 @@ class RedisDeduplicator:
                 counts.foreign_languages[fate.language or ""] += 1
         return Verdict(None, "", None, fates)
 
-    def _replayed(self, print_: DocumentFingerprint) -> Verdict:
+    def _replayed(
+        self, print_: DocumentFingerprint, doc: bytes, entry: bytes, hashes: NgramHashes | None
+    ) -> Verdict:
+        """Kept again as itself. With the request's replay entry for that document, its
+        paragraphs get the verdicts of the first time (the filter holds their own n-grams
+        now); else only their languages are judged, as `Deduplicator` does."""
         self.counts.replayed += 1
-        fates = language_only(print_, self.config)
+        first, _, seen = entry.partition(b"|")
+        if first == doc and hashes is not None and len(seen) == len(hashes):
+            seen_before = np.frombuffer(seen, dtype=np.uint8) == ord("1")
+            fates, _, _, _ = judge_paragraphs(print_, self.config, seen_before)
+        else:
+            fates = language_only(print_, self.config)
         if fates and all(p.removed for p in fates):
             self.counts.emptied += 1
             return Verdict(DropReason.WRONG_LANGUAGE, "every paragraph in another language")
