@@ -11,7 +11,13 @@ served from memory by this process on several loopback hosts (127.0.0.1 ...
 (c) ``redis-2``: two processes of one Redis campaign, on the whole machine;
 (d) ``redis-1-pinned``: one Redis process (and its extraction workers) on CPU 0;
 (e) ``redis-2-pinned``: two Redis processes, one on CPU 0 and one on CPU 1: the
-    ratio e/d is what a second machine would give.
+    ratio e/d is what a second machine would give;
+(f) ``sqlite-1-dedup`` and (g) ``redis-2-dedup``: dedup and yield pruning on (the
+    profile defaults; the replicated gold pages make many duplicates): one SQLite
+    process, and two Redis processes whose dedup stores and yield counts are the
+    campaign's Redis. "dedup trips/p" and "yield trips/p" are the Redis calls of those
+    two stages per page (``corpus/dedup/redis_round_trips`` and
+    ``corpus/yield/redis_round_trips`` of the summaries), part of "trips/p".
 
 pages/s is counted between the first and the last page request the site served
 (process start-up left out). Redis round trips per page are the calls the
@@ -20,6 +26,7 @@ from ``INFO commandstats`` before and after each run; "commands per page" also
 counts the commands the scripts ran inside Redis.
 
     python benchmarks/distributed_speed.py [--pages 1200] [--hosts 8] [--json OUT]
+                                           [--dedup-only]   # (f) and (g) only
 
 Ratios are measured in one run of this script; on a shared machine the absolute
 figures move with the other load, so read the ratios (and say the machine was shared).
@@ -74,7 +81,10 @@ extraction:
   language: auto
   min_words: 60
 dedup:
-  enabled: false
+  enabled: {dedup}
+  paragraph_filter_mib: 64
+yield:
+  preset: {yield_preset}
 output:
   progress_interval: 0
   report: false
@@ -195,6 +205,10 @@ class Run:
     #: costs whatever else runs on the machine (equal for 1 and 2 processes = no
     #: overhead from sharing the campaign).
     cpu_ms_per_page: float
+    #: Redis calls of the dedup stages and of the yield counts per page (their share of
+    #: round_trips_per_page); None without dedup on a Redis campaign.
+    dedup_trips_per_page: float | None = None
+    yield_trips_per_page: float | None = None
 
 
 def crawl(
@@ -205,10 +219,18 @@ def crawl(
     processes: int,
     distributed: bool,
     cpus: list[set[int]] | None,
+    dedup: bool = False,
 ) -> Run:
     profile = workdir / f"{name}.yaml"
     seeds = "[" + ", ".join(f'"{u}"' for u in site.seeds()) + "]"
-    profile.write_text(PROFILE.format(seeds=seeds), encoding="utf-8")
+    profile.write_text(
+        PROFILE.format(
+            seeds=seeds,
+            dedup=str(dedup).lower(),
+            yield_preset="permissive" if dedup else '"off"',
+        ),
+        encoding="utf-8",
+    )
     out = workdir / name
     command = [sys.executable, "-m", "corpus_crawler.cli", "crawl", str(profile), "-o", str(out)]
     if distributed:
@@ -246,8 +268,13 @@ def crawl(
     trips = sum(delta.get(k, 0) for k in CLIENT_COMMANDS)
     commands = sum(delta.values())
     shares = []
+    stage_trips = {"dedup": 0, "yield": 0}
     for summary in sorted(out.rglob("*-summary.json")):
-        shares.append(int(json.loads(summary.read_text(encoding="utf-8"))["pages"]["responses"]))
+        data = json.loads(summary.read_text(encoding="utf-8"))
+        shares.append(int(data["pages"]["responses"]))
+        for stage in stage_trips:
+            stage_trips[stage] += int(data["stats"].get(f"corpus/{stage}/redis_round_trips", 0))
+    on_redis = distributed and dedup
     return Run(
         name=name,
         processes=processes,
@@ -258,6 +285,8 @@ def crawl(
         commands_per_page=round(commands / pages, 2) if distributed else None,
         per_process=shares,
         cpu_ms_per_page=round(cpu * 1000 / pages, 1),
+        dedup_trips_per_page=round(stage_trips["dedup"] / pages, 2) if on_redis else None,
+        yield_trips_per_page=round(stage_trips["yield"] / pages, 2) if on_redis else None,
     )
 
 
@@ -272,6 +301,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pages", type=int, default=1200)
     parser.add_argument("--hosts", type=int, default=8)
     parser.add_argument("--json", type=Path)
+    parser.add_argument(
+        "--dedup-only", action="store_true", help="only the runs with dedup and yield on"
+    )
     args = parser.parse_args(argv)
     cores = sorted(os.sched_getaffinity(0))
     if len(cores) < 2:
@@ -282,25 +314,38 @@ def main(argv: list[str] | None = None) -> int:
         (workdir / "redis").mkdir()
         redis = Redis(workdir / "redis")
         try:
-            runs = [
-                crawl("sqlite-1", site, redis, workdir, 1, False, None),
-                crawl("redis-1", site, redis, workdir, 1, True, None),
-                crawl("redis-2", site, redis, workdir, 2, True, None),
-                crawl("redis-1-pinned", site, redis, workdir, 1, True, [{cores[0]}]),
-                crawl("redis-2-pinned", site, redis, workdir, 2, True, [{cores[0]}, {cores[1]}]),
+            runs = []
+            if not args.dedup_only:
+                runs += [
+                    crawl("sqlite-1", site, redis, workdir, 1, False, None),
+                    crawl("redis-1", site, redis, workdir, 1, True, None),
+                    crawl("redis-2", site, redis, workdir, 2, True, None),
+                    crawl("redis-1-pinned", site, redis, workdir, 1, True, [{cores[0]}]),
+                    crawl(
+                        "redis-2-pinned", site, redis, workdir, 2, True, [{cores[0]}, {cores[1]}]
+                    ),
+                ]
+            runs += [
+                crawl("sqlite-1-dedup", site, redis, workdir, 1, False, None, dedup=True),
+                crawl("redis-2-dedup", site, redis, workdir, 2, True, None, dedup=True),
             ]
         finally:
             redis.stop()
             site.stop()
     by_name = {run.name: run for run in runs}
-    header = ("run", "procs", "pages", "s", "pages/s", "cpu ms/p", "trips/p", "cmds/p", "shares")
-    print("{:16} {:>5} {:>6} {:>7} {:>8} {:>8} {:>8} {:>7}  {}".format(*header))
+    header = (
+        "run", "procs", "pages", "s", "pages/s", "cpu ms/p", "trips/p", "cmds/p",
+        "dedup trips/p", "yield trips/p", "shares",
+    )  # fmt: skip
+    print("{:16} {:>5} {:>6} {:>7} {:>8} {:>8} {:>8} {:>7} {:>13} {:>13}  {}".format(*header))
     for run in runs:
         print(
             f"{run.name:16} {run.processes:>5} {run.pages:>6} {run.seconds:>7.2f}"
             f" {run.pages_per_second:>8.1f} {run.cpu_ms_per_page:>8.1f}"
             f" {run.round_trips_per_page or 0:>8.2f}"
-            f" {run.commands_per_page or 0:>7.2f}  {'/'.join(map(str, run.per_process))}"
+            f" {run.commands_per_page or 0:>7.2f}"
+            f" {run.dedup_trips_per_page or 0:>13.2f} {run.yield_trips_per_page or 0:>13.2f}"
+            f"  {'/'.join(map(str, run.per_process))}"
         )
 
     def ratio(a: str, b: str) -> float:
@@ -309,13 +354,18 @@ def main(argv: list[str] | None = None) -> int:
     def cpu_ratio(a: str, b: str) -> float:
         return by_name[a].cpu_ms_per_page / by_name[b].cpu_ms_per_page
 
-    ratios = {
-        "cpu/page redis-1 / sqlite-1": cpu_ratio("redis-1", "sqlite-1"),
-        "cpu/page redis-2 / redis-1": cpu_ratio("redis-2", "redis-1"),
-        "redis-1 / sqlite-1": ratio("redis-1", "sqlite-1"),
-        "redis-2 / redis-1": ratio("redis-2", "redis-1"),
-        "redis-2-pinned / redis-1-pinned": ratio("redis-2-pinned", "redis-1-pinned"),
-    }
+    ratios = {}
+    if not args.dedup_only:
+        ratios.update(
+            {
+                "cpu/page redis-1 / sqlite-1": cpu_ratio("redis-1", "sqlite-1"),
+                "cpu/page redis-2 / redis-1": cpu_ratio("redis-2", "redis-1"),
+                "redis-1 / sqlite-1": ratio("redis-1", "sqlite-1"),
+                "redis-2 / redis-1": ratio("redis-2", "redis-1"),
+                "redis-2-pinned / redis-1-pinned": ratio("redis-2-pinned", "redis-1-pinned"),
+            }
+        )
+    ratios["cpu/page redis-2-dedup / sqlite-1-dedup"] = cpu_ratio("redis-2-dedup", "sqlite-1-dedup")
     for label, value in ratios.items():
         print(f"{label:34} {value:.2f}x")
     print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} (shared?)")

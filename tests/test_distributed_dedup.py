@@ -21,6 +21,7 @@ import collections
 import json
 import signal
 import subprocess
+import threading
 import time
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -38,7 +39,11 @@ from test_distributed import (
 )
 from warcio.archiveiterator import ArchiveIterator
 
+from corpus_crawler.dedup import DedupConfig, Deduplicator, RedisDeduplicator, fingerprint
+from corpus_crawler.extract import extract
+from corpus_crawler.redis_state import RedisCampaignStore, RedisConfig
 from corpus_crawler.vertical import read_vertical
+from corpus_crawler.yieldrate import RedisYieldTracker, YieldConfig, YieldPreset
 
 __all__ = ["redis_server"]  # the fixture, used by name
 
@@ -255,7 +260,7 @@ def test_three_processes_keep_one_document_of_each_duplicate_group(
     check_same_guarantees(dup, single, shared)
     # the copies of a group really met in different processes (what used to keep both)
     by = fetched_by(out)
-    spread = collections.defaultdict(set)
+    spread: dict[int, set[str]] = collections.defaultdict(set)
     for url, workers in by.items():
         if key(url) in dup.groups:
             spread[dup.groups[key(url)]] |= workers
@@ -343,7 +348,7 @@ def _pruned_at(redis: RedisServer) -> dict[str, int]:
         raw = client.hgetall("cc:shared:yield:pruned_at")
     finally:
         client.close()
-    return {name.decode(): int(docs) for name, docs in raw.items()}
+    return {(n.decode() if isinstance(n, bytes) else n): int(docs) for n, docs in raw.items()}
 
 
 def _documents_counted(out: Path) -> dict[str, int]:
@@ -382,3 +387,142 @@ def test_a_low_yield_host_is_pruned_once_for_all_processes_at_the_single_crawls_
         assert fetched["shared"][host] <= fetched["single"][host] + 2 * 3
         assert fetched["single"][host] < 30
     assert set(pruned_at) == {f"{kind}:{host}" for kind in "hd" for host in (FARM, GALLERY)}
+
+
+# -- the stores on their own ---------------------------------------------------------------
+
+
+def _link(redis: RedisServer, worker: str) -> RedisCampaignStore:
+    return RedisCampaignStore(RedisConfig(url=redis.url, namespace="unit", worker=worker))
+
+
+@pytest.fixture(scope="module")
+def site_documents(dup: dup_site.DupSite) -> list[tuple[str, list[str], str | None]]:
+    """(URL, good paragraph texts, language) of every page of the dup site, host by host."""
+    docs = []
+    for address, host in dup.hosts.items():
+        for path, body in sorted(host.pages.items()):
+            document = extract(body, f"http://{address}{path}")
+            docs.append(
+                (
+                    f"http://{address}{path}",
+                    [p.text for p in document.good_paragraphs],
+                    document.language,
+                )
+            )
+    return docs
+
+
+def test_the_redis_stores_give_the_sqlite_stores_verdicts(
+    site_documents: list[tuple[str, list[str], str | None]], redis_server: RedisServer
+) -> None:
+    config = DedupConfig(paragraph_filter_mib=8)
+    link = _link(redis_server, "w-0")
+    try:
+        local, shared = Deduplicator(config), RedisDeduplicator(config, link)
+        for url, paragraphs, language in site_documents:
+            print_ = fingerprint(paragraphs, language, config)
+            assert shared.check_fingerprint(url, print_) == local.check_fingerprint(url, print_)
+        # every stage had something to catch
+        counts = shared.counts
+        assert counts.exact and counts.near and counts.paragraphs_duplicate and counts.kept
+        assert counts == local.counts
+        # a dropped document costs one round trip, a kept one two (no other process here)
+        assert shared.round_trips == counts.documents + counts.kept
+        assert shared.stored_documents == counts.kept
+        local.close()
+    finally:
+        link.close()
+
+
+def test_two_processes_judging_at_once_never_both_keep_a_text(
+    site_documents: list[tuple[str, list[str], str | None]], redis_server: RedisServer
+) -> None:
+    config = DedupConfig(paragraph_filter_mib=8)
+    links = [_link(redis_server, f"w-{n}") for n in range(2)]
+    kept: list[list[bytes]] = [[], []]
+
+    def judge(index: int) -> None:
+        # no replays: the same page under two names, met by both "processes" at once
+        dedup = RedisDeduplicator(config, links[index], keep_same_name=False)
+        order = site_documents if index == 0 else site_documents[::-1]
+        for url, paragraphs, language in order:
+            print_ = fingerprint(paragraphs, language, config)
+            if dedup.check_fingerprint(f"{index}:{url}", print_).drop is None:
+                assert print_.digest is not None
+                kept[index].append(print_.digest)
+
+    try:
+        threads = [threading.Thread(target=judge, args=(n,)) for n in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=TIMEOUT)
+        texts = collections.Counter(kept[0] + kept[1])
+        assert texts and max(texts.values()) == 1
+        # both did keep documents: the work was shared
+        assert kept[0] and kept[1]
+    finally:
+        for link in links:
+            link.close()
+
+
+def test_a_refetched_request_gets_its_first_verdict_until_its_commit(
+    site_documents: list[tuple[str, list[str], str | None]], redis_server: RedisServer
+) -> None:
+    import redis as redis_client
+
+    config = DedupConfig(paragraph_filter_mib=8)
+    link = _link(redis_server, "w-0")
+    client = redis_client.Redis(port=redis_server.port)
+    try:
+        link.enqueue(json.dumps({"url": "http://x.test/", "meta": {}}), 0, fingerprint=b"x")
+        [(row, _)] = link.lease(1)
+        dedup = RedisDeduplicator(config, link)
+        # two articles of one host: the second's cookie notice was seen in the first
+        (first_url, first, language), (url, paragraphs, _) = [
+            doc for doc in site_documents if "/a/" in doc[0]
+        ][:2]
+        dedup.check(first_url, first, language)
+        print_ = fingerprint(paragraphs, language, config)
+        verdict = dedup.check_fingerprint(url, print_, request=row)
+        assert verdict.drop is None and any(p.removed for p in verdict.paragraphs)
+        # the worker is killed before its commit; the request is fetched again
+        again = dedup.check_fingerprint(url, print_, request=row)
+        assert again == verdict and dedup.counts.replayed == 1
+        # without its replay entry only the languages would be judged (all kept)
+        assert not any(p.removed for p in dedup.check_fingerprint(url, print_).paragraphs)
+        # committed: the entry goes with the lease
+        assert client.hexists("cc:unit:dd:replay", row)
+        link.finish(row, url, "kept")
+        link.commit({})
+        assert not client.hexists("cc:unit:dd:replay", row)
+    finally:
+        client.close()
+        link.close()
+
+
+def test_yield_counts_are_global_and_a_host_pruned_by_one_process_is_pruned_for_all(
+    redis_server: RedisServer,
+) -> None:
+    config = YieldConfig(preset=YieldPreset.NORMAL, min_docs=10, min_bytes=0)
+    links = [_link(redis_server, f"w-{n}") for n in range(2)]
+    try:
+        one, two = (RedisYieldTracker(config, link) for link in links)
+        crossed = []
+        for page in range(11):
+            # the pages of a text-less host arrive at both processes in turn
+            tracker = (one, two)[page % 2]
+            crossed.append(tracker.record("Farm.test", 10_000, 0))
+            tracker.record("good.test", 10_000, 5_000)
+        # pruned once, by the process whose page was the 11th over both (at 10 documents
+        # the line is 0: SpiderLing's k * (log10(docs) - 1))
+        assert crossed == [False] * 10 + [True]
+        assert one.hosts["farm.test"].docs == 11 and one.hosts["farm.test"].raw == 110_000
+        assert one.pruned_hosts() == two.pruned_hosts() == ["farm.test"]
+        assert one.is_pruned("farm.test") and not one.is_pruned("good.test")
+        # a process that joins later knows it from the start
+        assert RedisYieldTracker(config, links[0]).is_pruned("FARM.test")
+    finally:
+        for link in links:
+            link.close()
