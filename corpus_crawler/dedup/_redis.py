@@ -111,40 +111,47 @@ _STATE = """
 local ns = ARGV[1]
 local digest, hash_count, packed = ARGV[2], tonumber(ARGV[3]), ARGV[4]
 local band_count = tonumber(ARGV[5])
-local exact = false
-if digest ~= '' then exact = redis.call('HGET', ns .. 'dd:exact', digest) end
-local seen = {}
 local pairs_count = #packed / 8
 local ngrams = pairs_count / hash_count
-local at = 1
-for n = 1, ngrams do
-  local all = '1'
-  for _ = 1, hash_count do
-    if all == '1' then
-      local chunk, offset = struct.unpack('<I4I4', packed, at)
-      if redis.call('GETBIT', ns .. 'dd:ng:' .. chunk, offset) == 0 then all = '0' end
+-- what a verdict depends on: the exact match, the band candidates, the n-grams seen
+local function current_state()
+  local exact = false
+  if digest ~= '' then exact = redis.call('HGET', ns .. 'dd:exact', digest) end
+  local seen = {}
+  local at = 1
+  for n = 1, ngrams do
+    local all = '1'
+    for _ = 1, hash_count do
+      if all == '1' then
+        local chunk, offset = struct.unpack('<I4I4', packed, at)
+        if redis.call('GETBIT', ns .. 'dd:ng:' .. chunk, offset) == 0 then all = '0' end
+      end
+      at = at + 8
     end
-    at = at + 8
+    seen[n] = all
   end
-  seen[n] = all
-end
-local candidates = {}
-local listed = {}
-for b = 1, band_count do
-  local docs = redis.call('HGET', ns .. 'dd:band', ARGV[5 + b])
-  if docs then
-    for doc in string.gmatch(docs, '[^,]+') do
-      if not listed[doc] then
-        listed[doc] = true
-        table.insert(candidates, doc)
+  local candidates = {}
+  local listed = {}
+  for b = 1, band_count do
+    local docs = redis.call('HGET', ns .. 'dd:band', ARGV[5 + b])
+    if docs then
+      for doc in string.gmatch(docs, '[^,]+') do
+        if not listed[doc] then
+          listed[doc] = true
+          table.insert(candidates, doc)
+        end
       end
     end
   end
+  table.sort(candidates, function(a, b) return tonumber(a) < tonumber(b) end)
+  local seen_text = table.concat(seen)
+  local state = (exact or '') .. '|' .. table.concat(candidates, ',') .. '|' .. seen_text
+  return exact, candidates, seen_text, redis.sha1hex(state)
 end
-table.sort(candidates, function(a, b) return tonumber(a) < tonumber(b) end)
-local seen_text = table.concat(seen)
-local state = (exact or '') .. '|' .. table.concat(candidates, ',') .. '|' .. seen_text
-local token = redis.sha1hex(state)
+-- documents added so far (by any process): while it stands still, so does every state
+local function additions()
+  return redis.call('GET', ns .. 'dd:seq') or '0'
+end
 """
 
 # ARGV after the bands: the request's frontier id ('' for none).
@@ -154,7 +161,8 @@ _LOOKUP = (
     _STATE
     + """
 local request = ARGV[6 + band_count]
-local out = {token, exact or '', '', seen_text, ''}
+local exact, candidates, seen_text, digest_of_state = current_state()
+local out = {additions() .. '|' .. digest_of_state, exact or '', '', seen_text, ''}
 if exact then out[3] = redis.call('HGET', ns .. 'dd:name', exact) or '' end
 if request ~= '' then out[5] = redis.call('HGET', ns .. 'dd:replay', request) or '' end
 for _, doc in ipairs(candidates) do
@@ -166,18 +174,20 @@ return out
 """
 )
 
-# ARGV after the bands: request id ('' for none), token, name, signature ('' for none),
-# worker, call token. -> the new id; 0 when the state changed since the lookup (judge
-# again). The replay entry (``dd:replay``: request id -> "doc|seen") lets a refetch of
-# the request give the same paragraph verdicts; the campaign's commit script deletes it
-# with the request's lease (`corpus_crawler.redis_state`), so only uncommitted ones stay.
+# ARGV after the bands: request id ('' for none), the lookup's token and seen n-grams,
+# name, signature ('' for none), worker, call token. -> the new id; 0 when the state
+# changed since the lookup (judge again). When no document was added anywhere since the
+# lookup the state cannot have changed and is not read again. The replay entry
+# (``dd:replay``: request id -> "doc|seen") lets a refetch of the request give the same
+# paragraph verdicts; the campaign's commit script deletes it with the request's lease
+# (`corpus_crawler.redis_state`), so only uncommitted ones stay.
 _ADD = (
     _STATE
     + """
 local request = ARGV[6 + band_count]
 local i = 7 + band_count
-local expected, name, signature = ARGV[i], ARGV[i + 1], ARGV[i + 2]
-local worker, call = ARGV[i + 3], ARGV[i + 4]
+local expected, seen_text, name, signature = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
+local worker, call = ARGV[i + 4], ARGV[i + 5]
 local call_key = ns .. 'dd:call:' .. worker
 local previous = redis.call('GET', call_key)
 if previous then
@@ -187,7 +197,12 @@ if previous then
     return tonumber(string.sub(previous, bar + 1))
   end
 end
-if token ~= expected then return 0 end
+local bar = string.find(expected, '|', 1, true)
+if string.sub(expected, 1, bar - 1) ~= additions() then
+  local _, _, seen_now, digest_of_state = current_state()
+  if digest_of_state ~= string.sub(expected, bar + 1) then return 0 end
+  seen_text = seen_now
+end
 local doc = redis.call('INCR', ns .. 'dd:seq')
 redis.call('HSET', ns .. 'dd:name', doc, name)
 redis.call('HSET', ns .. 'dd:owner', doc, worker)
@@ -200,11 +215,18 @@ if signature ~= '' then
     redis.call('HSET', ns .. 'dd:band', key, docs and (docs .. ',' .. doc) or tostring(doc))
   end
 end
-at = 1
-for _ = 1, pairs_count do
-  local chunk, offset = struct.unpack('<I4I4', packed, at)
-  redis.call('SETBIT', ns .. 'dd:ng:' .. chunk, offset, 1)
-  at = at + 8
+-- the n-grams seen before have every bit set already
+local at = 1
+for n = 1, ngrams do
+  if string.byte(seen_text, n) ~= 49 then
+    for _ = 1, hash_count do
+      local chunk, offset = struct.unpack('<I4I4', packed, at)
+      redis.call('SETBIT', ns .. 'dd:ng:' .. chunk, offset, 1)
+      at = at + 8
+    end
+  else
+    at = at + 8 * hash_count
+  end
 end
 if request ~= '' then redis.call('HSET', ns .. 'dd:replay', request, doc .. '|' .. seen_text) end
 redis.call('SET', call_key, call .. '|' .. doc, 'EX', 3600)
@@ -268,7 +290,7 @@ class RedisDeduplicator:
             if verdict is not None:
                 return verdict
             # kept: add it, unless the state it was judged on changed meanwhile
-            add = [*state, row, reply[0], name, signature, self._link.worker, call]
+            add = [*state, row, reply[0], reply[3], name, signature, self._link.worker, call]
             if int(self._call(functools.partial(self._add, args=add))) > 0:
                 break
             self.conflicts += 1
