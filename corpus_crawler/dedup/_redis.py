@@ -104,36 +104,38 @@ def filter_positions(
 
 # -- Lua ------------------------------------------------------------------------------------
 # ARGV[1] is the campaign's key prefix; then digest ('' for none), hash count, the
-# n-gram positions (packed little-endian uint32 chunk/offset pairs), band count, band
-# keys. The state digest covers everything a verdict depends on.
+# n-gram positions (packed little-endian uint32 chunk/offset pairs), the signature ('' for
+# none), the near threshold, band count, band keys. The state digest covers everything a
+# verdict depends on.
 
 _STATE = """
 local ns = ARGV[1]
 local digest, hash_count, packed = ARGV[2], tonumber(ARGV[3]), ARGV[4]
-local band_count = tonumber(ARGV[5])
+local signature, threshold = ARGV[5], tonumber(ARGV[6])
+local band_count = tonumber(ARGV[7])
 local pairs_count = #packed / 8
 local ngrams = pairs_count / hash_count
--- what a verdict depends on: the exact match, the band candidates, the n-grams seen
+-- The share of equal MinHash values, as `similarity` computes it (the same doubles).
+local function similar(stored)
+  if #stored ~= #signature then return false end
+  local equal = 0
+  for at = 1, #signature, 4 do
+    if string.sub(stored, at, at + 3) == string.sub(signature, at, at + 3) then
+      equal = equal + 1
+    end
+  end
+  return equal / (#signature / 4) >= threshold
+end
+-- What a verdict depends on: the exact match, the band candidates, the n-grams seen.
+-- A document with an exact match or a verified near match is dropped (or replayed) on
+-- those alone: its n-gram bits are not read (most of the work, for a duplicate).
 local function current_state()
   local exact = false
   if digest ~= '' then exact = redis.call('HGET', ns .. 'dd:exact', digest) end
-  local seen = {}
-  local at = 1
-  for n = 1, ngrams do
-    local all = '1'
-    for _ = 1, hash_count do
-      if all == '1' then
-        local chunk, offset = struct.unpack('<I4I4', packed, at)
-        if redis.call('GETBIT', ns .. 'dd:ng:' .. chunk, offset) == 0 then all = '0' end
-      end
-      at = at + 8
-    end
-    seen[n] = all
-  end
   local candidates = {}
   local listed = {}
   for b = 1, band_count do
-    local docs = redis.call('HGET', ns .. 'dd:band', ARGV[5 + b])
+    local docs = redis.call('HGET', ns .. 'dd:band', ARGV[7 + b])
     if docs then
       for doc in string.gmatch(docs, '[^,]+') do
         if not listed[doc] then
@@ -144,6 +146,30 @@ local function current_state()
     end
   end
   table.sort(candidates, function(a, b) return tonumber(a) < tonumber(b) end)
+  local matched = exact and true or false
+  if not matched and signature ~= '' then
+    for _, doc in ipairs(candidates) do
+      if similar(redis.call('HGET', ns .. 'dd:sig', doc) or '') then
+        matched = true
+        break
+      end
+    end
+  end
+  local seen = {}
+  if not matched then
+    local at = 1
+    for n = 1, ngrams do
+      local all = '1'
+      for _ = 1, hash_count do
+        if all == '1' then
+          local chunk, offset = struct.unpack('<I4I4', packed, at)
+          if redis.call('GETBIT', ns .. 'dd:ng:' .. chunk, offset) == 0 then all = '0' end
+        end
+        at = at + 8
+      end
+      seen[n] = all
+    end
+  end
   local seen_text = table.concat(seen)
   local state = (exact or '') .. '|' .. table.concat(candidates, ',') .. '|' .. seen_text
   return exact, candidates, seen_text, redis.sha1hex(state)
@@ -160,7 +186,7 @@ end
 _LOOKUP = (
     _STATE
     + """
-local request = ARGV[6 + band_count]
+local request = ARGV[8 + band_count]
 local exact, candidates, seen_text, digest_of_state = current_state()
 local out = {additions() .. '|' .. digest_of_state, exact or '', '', seen_text, ''}
 if exact then out[3] = redis.call('HGET', ns .. 'dd:name', exact) or '' end
@@ -184,10 +210,10 @@ return out
 _ADD = (
     _STATE
     + """
-local request = ARGV[6 + band_count]
-local i = 7 + band_count
-local expected, seen_text, name, signature = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
-local worker, call = ARGV[i + 4], ARGV[i + 5]
+local request = ARGV[8 + band_count]
+local i = 9 + band_count
+local expected, seen_text, name = ARGV[i], ARGV[i + 1], ARGV[i + 2]
+local worker, call = ARGV[i + 3], ARGV[i + 4]
 local call_key = ns .. 'dd:call:' .. worker
 local previous = redis.call('GET', call_key)
 if previous then
@@ -210,7 +236,7 @@ if digest ~= '' then redis.call('HSETNX', ns .. 'dd:exact', digest, doc) end
 if signature ~= '' then
   redis.call('HSET', ns .. 'dd:sig', doc, signature)
   for b = 1, band_count do
-    local key = ARGV[5 + b]
+    local key = ARGV[7 + b]
     local docs = redis.call('HGET', ns .. 'dd:band', key)
     redis.call('HSET', ns .. 'dd:band', key, docs and (docs .. ',' .. doc) or tostring(doc))
   end
@@ -281,7 +307,10 @@ class RedisDeduplicator:
             if hashes is not None and len(hashes)
             else b""
         )
-        state = [self._ns, digest, HASH_COUNT, packed, len(keys), *keys]
+        state = [
+            self._ns, digest, HASH_COUNT, packed, signature, repr(config.near_threshold),
+            len(keys), *keys,
+        ]  # fmt: skip
         row = "" if request is None else str(request)
         call = uuid.uuid4().hex
         while True:
@@ -290,7 +319,7 @@ class RedisDeduplicator:
             if verdict is not None:
                 return verdict
             # kept: add it, unless the state it was judged on changed meanwhile
-            add = [*state, row, reply[0], reply[3], name, signature, self._link.worker, call]
+            add = [*state, row, reply[0], reply[3], name, self._link.worker, call]
             if int(self._call(functools.partial(self._add, args=add))) > 0:
                 break
             self.conflicts += 1
@@ -335,6 +364,12 @@ class RedisDeduplicator:
         seen_before = None
         if hashes is not None:
             seen_before = np.frombuffer(reply[3], dtype=np.uint8) == ord("1")
+            if len(seen_before) != len(hashes):
+                # the script skips the bits only for a match this code finds too
+                raise RuntimeError(
+                    f"dedup: Redis judged {name} a duplicate and this process did not:"
+                    " the crawlers of one campaign must run the same corpus_crawler version"
+                )
         fates, seen, total, _ = judge_paragraphs(print_, config, seen_before)
         if fates and all(p.removed for p in fates):
             counts.emptied += 1
