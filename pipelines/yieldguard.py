@@ -104,8 +104,11 @@ class YieldGuardMiddleware:
         from pipelines.campaign import CampaignExtension
 
         settings = YieldSettings.from_settings(crawler.settings)
-        # the extensions are built before the downloader middlewares
-        campaign = crawler.get_extension(CampaignExtension)
+        try:
+            # the extensions are built before the downloader middlewares in a crawl
+            campaign = crawler.get_extension(CampaignExtension)
+        except RuntimeError:  # built outside a crawl (no extension manager yet)
+            campaign = None
         store = campaign.store if campaign is not None else None
         shared = store if isinstance(store, RedisCampaignStore) else None
         return cls(crawler, settings, shared)
