@@ -15,22 +15,27 @@ seen paragraphs -> paragraph language; the paragraph decisions are the same pure
 
 **One verdict at a time over all processes.** A document is looked up in one Lua
 script (it returns what the stages need: the exact match, the band candidates
-and their signatures, which n-grams were seen, and a digest of that state); the
-verdict is decided here; a kept document is added by a second script that first
-recomputes the state digest and refuses (the lookup is redone) if another
-process added anything this document's verdict depends on in between. So two
-copies judged at the same moment by two processes never both stay: of each
-duplicate group exactly one document is kept over all processes, as in a
-single-process crawl (which one depends on arrival order, as there). A dropped
-document costs one round trip, a kept one two (plus a retry on a conflict).
+and their signatures, which n-grams were seen, and a digest of that state; a
+document with an exact or a verified near match is not looked up in the n-gram
+filter, which is most of the work); the verdict is decided here; a kept document
+is added by a second script that, if any document was added anywhere since the
+lookup (``dd:seq`` moved), recomputes the state digest and refuses (the lookup
+is redone) when it changed. So two copies judged at the same moment by two
+processes never both stay: of each duplicate group exactly one document is kept
+over all processes, as in a single-process crawl (which one depends on arrival
+order, as there). A dropped document costs one round trip, a kept one two (plus
+a retry on a conflict).
 
 **A killed worker.** Additions are permanent when made, before the worker's
 output commit; a worker killed in between leaves the document's entries under
 its URL. Its request returns to the frontier (lease timeout, or its restart) and
 the next fetch of that URL finds its own entry: the `keep_same_name` rule (also
 the SQLite store's) keeps it again, as a replay, instead of calling it a
-duplicate of itself. So the document is neither lost (its refetch is kept) nor
-kept twice (the killed worker's uncommitted output is cut back at its restart).
+duplicate of itself, and with the paragraph verdicts of the first time (the
+n-grams it had seen are kept per request in ``dd:replay`` until the campaign's
+commit script marks the request done). So the document is neither lost (its
+refetch is kept) nor kept twice (the killed worker's uncommitted output is cut
+back at its restart).
 What this cannot undo: a page whose text *changed* between the killed fetch and
 the refetch leaves the old text's entries behind.
 
