@@ -41,10 +41,15 @@ from ``INFO commandstats`` before and after each run; "commands per page" also
 counts the commands the scripts ran inside Redis.
 
     python benchmarks/distributed_speed.py [--pages 1200] [--hosts 8] [--repeat 1]
-        [--obey-robots] [--json OUT]
+        [--obey-robots] [--dedup] [--json OUT]
 
 ``--obey-robots`` serves a robots.txt on every host and obeys it: the shared robots.txt
-lookups (one per host and process) are then in the round trips per page.
+lookups (one per host and process) are then in the round trips per page. ``--dedup``
+turns dedup and yield pruning on in every run (the profile defaults; the replicated
+gold pages make many duplicates): the Redis runs keep their dedup stores and yield
+counts in the campaign's Redis, and "dedup+yield trips/p" gives those two stages' Redis
+calls per page (``corpus/dedup/redis_round_trips`` and ``corpus/yield/redis_round_trips``
+of the summaries), part of "trips/p"; "redis-1 / sqlite-1" then prices the shared stores.
 
 Ratios are measured in one run of this script; on a shared machine the absolute
 figures move with the other load, so read the ratios (and say the machine was shared).
@@ -101,7 +106,10 @@ extraction:
   language: auto
   min_words: 60
 dedup:
-  enabled: false
+  enabled: {dedup}
+  paragraph_filter_mib: 64
+yield:
+  preset: {yield_preset}
 output:
   progress_interval: 0
   report: false
@@ -245,6 +253,10 @@ class Run:
     site_cpu_ms_per_page: float
     redis_cpu_ms_per_page: float
     machine_cores_busy: float
+    #: Redis calls of the dedup stages and of the yield counts per page (their share of
+    #: round_trips_per_page); None without --dedup or on the SQLite campaign.
+    dedup_trips_per_page: float | None = None
+    yield_trips_per_page: float | None = None
 
 
 def crawl(
@@ -257,13 +269,20 @@ def crawl(
     cpus: list[set[int]] | None,
     obey_robots: bool = False,
     round_number: int = 1,
+    dedup: bool = False,
 ) -> Run:
     # one folder, log and campaign (Redis namespace) per run and round
     label = f"{name}-r{round_number}"
     profile = workdir / f"{label}.yaml"
     seeds = "[" + ", ".join(f'"{u}"' for u in site.seeds()) + "]"
     profile.write_text(
-        PROFILE.format(seeds=seeds, obey_robots=str(obey_robots).lower()), encoding="utf-8"
+        PROFILE.format(
+            seeds=seeds,
+            obey_robots=str(obey_robots).lower(),
+            dedup=str(dedup).lower(),
+            yield_preset="permissive" if dedup else '"off"',
+        ),
+        encoding="utf-8",
     )
     out = workdir / label
     command = [sys.executable, "-m", "corpus_crawler.cli", "crawl", str(profile), "-o", str(out)]
@@ -308,8 +327,13 @@ def crawl(
     trips = sum(delta.get(k, 0) for k in CLIENT_COMMANDS)
     commands = sum(delta.values())
     shares = []
+    stage_trips = {"dedup": 0, "yield": 0}
     for summary in sorted(out.rglob("*-summary.json")):
-        shares.append(int(json.loads(summary.read_text(encoding="utf-8"))["pages"]["responses"]))
+        data = json.loads(summary.read_text(encoding="utf-8"))
+        shares.append(int(data["pages"]["responses"]))
+        for stage in stage_trips:
+            stage_trips[stage] += int(data["stats"].get(f"corpus/{stage}/redis_round_trips", 0))
+    on_redis = distributed and dedup
     return Run(
         name=name,
         processes=processes,
@@ -326,6 +350,8 @@ def crawl(
         site_cpu_ms_per_page=round(site_cpu * 1000 / pages, 1),
         redis_cpu_ms_per_page=round(redis_cpu * 1000 / pages, 1),
         machine_cores_busy=round((cpu + site_cpu + redis_cpu) / wall, 2),
+        dedup_trips_per_page=round(stage_trips["dedup"] / pages, 2) if on_redis else None,
+        yield_trips_per_page=round(stage_trips["yield"] / pages, 2) if on_redis else None,
     )
 
 
@@ -355,7 +381,13 @@ CONFIGURATIONS = ("sqlite-1", "redis-1", "redis-2", "redis-1-pinned", "redis-2-p
 
 
 def run_round(
-    site: Site, redis: Redis, workdir: Path, cores: list[int], obey_robots: bool, number: int
+    site: Site,
+    redis: Redis,
+    workdir: Path,
+    cores: list[int],
+    obey_robots: bool,
+    number: int,
+    dedup: bool = False,
 ) -> dict[str, Run]:
     one, two = {cores[0]}, {cores[1]}
     plans: dict[str, tuple[int, bool, list[set[int]] | None]] = {
@@ -369,7 +401,7 @@ def run_round(
     for name in CONFIGURATIONS:
         processes, distributed, cpus = plans[name]
         runs[name] = crawl(
-            name, site, redis, workdir, processes, distributed, cpus, obey_robots, number
+            name, site, redis, workdir, processes, distributed, cpus, obey_robots, number, dedup
         )
     return runs
 
@@ -377,15 +409,20 @@ def run_round(
 def print_runs(rounds: list[dict[str, Run]]) -> None:
     header = (
         "run", "round", "procs", "pages", "s", "pages/s", "cpu ms/p", "cores", "site+redis ms/p",
-        "machine", "load start-end", "trips/p", "cmds/p", "shares",
+        "machine", "load start-end", "trips/p", "cmds/p", "dedup+yield trips/p", "shares",
     )  # fmt: skip
     print(
-        "{:15} {:>5} {:>5} {:>5} {:>6} {:>7} {:>8} {:>5} {:>15} {:>7} {:>14} {:>7} {:>6}"
+        "{:15} {:>5} {:>5} {:>5} {:>6} {:>7} {:>8} {:>5} {:>15} {:>7} {:>14} {:>7} {:>6} {:>19}"
         "  {}".format(*header)
     )
     for number, runs in enumerate(rounds, 1):
         for run in runs.values():
             load = f"{run.load_start:.2f}-{run.load_end:.2f}"
+            stages = (
+                "-"
+                if run.dedup_trips_per_page is None
+                else f"{run.dedup_trips_per_page:.2f}+{run.yield_trips_per_page or 0:.2f}"
+            )
             print(
                 f"{run.name:15} {number:>5} {run.processes:>5} {run.pages:>5} {run.seconds:>6.2f}"
                 f" {run.pages_per_second:>7.1f} {run.cpu_ms_per_page:>8.1f}"
@@ -393,6 +430,7 @@ def print_runs(rounds: list[dict[str, Run]]) -> None:
                 f" {f'{run.site_cpu_ms_per_page:.1f}+{run.redis_cpu_ms_per_page:.1f}':>15}"
                 f" {run.machine_cores_busy:>7.2f} {load:>14}"
                 f" {run.round_trips_per_page or 0:>7.2f} {run.commands_per_page or 0:>6.2f}"
+                f" {stages:>19}"
                 f"  {'/'.join(map(str, run.per_process))}"
             )
 
@@ -420,6 +458,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--hosts", type=int, default=8)
     parser.add_argument("--repeat", type=int, default=1, help="rounds of the five runs")
     parser.add_argument("--obey-robots", action="store_true", help="serve and obey robots.txt")
+    parser.add_argument(
+        "--dedup", action="store_true", help="dedup and yield pruning on in every run"
+    )
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
     cores = sorted(os.sched_getaffinity(0))
@@ -435,7 +476,9 @@ def main(argv: list[str] | None = None) -> int:
         redis = Redis(workdir / "redis")
         try:
             for number in range(1, args.repeat + 1):
-                rounds.append(run_round(site, redis, workdir, cores, args.obey_robots, number))
+                rounds.append(
+                    run_round(site, redis, workdir, cores, args.obey_robots, number, args.dedup)
+                )
         finally:
             redis.stop()
             site.stop()
@@ -460,6 +503,7 @@ def main(argv: list[str] | None = None) -> int:
                     "rounds": [[asdict(run) for run in runs.values()] for runs in rounds],
                     "ratios": ratios,
                     "obey_robots": args.obey_robots,
+                    "dedup": args.dedup,
                 },
                 indent=2,
             ),

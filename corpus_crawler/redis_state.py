@@ -315,6 +315,8 @@ for _ = 1, done do
   local id = ARGV[i]; i = i + 1
   if redis.call('HDEL', ns .. 'lease:' .. worker, id) == 1 then
     redis.call('HDEL', ns .. 'req', id)
+    -- its dedup verdict is in the committed files now (corpus_crawler.dedup._redis)
+    redis.call('HDEL', ns .. 'dd:replay', id)
     finished = finished + 1
   end
 end
@@ -535,6 +537,27 @@ class RedisCampaignStore:
             f" {self.config.lease_timeout:g} s) and its requests were given to other workers:"
             " it stops without committing; run the same command again to rejoin"
         )
+
+    # -- for the other shared stores (dedup, yield) -----------------------------------------
+
+    @property
+    def client(self) -> Any:
+        """The Redis client (register scripts on it; call them through `retrying`)."""
+        return self._client
+
+    @property
+    def key_prefix(self) -> str:
+        """The campaign's key prefix (``cc:<namespace>:``): the shared stores' keys too."""
+        return self._ns
+
+    @property
+    def worker(self) -> str:
+        return self.config.worker
+
+    def retrying(self, call: Callable[[], T]) -> T:
+        """`call` until Redis answers, as the store's own calls (the crawl pauses while
+        Redis is down); the call must be safe to repeat."""
+        return self._retrying(call)
 
     # -- facts ----------------------------------------------------------------------------
 

@@ -215,3 +215,133 @@ class YieldTracker:
         if self._db is not None:
             self._db.close()
             self._db = None
+
+
+# -- a distributed crawl: the counts in the campaign's Redis ----------------------------------
+
+# ARGV: prefix, host, domain, raw bytes, clean bytes -> host raw, clean, docs, domain raw,
+# clean, docs, host pruned (0/1), domain pruned (0/1)
+_RECORD = """
+local ns, host, domain = ARGV[1], ARGV[2], ARGV[3]
+local out = {}
+for _, key in ipairs({'h:' .. host, 'd:' .. domain}) do
+  local hash = ns .. 'yield:' .. key
+  table.insert(out, redis.call('HINCRBY', hash, 'raw', ARGV[4]))
+  table.insert(out, redis.call('HINCRBY', hash, 'clean', ARGV[5]))
+  table.insert(out, redis.call('HINCRBY', hash, 'docs', 1))
+end
+table.insert(out, redis.call('SISMEMBER', ns .. 'yield:pruned', 'h:' .. host))
+table.insert(out, redis.call('SISMEMBER', ns .. 'yield:pruned', 'd:' .. domain))
+return out
+"""
+
+# ARGV: prefix, member ('h:host' or 'd:domain'), its document count. The log lets every
+# process read only what was pruned since it last looked; ``yield:pruned_at`` keeps the
+# global document count at which each was pruned (for the operator, and the tests).
+_PRUNE = """
+local ns = ARGV[1]
+if redis.call('SADD', ns .. 'yield:pruned', ARGV[2]) == 1 then
+  redis.call('RPUSH', ns .. 'yield:log', ARGV[2])
+  redis.call('HSET', ns .. 'yield:pruned_at', ARGV[2], ARGV[3])
+  return 1
+end
+return 0
+"""
+
+#: Seconds a process goes on with its view of the pruned hosts before it asks Redis
+#: for hosts pruned by the others (a few pages at most get through meanwhile).
+PRUNED_REFRESH = 0.25
+
+
+class RedisYieldTracker:
+    """`YieldTracker`'s interface on the campaign's Redis (a distributed crawl): the
+    counts are global (HINCRBY in one script per document, over all processes), and a
+    host or domain pruned by one process is pruned for all.
+
+    `link` is the campaign store (`corpus_crawler.redis_state.RedisCampaignStore`:
+    ``client``, ``key_prefix``, ``retrying``). `hosts` and `domains` hold the global
+    counts as last seen by this process (for its log lines and estimates). Counts are
+    added when a page has been through the pipelines, before its output commit: a
+    page fetched again after its worker was killed counts twice (a few pages at most).
+    """
+
+    def __init__(self, config: YieldConfig, link: Any) -> None:
+        import time
+
+        self.config = config
+        self.hosts: dict[str, HostYield] = {}
+        self.domains: dict[str, HostYield] = {}
+        self._link = link
+        self._ns: str = link.key_prefix
+        self._record = link.client.register_script(_RECORD)
+        self._prune = link.client.register_script(_PRUNE)
+        self._clock = time.monotonic
+        self._pruned_hosts: set[str] = set()
+        self._pruned_domains: set[str] = set()
+        #: Entries of the shared prune log read so far.
+        self._log_read = 0
+        self._refreshed_at = -math.inf
+        #: Redis calls made (the cost per page).
+        self.round_trips = 0
+        self._refresh()
+
+    def _call(self, call: Any) -> Any:
+        self.round_trips += 1
+        return self._link.retrying(call)
+
+    def _refresh(self) -> None:
+        start = self._log_read
+        entries = self._call(lambda: self._link.client.lrange(self._ns + "yield:log", start, -1))
+        for entry in entries:
+            kind, _, name = entry.decode("utf-8").partition(":")
+            (self._pruned_hosts if kind == "h" else self._pruned_domains).add(name)
+        self._log_read = start + len(entries)
+        self._refreshed_at = self._clock()
+
+    def record(self, host: str, raw_bytes: int, clean_bytes: int) -> bool:
+        """Count one processed document of `host`; True if this call pruned the host (or
+        its domain): the process whose count crossed the line, not the others."""
+        host = host.lower()
+        domain = registered_domain(host)
+        was_pruned = self.is_pruned(host)
+        reply = self._call(
+            lambda: self._record(args=[self._ns, host, domain, raw_bytes, clean_bytes])
+        )
+        values = [int(value) for value in reply]
+        pruned_here = False
+        for table, name, offset, flag in (
+            (self.hosts, host, 0, values[6]),
+            (self.domains, domain, 3, values[7]),
+        ):
+            stats = table.setdefault(name, HostYield())
+            stats.raw, stats.clean, stats.docs = values[offset : offset + 3]
+            stats.pruned = stats.pruned or bool(flag)
+            if not stats.pruned and should_prune(stats, self.config):
+                stats.pruned = True
+                kind = "h" if table is self.hosts else "d"
+                member = f"{kind}:{name}"
+                # of two processes crossing the line at once, the one whose SADD added it
+                pruned_here |= bool(
+                    self._call(functools.partial(self._prune, args=[self._ns, member, stats.docs]))
+                )
+            if stats.pruned:
+                (self._pruned_hosts if table is self.hosts else self._pruned_domains).add(name)
+        return pruned_here and not was_pruned
+
+    def is_pruned(self, host: str) -> bool:
+        if self._clock() - self._refreshed_at >= PRUNED_REFRESH:
+            self._refresh()
+        host = host.lower()
+        return host in self._pruned_hosts or registered_domain(host) in self._pruned_domains
+
+    def pruned_hosts(self) -> list[str]:
+        """Hosts pruned in the campaign, as this process knows them."""
+        self._refresh()
+        by_domain = {host for host in self.hosts if self.is_pruned(host)}
+        return sorted(self._pruned_hosts | by_domain)
+
+    def save(self) -> None:
+        """Nothing to do: every count is in Redis once recorded."""
+
+    def close(self) -> None:
+        """Nothing to do: the campaign store owns the connection."""

@@ -26,6 +26,9 @@ nothing; the paragraph n-gram filter lives in ``CORPUS_DEDUP_STATE_DIR``
 are all in that folder, and so they are when ``CORPUS_DEDUP_STATE_DIR`` names
 another folder (stores shared by several campaigns: committed on their own,
 every document). The next crawl into the same folder reopens them.
+A distributed crawl (`crawl --redis URL`) keeps them in the campaign's Redis
+instead (`corpus_crawler.dedup.RedisDeduplicator`), shared by all its processes:
+a page duplicated across processes is kept once.
 
 Settings: CORPUS_DEDUP_ENABLED, EXACT, NEAR_DOCUMENTS, NEAR_THRESHOLD, NEAR_SEEN_SHARE,
 PARAGRAPHS, PARAGRAPH_THRESHOLD, PARAGRAPH_NGRAM, PARAGRAPH_FILTER_MIB,
@@ -53,11 +56,13 @@ from corpus_crawler.dedup import (
     DedupConfig,
     Deduplicator,
     ParagraphFate,
+    RedisDeduplicator,
     Verdict,
     fingerprint,
 )
 from corpus_crawler.dedup.verdicts import DocumentMarks, apply_verdict, document_marks
 from corpus_crawler.model import Document, DropReason
+from corpus_crawler.redis_state import RedisCampaignStore
 from corpus_crawler.state import CampaignStore
 from corpus_crawler.vertical import DocMeta, VerticalConfig, add_marks, selected_paragraphs
 from pipelines.drops import drop_for
@@ -135,7 +140,7 @@ class DedupPipeline:
         self.settings = settings
         #: The worker formats the vertical text (`pipelines.worker`); marks are added to it.
         self.vertical = vertical
-        self.dedup: Deduplicator | None = None
+        self.dedup: Deduplicator | RedisDeduplicator | None = None
         self._thread: ThreadPoolExecutor | None = None
 
     @classmethod
@@ -154,23 +159,29 @@ class DedupPipeline:
         campaign = self.crawler.get_extension(CampaignExtension)
         store = campaign.store if campaign is not None and self.settings.in_campaign else None
         # the dedup tables join the SQLite campaign's transaction; a distributed
-        # (Redis) campaign keeps them per worker, in the worker's folder (README)
+        # campaign keeps them in its Redis, shared by all its processes
         database = store if isinstance(store, CampaignStore) else None
-        self.dedup = Deduplicator(
-            self.settings.config,
-            self.settings.directory,
-            keep_same_name=True,
-            database=database,
-        )
+        if isinstance(store, RedisCampaignStore):
+            self.dedup = RedisDeduplicator(self.settings.config, store, keep_same_name=True)
+        else:
+            self.dedup = Deduplicator(
+                self.settings.config,
+                self.settings.directory,
+                keep_same_name=True,
+                database=database,
+            )
         # One thread: the stages judge documents in the order they come (the first
         # occurrence stays) and SQLite lookups release the GIL while they run.
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="corpus-dedup")
         stored = self.dedup.stored_documents
         logger.info(
-            "dedup: state in %s%s (%d document(s) kept by earlier runs)",
-            self.settings.directory,
-            " and the campaign database" if database is not None else "",
+            "dedup: state in %s (%d document(s) kept by earlier runs%s)",
+            "the campaign's Redis"
+            if isinstance(self.dedup, RedisDeduplicator)
+            else f"{self.settings.directory}"
+            + (" and the campaign database" if database is not None else ""),
             stored,
+            " or other processes" if isinstance(self.dedup, RedisDeduplicator) else "",
         )
 
     def close_spider(self) -> None:
@@ -181,10 +192,18 @@ class DedupPipeline:
             return
         counts = self.dedup.counts
         rate = self.dedup.filter_false_positive_rate()
+        if isinstance(self.dedup, RedisDeduplicator):
+            # the cost of sharing the stores: Redis calls per judged document
+            self.stats.set_value("corpus/dedup/redis_round_trips", self.dedup.round_trips)
+            self.stats.set_value("corpus/dedup/redis_conflicts", self.dedup.conflicts)
         self.dedup.close()
         self.dedup = None
         if rate is not None:
             self.stats.set_value("corpus/dedup/ngram_filter_fp_rate", rate)
+        if counts.replayed:
+            # kept again under the URL they were kept under: refetched after a crash
+            # (or a killed worker) before their output was committed
+            self.stats.set_value("corpus/dedup/replayed", counts.replayed)
         logger.info(
             "dedup: %d document(s) checked, %d kept, %d duplicate, %d near-duplicate,"
             " %d emptied; %d of %d paragraph(s) removed (%d seen before, %d in another"
@@ -224,7 +243,10 @@ class DedupPipeline:
         if print_ is None:  # fingerprinted here when the worker did not (dedup off there)
             good = document.good_paragraphs
             print_ = fingerprint([p.text for p in good], document.language, dedup.config)
-        verdict = dedup.check_fingerprint(item.page.url, print_)
+        if isinstance(dedup, RedisDeduplicator):
+            verdict = dedup.check_fingerprint(item.page.url, print_, request=item.row)
+        else:
+            verdict = dedup.check_fingerprint(item.page.url, print_)
         if verdict.drop is not None:
             return _Judged(verdict)
         marks = document_marks(document, verdict, dedup.config, print_.word_counts)

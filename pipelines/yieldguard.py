@@ -6,7 +6,10 @@ bytes that reached the corpus (0 for a dropped page or a duplicate). Once a
 host or its registered domain is pruned, every request to it that the
 scheduler hands out is refused here with `LowYieldRequest`, counted under
 ``corpus/yield/refused`` with an estimate of the bytes saved (the host's mean
-page size). The counts persist in ``CORPUS_OUTPUT_DIR/state/yield.sqlite``.
+page size). The counts persist in ``CORPUS_OUTPUT_DIR/state/yield.sqlite``; in a
+distributed crawl (`crawl --redis URL`) they live in the campaign's Redis
+(`corpus_crawler.yieldrate.RedisYieldTracker`): every process decides from the
+global counts, and a host pruned by one process is pruned for all.
 
 Settings: CORPUS_YIELD_PRESET (off, permissive, normal, strict),
 CORPUS_YIELD_MIN_DOCS, CORPUS_YIELD_MIN_BYTES.
@@ -28,7 +31,8 @@ from scrapy.utils.httpobj import urlparse_cached
 
 from corpus_crawler.config import ConfigError
 from corpus_crawler.model import DropReason
-from corpus_crawler.yieldrate import YieldConfig, YieldTracker
+from corpus_crawler.redis_state import RedisCampaignStore
+from corpus_crawler.yieldrate import RedisYieldTracker, YieldConfig, YieldTracker
 from pipelines.items import CorpusDocument, DroppedPage, FetchedPage
 
 __all__ = ["LowYieldRequest", "YieldGuardMiddleware", "YieldSettings"]
@@ -76,10 +80,17 @@ class YieldSettings:
 
 
 class YieldGuardMiddleware:
-    def __init__(self, crawler: Crawler, settings: YieldSettings) -> None:
+    def __init__(
+        self, crawler: Crawler, settings: YieldSettings, shared: RedisCampaignStore | None = None
+    ) -> None:
+        """`shared`: the Redis campaign of a distributed crawl (the counts go there)."""
         self.stats = crawler.stats
         self.settings = settings
-        self.tracker = YieldTracker(settings.config, settings.path)
+        self.tracker: YieldTracker | RedisYieldTracker
+        if shared is not None:
+            self.tracker = RedisYieldTracker(settings.config, shared)
+        else:
+            self.tracker = YieldTracker(settings.config, settings.path)
         self._records = 0
         crawler.signals.connect(self._item_scraped, signal=signals.item_scraped)
         crawler.signals.connect(self._item_dropped, signal=signals.item_dropped)
@@ -90,7 +101,17 @@ class YieldGuardMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> YieldGuardMiddleware:
-        return cls(crawler, YieldSettings.from_settings(crawler.settings))
+        from pipelines.campaign import CampaignExtension
+
+        settings = YieldSettings.from_settings(crawler.settings)
+        try:
+            # the extensions are built before the downloader middlewares in a crawl
+            campaign = crawler.get_extension(CampaignExtension)
+        except RuntimeError:  # built outside a crawl (no extension manager yet)
+            campaign = None
+        store = campaign.store if campaign is not None else None
+        shared = store if isinstance(store, RedisCampaignStore) else None
+        return cls(crawler, settings, shared)
 
     def process_request(self, request: Request, spider: Any = None) -> None:
         host = urlparse_cached(request).hostname or ""
@@ -135,4 +156,6 @@ class YieldGuardMiddleware:
     def _spider_closed(self) -> None:
         pruned = self.tracker.pruned_hosts()
         self.stats.set_value("corpus/yield/hosts_pruned_total", len(pruned))
+        if isinstance(self.tracker, RedisYieldTracker):
+            self.stats.set_value("corpus/yield/redis_round_trips", self.tracker.round_trips)
         self.tracker.close()

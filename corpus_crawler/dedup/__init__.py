@@ -26,6 +26,7 @@ if TYPE_CHECKING:
         minhash,
     )
     from ._ngramset import NgramSet, false_positive_rate
+    from ._redis import RedisDeduplicator, RedisLink
     from ._stages import (
         DedupCounts,
         Deduplicator,
@@ -49,6 +50,8 @@ _LAZY = {
     "NgramSet": "._ngramset",
     "false_positive_rate": "._ngramset",
     "Deduplicator": "._stages",
+    "RedisDeduplicator": "._redis",
+    "RedisLink": "._redis",
     "DedupCounts": "._stages",
     "ParagraphFate": "._stages",
     "ParagraphVerdict": "._stages",
@@ -69,6 +72,8 @@ __all__ = [
     "NgramSet",
     "ParagraphFate",
     "ParagraphVerdict",
+    "RedisDeduplicator",
+    "RedisLink",
     "SharedDatabase",
     "SqliteNearIndex",
     "Verdict",

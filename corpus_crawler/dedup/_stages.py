@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Protocol
 
 import numpy as np
+import numpy.typing as npt
 
 from ..model import DropReason
 from ._config import DedupConfig, MarkAction
@@ -127,6 +128,84 @@ def _check_matches(print_: DocumentFingerprint, config: DedupConfig) -> None:
             f"the fingerprint lacks the {', '.join(missing)} the stages need: compute it"
             " with the same DedupConfig as the Deduplicator's"
         )
+
+
+def judge_paragraphs(
+    print_: DocumentFingerprint,
+    config: DedupConfig,
+    seen_before: npt.NDArray[np.bool_] | None,
+) -> tuple[tuple[ParagraphVerdict, ...], int, int, list[NgramHashes]]:
+    """Per paragraph verdicts, n-grams seen in kept documents / in all, and the
+    n-grams to add if kept, given which of the document's n-grams (`print_.hashes()`)
+    the store has seen (`seen_before`; None: the paragraph stage is off). Pure: the
+    store that answered `seen_before` (a filter file, Redis) is the caller's.
+
+    Nothing is added to the filter here: only a kept document's n-grams are, so
+    a dropped document leaves no trace. An n-gram met earlier in the same
+    document counts as seen (a paragraph repeated inside a document goes the
+    second time).
+    """
+    count = print_.paragraph_count
+    verdicts: list[ParagraphVerdict] = []
+    shares: list[float | None] = [None] * count
+    new_hashes: list[NgramHashes] = []
+    seen_total = ngram_total = 0
+    hashes = print_.hashes()
+    if seen_before is not None and hashes is not None:
+        offsets = print_.ngram_offsets
+        # an n-gram's later occurrences in this document count as seen for its
+        # paragraph, not for the document's containment (a page repeating itself
+        # is not a copy of another)
+        _, first = np.unique(hashes, return_index=True)
+        repeated = np.ones(len(hashes), dtype=bool)
+        repeated[first] = False
+        seen = seen_before | repeated
+        new_hashes.append(hashes[~seen])
+        seen_total, ngram_total = int(seen_before.sum()), len(hashes)
+        if ngram_total:
+            ends = np.asarray(offsets[1:])
+            seen_before_end = np.concatenate(([0], np.cumsum(seen, dtype=np.int64)))
+            seen_counts = seen_before_end[ends] - seen_before_end[np.asarray(offsets[:-1])]
+            for index, (begin, end) in enumerate(itertools.pairwise(offsets)):
+                if end > begin:
+                    shares[index] = float(seen_counts[index]) / (end - begin)
+    judge_language = config.paragraph_language is not MarkAction.OFF and bool(
+        print_.foreign_languages
+    )
+    for index in range(count):
+        share = shares[index]
+        lang_diff = print_.lang_diffs[index] if judge_language else None
+        if share is not None and share >= config.paragraph_threshold:
+            removed = config.paragraphs is MarkAction.REMOVE
+            verdicts.append(
+                ParagraphVerdict(ParagraphFate.DUPLICATE, removed, share, None, lang_diff)
+            )
+            continue
+        if judge_language:
+            other = print_.foreign_languages[index]
+            if other is not None:
+                removed = config.paragraph_language is MarkAction.REMOVE
+                verdicts.append(
+                    ParagraphVerdict(ParagraphFate.FOREIGN, removed, share, other, lang_diff)
+                )
+                continue
+        verdicts.append(ParagraphVerdict(ParagraphFate.KEPT, False, share, None, lang_diff))
+    return tuple(verdicts), seen_total, ngram_total, new_hashes
+
+
+def language_only(print_: DocumentFingerprint, config: DedupConfig) -> tuple[ParagraphVerdict, ...]:
+    """A document kept again as itself: its paragraph languages judged as the first
+    time (they need no store), its paragraphs not judged against the filter, which
+    holds their own n-grams. () when the language stage is off."""
+    if config.paragraph_language is MarkAction.OFF or not print_.foreign_languages:
+        return ()
+    removed = config.paragraph_language is MarkAction.REMOVE
+    return tuple(
+        ParagraphVerdict(ParagraphFate.FOREIGN, removed, None, other, diff)
+        if other is not None
+        else ParagraphVerdict(ParagraphFate.KEPT, False, None, None, diff)
+        for other, diff in zip(print_.foreign_languages, print_.lang_diffs, strict=True)
+    )
 
 
 class SharedDatabase(Protocol):
@@ -328,67 +407,19 @@ class Deduplicator:
     def _judge_paragraphs(
         self, print_: DocumentFingerprint
     ) -> tuple[tuple[ParagraphVerdict, ...], int, int, list[NgramHashes]]:
-        """Per paragraph verdicts, n-grams seen in kept documents / in all, and the
-        n-grams to add if kept.
-
-        Nothing is added to the filter here: only a kept document's n-grams are, so
-        a dropped document leaves no trace. An n-gram met earlier in the same
-        document counts as seen (a paragraph repeated inside a document goes the
-        second time).
-        """
-        config, ngrams = self.config, self._ngrams
-        count = print_.paragraph_count
-        verdicts: list[ParagraphVerdict] = []
-        shares: list[float | None] = [None] * count
-        new_hashes: list[NgramHashes] = []
-        seen_total = ngram_total = 0
+        """`judge_paragraphs` against this run's filter (and the n-grams of kept
+        documents whose commit is pending)."""
+        ngrams = self._ngrams
         hashes = print_.hashes()
+        seen_before = None
         if ngrams is not None and hashes is not None:
-            offsets = print_.ngram_offsets
             seen_before = ngrams.contains(hashes)
             if self._pending_hashes and len(hashes):
                 pending = self._pending_hashes
                 seen_before |= np.fromiter(
                     (h in pending for h in hashes.tolist()), dtype=bool, count=len(hashes)
                 )
-            # an n-gram's later occurrences in this document count as seen for its
-            # paragraph, not for the document's containment (a page repeating itself
-            # is not a copy of another)
-            _, first = np.unique(hashes, return_index=True)
-            repeated = np.ones(len(hashes), dtype=bool)
-            repeated[first] = False
-            seen = seen_before | repeated
-            new_hashes.append(hashes[~seen])
-            seen_total, ngram_total = int(seen_before.sum()), len(hashes)
-            if ngram_total:
-                ends = np.asarray(offsets[1:])
-                seen_before_end = np.concatenate(([0], np.cumsum(seen, dtype=np.int64)))
-                seen_counts = seen_before_end[ends] - seen_before_end[np.asarray(offsets[:-1])]
-                for index, (begin, end) in enumerate(itertools.pairwise(offsets)):
-                    if end > begin:
-                        shares[index] = float(seen_counts[index]) / (end - begin)
-        judge_language = config.paragraph_language is not MarkAction.OFF and bool(
-            print_.foreign_languages
-        )
-        for index in range(count):
-            share = shares[index]
-            lang_diff = print_.lang_diffs[index] if judge_language else None
-            if share is not None and share >= config.paragraph_threshold:
-                removed = config.paragraphs is MarkAction.REMOVE
-                verdicts.append(
-                    ParagraphVerdict(ParagraphFate.DUPLICATE, removed, share, None, lang_diff)
-                )
-                continue
-            if judge_language:
-                other = print_.foreign_languages[index]
-                if other is not None:
-                    removed = config.paragraph_language is MarkAction.REMOVE
-                    verdicts.append(
-                        ParagraphVerdict(ParagraphFate.FOREIGN, removed, share, other, lang_diff)
-                    )
-                    continue
-            verdicts.append(ParagraphVerdict(ParagraphFate.KEPT, False, share, None, lang_diff))
-        return tuple(verdicts), seen_total, ngram_total, new_hashes
+        return judge_paragraphs(print_, self.config, seen_before)
 
     def _replayed(self, print_: DocumentFingerprint) -> Verdict:
         self.counts.replayed += 1
@@ -400,19 +431,7 @@ class Deduplicator:
         return Verdict(None, "", None, fates)
 
     def _language_only(self, print_: DocumentFingerprint) -> tuple[ParagraphVerdict, ...]:
-        """A document kept again as itself: its paragraph languages judged as the first
-        time (they need no store), its paragraphs not judged against the filter, which
-        holds their own n-grams. () when the language stage is off."""
-        config = self.config
-        if config.paragraph_language is MarkAction.OFF or not print_.foreign_languages:
-            return ()
-        removed = config.paragraph_language is MarkAction.REMOVE
-        return tuple(
-            ParagraphVerdict(ParagraphFate.FOREIGN, removed, None, other, diff)
-            if other is not None
-            else ParagraphVerdict(ParagraphFate.KEPT, False, None, None, diff)
-            for other, diff in zip(print_.foreign_languages, print_.lang_diffs, strict=True)
-        )
+        return language_only(print_, self.config)
 
     # -- bookkeeping -------------------------------------------------------------------
 
