@@ -11,7 +11,13 @@ runs over the same pages for several rounds and its best round is kept:
 It also checks that the reference preset's paragraphs (text and final class) are
 identical to jusText's on every page. See benchmarks/README.md.
 
+``--cli N`` adds issue 13's command-line comparison: N page files (the gold pages,
+repeated) in a temporary folder, ``corpus-crawler extract FOLDER`` (the default
+preset and ``--preset corpus`` / ``article``) against one Python process running
+jusText 3.0.2 over the same files, each a fresh subprocess, start-up included.
+
     python benchmarks/extract_speed.py [--gold DIR] [--rounds 3] [--json OUT] [--profile OUT]
+                                       [--cli 300]
 """
 
 from __future__ import annotations
@@ -21,8 +27,10 @@ import cProfile
 import gc
 import json
 import logging
+import os
 import platform
 import pstats
+import subprocess
 import sys
 import tarfile
 import tempfile
@@ -74,6 +82,8 @@ class Timing:
     #: candidate time divided by the bare parse time: 1 would cost no more than parsing
     vs_parse_time: float | None
     note: str = ""
+    #: candidate time divided by the seed preset's with the same language (presets only)
+    vs_seed_time: float | None = None
 
 
 def load_pages(gold: Path | None, sets: Sequence[str]) -> list[Page]:
@@ -183,9 +193,20 @@ def measure(candidates: Sequence[Candidate], pages: Sequence[Page], rounds: int)
                 vs_justext_speed=justext_best / b if justext_best else None,
                 vs_parse_time=b / parse if parse else None,
                 note=candidate.note,
+                vs_seed_time=_vs_seed(candidate.name, b, best),
             )
         )
     return timings
+
+
+def _vs_seed(name: str, seconds: float, best: dict[str, float]) -> float | None:
+    """ "extract corpus lang=en" against "extract seed lang=en" of the same run."""
+    parts = name.split()
+    presets = {preset.value for preset in Preset}
+    if len(parts) != 3 or parts[0] != "extract" or parts[1] not in presets:
+        return None
+    seed = best.get(f"extract seed {parts[2]}")
+    return seconds / seed if seed else None
 
 
 def reference_parity(pages: Sequence[Page]) -> tuple[int, list[str]]:
@@ -216,8 +237,106 @@ def profile(pages: Sequence[Page], out: Path) -> None:
     pstats.Stats(profiler).sort_stats("cumulative").print_stats(25)
 
 
+#: jusText 3.0.2 over the files named on the command line, in one process, as a
+#: user would script it: English stoplist, defaults, the good paragraphs printed.
+_JUSTEXT_SCRIPT = """
+import sys
+import justext
+
+stoplist = justext.get_stoplist("English")
+out = sys.stdout
+for name in sys.argv[1:]:
+    with open(name, "rb") as page:
+        html = page.read()
+    for paragraph in justext.justext(html, stoplist):
+        if not paragraph.is_boilerplate:
+            out.write(paragraph.text + "\\n")
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class CliTiming:
+    name: str
+    files: int
+    best_seconds: float
+    rounds: tuple[float, ...]
+    #: jusText's best time divided by this one's: above 1 is faster than jusText
+    vs_justext_speed: float
+
+
+def cli_speed(pages: Sequence[Page], files: int, rounds: int) -> list[CliTiming]:
+    """`corpus-crawler extract FOLDER` against jusText 3.0.2 on the same files.
+
+    Each command is a fresh process (start-up and imports included, as for a user
+    in a shell), its output thrown away; round-robin, best of `rounds` kept.
+    """
+    env = dict(os.environ)
+    # the package may be run from a checkout (PYTHONPATH) rather than installed
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(ROOT), *([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])]
+    )
+    with tempfile.TemporaryDirectory(prefix="extract-cli-") as tmp:
+        folder = Path(tmp)
+        names = []
+        for index in range(files):
+            page = pages[index % len(pages)]
+            path = folder / f"{index:05d}-{page.set_name}-{page.id}.html"
+            path.write_bytes(page.html)
+            names.append(str(path))
+        extract = [sys.executable, "-m", "corpus_crawler.cli", "extract"]
+        commands = {
+            "justext 3.0.2 (English), one process": [
+                sys.executable,
+                "-c",
+                _JUSTEXT_SCRIPT,
+                *names,
+            ],
+            "corpus-crawler extract (default)": [*extract, tmp],
+            "corpus-crawler extract --preset corpus": [*extract, "--preset", "corpus", tmp],
+            "corpus-crawler extract --preset article": [*extract, "--preset", "article", tmp],
+        }
+        seconds: dict[str, list[float]] = {name: [] for name in commands}
+        for round_number in range(1, rounds + 1):
+            for name, command in commands.items():
+                start = time.perf_counter()
+                subprocess.run(
+                    command, env=env, check=True, stdout=subprocess.DEVNULL, timeout=3600
+                )
+                elapsed = time.perf_counter() - start
+                seconds[name].append(elapsed)
+                print(
+                    f"  round {round_number}/{rounds} {name}: {elapsed:.2f} s",
+                    file=sys.stderr,
+                    flush=True,
+                )
+    justext_best = min(seconds["justext 3.0.2 (English), one process"])
+    return [
+        CliTiming(name, files, min(values), tuple(values), justext_best / min(values))
+        for name, values in seconds.items()
+    ]
+
+
+def format_cli_timings(timings: Sequence[CliTiming]) -> str:
+    width = max(len(t.name) for t in timings)
+    lines = [f"{'command'.ljust(width)}  best s  x jusText speed  rounds (s)"]
+    lines += [
+        f"{t.name.ljust(width)}  {t.best_seconds:6.2f}  {t.vs_justext_speed:14.2f}  "
+        + " ".join(f"{r:.2f}" for r in t.rounds)
+        for t in timings
+    ]
+    return "\n".join(lines)
+
+
 def format_timings(timings: Sequence[Timing]) -> str:
-    header = ["candidate", "pages/s", "MB/s", "ms/page", "x jusText speed", "x parse time"]
+    header = [
+        "candidate",
+        "pages/s",
+        "MB/s",
+        "ms/page",
+        "x jusText speed",
+        "x parse time",
+        "x seed time",
+    ]
     rows = [
         [
             t.name + (" (!)" if t.note else ""),
@@ -225,7 +344,8 @@ def format_timings(timings: Sequence[Timing]) -> str:
             f"{t.mb_per_second:.2f}",
             f"{t.ms_per_page:.2f}",
             "-" if t.vs_justext_speed is None else f"{t.vs_justext_speed:.2f}",
-            "-" if t.vs_parse_time is None else f"{t.vs_parse_time:.1f}",
+            "-" if t.vs_parse_time is None else f"{t.vs_parse_time:.2f}",
+            "-" if t.vs_seed_time is None else f"{t.vs_seed_time:.2f}",
         ]
         for t in timings
     ]
@@ -251,9 +371,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--profile", type=Path, metavar="OUT", help="also dump cProfile stats of extract() here"
     )
     parser.add_argument("--no-parity", action="store_true", help="skip the jusText parity check")
+    parser.add_argument(
+        "--cli",
+        type=int,
+        metavar="FILES",
+        default=0,
+        help="also time `corpus-crawler extract` on this many page files against jusText"
+        " 3.0.2 in one process (issue 13 measured 300)",
+    )
     args = parser.parse_args(argv)
     if args.rounds < 1:
         parser.error("--rounds must be at least 1")
+    if args.cli < 0:
+        parser.error("--cli must be a number of files (0: off)")
 
     # extract() logs each failing page with a traceback; that would be timed too
     logging.getLogger("corpus_crawler").setLevel(logging.ERROR)
@@ -286,6 +416,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             for name in differing[:10]:
                 print(f"  {name}")
 
+    cli: list[CliTiming] = []
+    if args.cli:
+        print(f"\ncommand line, {args.cli} page files, best of {args.rounds} rounds:")
+        cli = cli_speed(pages, args.cli, args.rounds)
+        print(format_cli_timings(cli))
+
+    print(f"\nload average at the end: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+
     if args.profile:
         try:
             profile(pages, args.profile)
@@ -301,6 +439,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             "timings": [asdict(t) for t in timings],
             "skipped": skipped,
             "reference_parity": parity,
+            "cli": [asdict(t) for t in cli],
+            "load_average": os.getloadavg(),
         }
         args.json.write_text(json.dumps(payload, indent=2) + "\n")
     return 0
