@@ -24,6 +24,9 @@ from libc.string cimport memcpy, strcmp, strlen
 
 cdef extern from "Python.h":
     bint Py_UNICODE_ISSPACE(Py_UCS4 ch)
+    int PyUnicode_KIND(object text)
+    const void* PyUnicode_DATA(object text)
+    Py_UCS4 PyUnicode_READ(int kind, const void* data, Py_ssize_t index) nogil
     ctypedef object (*allocfunc)(PyTypeObject* cls, Py_ssize_t items)
     ctypedef struct PyTypeObjectAlloc "PyTypeObject":
         allocfunc tp_alloc
@@ -151,21 +154,28 @@ cdef class _Folder:
         cdef Py_ssize_t n = len(text), i, size, found = 0, words = 0
         cdef Py_UCS4 c
         cdef int pending = self.pending
+        cdef bint after_space = True  # a word starts at the text's first non-space
         cdef Py_UCS4* out
+        # read the code points straight from the str's own array (one kind test
+        # per character, predictable), not through an item lookup per index
+        cdef int kind = PyUnicode_KIND(text)
+        cdef const void* data = PyUnicode_DATA(text)
         if self.size + n + 1 > self.cap:
             self._grow(self.size + n + 1)
         out = self.buf
         size = self.size
         for i in range(n):
-            c = text[i]
+            c = PyUnicode_READ(kind, data, i)
             if Py_UNICODE_ISSPACE(c):
+                after_space = True
                 if c == 10 or c == 13:
                     pending = 2
                 elif pending == 0:
                     pending = 1
             else:
-                if i == 0 or Py_UNICODE_ISSPACE(text[i - 1]):
+                if after_space:
                     words += 1
+                    after_space = False
                 if pending and size:
                     out[size] = 10 if pending == 2 else 32
                     size += 1
