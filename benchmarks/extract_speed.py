@@ -11,7 +11,13 @@ runs over the same pages for several rounds and its best round is kept:
 It also checks that the reference preset's paragraphs (text and final class) are
 identical to jusText's on every page. See benchmarks/README.md.
 
+``--cli N`` adds issue 13's command-line comparison: N page files (the gold pages,
+repeated) in a temporary folder, ``corpus-crawler extract FOLDER`` (the default
+preset and ``--preset corpus`` / ``article``) against one Python process running
+jusText 3.0.2 over the same files, each a fresh subprocess, start-up included.
+
     python benchmarks/extract_speed.py [--gold DIR] [--rounds 3] [--json OUT] [--profile OUT]
+                                       [--cli 300]
 """
 
 from __future__ import annotations
@@ -21,8 +27,11 @@ import cProfile
 import gc
 import json
 import logging
+import os
 import platform
 import pstats
+import resource
+import subprocess
 import sys
 import tarfile
 import tempfile
@@ -74,6 +83,8 @@ class Timing:
     #: candidate time divided by the bare parse time: 1 would cost no more than parsing
     vs_parse_time: float | None
     note: str = ""
+    #: candidate time divided by the seed preset's with the same language (presets only)
+    vs_seed_time: float | None = None
 
 
 def load_pages(gold: Path | None, sets: Sequence[str]) -> list[Page]:
@@ -104,7 +115,9 @@ def _extract_fn(config: ExtractConfig) -> PageFn:
     return run
 
 
-def build_candidates(pages: Sequence[Page]) -> tuple[list[Candidate], list[str]]:
+def build_candidates(
+    pages: Sequence[Page], extractors: bool = True
+) -> tuple[list[Candidate], list[str]]:
     """Baselines first, then every extract() config that works.
 
     Each config first runs once over all pages (untimed): one that fails on every
@@ -125,6 +138,7 @@ def build_candidates(pages: Sequence[Page]) -> tuple[list[Candidate], list[str]]
     configs += [
         (f"extract {extractor} lang=auto", ExtractConfig(extractor=extractor))
         for extractor in ("declutter", "kimatu", "combined")
+        if extractors
     ]
     notes = []
     for name, config in configs:
@@ -143,20 +157,32 @@ def build_candidates(pages: Sequence[Page]) -> tuple[list[Candidate], list[str]]
     return candidates, notes
 
 
-def time_once(run: PageFn, pages: Sequence[Page]) -> float:
+#: What a round's time is: the wall clock, or this process's CPU time. On a shared
+#: machine the wall clock also counts the time other processes held the core
+#: (with load 10 on 2 cores, most of it); extraction is one thread, so its CPU
+#: time is its work.
+CLOCKS: dict[str, Callable[[], float]] = {"wall": time.perf_counter, "cpu": time.process_time}
+
+
+def time_once(run: PageFn, pages: Sequence[Page], clock: Callable[[], float]) -> float:
     gc.collect()
-    start = time.perf_counter()
+    start = clock()
     for page in pages:
         run(page.html, page.url)
-    return time.perf_counter() - start
+    return clock() - start
 
 
-def measure(candidates: Sequence[Candidate], pages: Sequence[Page], rounds: int) -> list[Timing]:
+def measure(
+    candidates: Sequence[Candidate],
+    pages: Sequence[Page],
+    rounds: int,
+    clock: Callable[[], float] = time.perf_counter,
+) -> list[Timing]:
     """Round-robin over the candidates, `rounds` times; keep each one's best round."""
     seconds: dict[str, list[float]] = {c.name: [] for c in candidates}
     for round_number in range(1, rounds + 1):
         for candidate in candidates:
-            elapsed = time_once(candidate.run, pages)
+            elapsed = time_once(candidate.run, pages, clock)
             seconds[candidate.name].append(elapsed)
             print(
                 f"  round {round_number}/{rounds} {candidate.name}: {elapsed:.2f} s",
@@ -183,9 +209,20 @@ def measure(candidates: Sequence[Candidate], pages: Sequence[Page], rounds: int)
                 vs_justext_speed=justext_best / b if justext_best else None,
                 vs_parse_time=b / parse if parse else None,
                 note=candidate.note,
+                vs_seed_time=_vs_seed(candidate.name, b, best),
             )
         )
     return timings
+
+
+def _vs_seed(name: str, seconds: float, best: dict[str, float]) -> float | None:
+    """ "extract corpus lang=en" against "extract seed lang=en" of the same run."""
+    parts = name.split()
+    presets = {preset.value for preset in Preset}
+    if len(parts) != 3 or parts[0] != "extract" or parts[1] not in presets:
+        return None
+    seed = best.get(f"extract seed {parts[2]}")
+    return seconds / seed if seed else None
 
 
 def reference_parity(pages: Sequence[Page]) -> tuple[int, list[str]]:
@@ -216,8 +253,121 @@ def profile(pages: Sequence[Page], out: Path) -> None:
     pstats.Stats(profiler).sort_stats("cumulative").print_stats(25)
 
 
+#: jusText 3.0.2 over the files named on the command line, in one process, as a
+#: user would script it: English stoplist, defaults, the good paragraphs printed.
+_JUSTEXT_SCRIPT = """
+import sys
+import justext
+
+stoplist = justext.get_stoplist("English")
+out = sys.stdout
+for name in sys.argv[1:]:
+    with open(name, "rb") as page:
+        html = page.read()
+    for paragraph in justext.justext(html, stoplist):
+        if not paragraph.is_boilerplate:
+            out.write(paragraph.text + "\\n")
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class CliTiming:
+    name: str
+    files: int
+    best_seconds: float
+    rounds: tuple[float, ...]
+    #: jusText's best time divided by this one's: above 1 is faster than jusText
+    vs_justext_speed: float
+
+
+def cli_speed(pages: Sequence[Page], files: int, rounds: int, cpu: bool = False) -> list[CliTiming]:
+    """`corpus-crawler extract FOLDER` against jusText 3.0.2 on the same files.
+
+    Each command is a fresh process (start-up and imports included, as for a user
+    in a shell), its output thrown away; round-robin, best of `rounds` kept.
+    With `cpu`, a round's time is the command's CPU time (user + system, from
+    getrusage of the finished child) instead of the wall clock.
+    """
+    env = dict(os.environ)
+    # the package may be run from a checkout (PYTHONPATH) rather than installed
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(ROOT), *([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])]
+    )
+    with tempfile.TemporaryDirectory(prefix="extract-cli-") as tmp:
+        folder = Path(tmp)
+        names = []
+        for index in range(files):
+            page = pages[index % len(pages)]
+            path = folder / f"{index:05d}-{page.set_name}-{page.id}.html"
+            path.write_bytes(page.html)
+            names.append(str(path))
+        extract = [sys.executable, "-m", "corpus_crawler.cli", "extract"]
+        commands = {
+            "justext 3.0.2 (English), one process": [
+                sys.executable,
+                "-c",
+                _JUSTEXT_SCRIPT,
+                *names,
+            ],
+            "corpus-crawler extract (default)": [*extract, tmp],
+            "corpus-crawler extract --preset corpus": [*extract, "--preset", "corpus", tmp],
+            "corpus-crawler extract --preset article": [*extract, "--preset", "article", tmp],
+        }
+        seconds: dict[str, list[float]] = {name: [] for name in commands}
+        for round_number in range(1, rounds + 1):
+            for name, command in commands.items():
+                start = time.perf_counter()
+                used = _children_cpu()
+                finished = subprocess.run(
+                    command,
+                    env=env,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.PIPE,
+                    timeout=3600,
+                )
+                if finished.returncode != 0:
+                    sys.stderr.buffer.write(finished.stderr)
+                    raise SystemExit(f"{name} failed with exit status {finished.returncode}")
+                elapsed = _children_cpu() - used if cpu else time.perf_counter() - start
+                seconds[name].append(elapsed)
+                print(
+                    f"  round {round_number}/{rounds} {name}: {elapsed:.2f} s",
+                    file=sys.stderr,
+                    flush=True,
+                )
+    justext_best = min(seconds["justext 3.0.2 (English), one process"])
+    return [
+        CliTiming(name, files, min(values), tuple(values), justext_best / min(values))
+        for name, values in seconds.items()
+    ]
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def format_cli_timings(timings: Sequence[CliTiming]) -> str:
+    width = max(len(t.name) for t in timings)
+    lines = [f"{'command'.ljust(width)}  best s  x jusText speed  rounds (s)"]
+    lines += [
+        f"{t.name.ljust(width)}  {t.best_seconds:6.2f}  {t.vs_justext_speed:14.2f}  "
+        + " ".join(f"{r:.2f}" for r in t.rounds)
+        for t in timings
+    ]
+    return "\n".join(lines)
+
+
 def format_timings(timings: Sequence[Timing]) -> str:
-    header = ["candidate", "pages/s", "MB/s", "ms/page", "x jusText speed", "x parse time"]
+    header = [
+        "candidate",
+        "pages/s",
+        "MB/s",
+        "ms/page",
+        "x jusText speed",
+        "x parse time",
+        "x seed time",
+    ]
     rows = [
         [
             t.name + (" (!)" if t.note else ""),
@@ -225,7 +375,8 @@ def format_timings(timings: Sequence[Timing]) -> str:
             f"{t.mb_per_second:.2f}",
             f"{t.ms_per_page:.2f}",
             "-" if t.vs_justext_speed is None else f"{t.vs_justext_speed:.2f}",
-            "-" if t.vs_parse_time is None else f"{t.vs_parse_time:.1f}",
+            "-" if t.vs_parse_time is None else f"{t.vs_parse_time:.2f}",
+            "-" if t.vs_seed_time is None else f"{t.vs_seed_time:.2f}",
         ]
         for t in timings
     ]
@@ -251,9 +402,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--profile", type=Path, metavar="OUT", help="also dump cProfile stats of extract() here"
     )
     parser.add_argument("--no-parity", action="store_true", help="skip the jusText parity check")
+    parser.add_argument(
+        "--cli",
+        type=int,
+        metavar="FILES",
+        default=0,
+        help="also time `corpus-crawler extract` on this many page files against jusText"
+        " 3.0.2 in one process (issue 13 measured 300)",
+    )
+    parser.add_argument(
+        "--presets-only",
+        action="store_true",
+        help="time the jusText presets only (not declutter, kimatu, combined: the slow ones)",
+    )
+    parser.add_argument(
+        "--clock",
+        choices=sorted(CLOCKS),
+        default="wall",
+        help="time rounds by the wall clock (default) or by CPU time, steadier on a"
+        " machine shared with other work",
+    )
     args = parser.parse_args(argv)
     if args.rounds < 1:
         parser.error("--rounds must be at least 1")
+    if args.cli < 0:
+        parser.error("--cli must be a number of files (0: off)")
 
     # extract() logs each failing page with a traceback; that would be timed too
     logging.getLogger("corpus_crawler").setLevel(logging.ERROR)
@@ -265,12 +438,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     print(
         f"{len(pages)} pages, {megabytes:.1f} MB of HTML; python {platform.python_version()},"
-        f" lxml {'.'.join(map(str, lxml.etree.LXML_VERSION))}, best of {args.rounds} rounds"
+        f" lxml {'.'.join(map(str, lxml.etree.LXML_VERSION))}, best of {args.rounds} rounds,"
+        f" {args.clock} clock"
     )
-    candidates, skipped = build_candidates(pages)
+    candidates, skipped = build_candidates(pages, extractors=not args.presets_only)
     for note in skipped:
         print(f"note: {note}")
-    timings = measure(candidates, pages, args.rounds)
+    timings = measure(candidates, pages, args.rounds, CLOCKS[args.clock])
     print()
     print(format_timings(timings))
 
@@ -286,6 +460,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             for name in differing[:10]:
                 print(f"  {name}")
 
+    cli: list[CliTiming] = []
+    if args.cli:
+        print(
+            f"\ncommand line, {args.cli} page files, best of {args.rounds} rounds,"
+            f" {args.clock} clock:"
+        )
+        cli = cli_speed(pages, args.cli, args.rounds, cpu=args.clock == "cpu")
+        print(format_cli_timings(cli))
+
+    print(f"\nload average at the end: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+
     if args.profile:
         try:
             profile(pages, args.profile)
@@ -297,10 +482,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             "pages": len(pages),
             "megabytes": megabytes,
             "rounds": args.rounds,
+            "clock": args.clock,
             "python": platform.python_version(),
             "timings": [asdict(t) for t in timings],
             "skipped": skipped,
             "reference_parity": parity,
+            "cli": [asdict(t) for t in cli],
+            "load_average": os.getloadavg(),
         }
         args.json.write_text(json.dumps(payload, indent=2) + "\n")
     return 0

@@ -1,5 +1,6 @@
 from collections.abc import Callable, Sequence
 
+from .classify import ContainerOptions
 from .config import JustextParams
 from .model import Paragraph
 
@@ -11,4 +12,14 @@ def paragraphs(
     params: JustextParams,
     reference: bool,
     flags_of: Callable[[str], tuple[bool, bool, bool]],
+) -> tuple[Paragraph, ...]: ...
+
+CONTAINER_FIELDS: frozenset[str]
+
+def container_pass(
+    paragraphs: tuple[Paragraph, ...],
+    params: JustextParams,
+    options: ContainerOptions,
+    unlikely: Sequence[bool] | None,
+    tag_scores: dict[str, int],
 ) -> tuple[Paragraph, ...]: ...

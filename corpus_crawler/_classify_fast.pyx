@@ -1,6 +1,8 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, initializedcheck=False
 """Compiled twin of `extract.classify_segments`: block features, the four
-classification phases of `classify.classify`, and the frozen `Paragraph`s.
+classification phases of `classify.classify`, and the frozen `Paragraph`s; and
+of `classify.container_pass`, the `corpus` and `article` presets' main-container
+evidence (at the end of this file).
 
 Why: at ~160 blocks a page, the Python version costs about as much as parsing
 the page (features ~0.3 ms, the phases ~0.1 ms, building the frozen
@@ -18,7 +20,7 @@ is checked when the module is imported; if it is not the expected one,
 """
 
 from cpython.exc cimport PyErr_CheckSignals
-from cpython.mem cimport PyMem_Free, PyMem_Malloc
+from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
 from cpython.object cimport PyObject
 
 import dataclasses
@@ -252,6 +254,39 @@ cdef void _context_sensitive(int* result, Py_ssize_t n) noexcept:
                 result[k] = C_BAD if k > delimiter else C_GOOD
 
 
+cdef void _later_phases(
+    int* classes,
+    const bint* headings,
+    const long* lengths,
+    int* finals,
+    Py_ssize_t n,
+    long max_distance,
+    bint pre_pass,
+    bint post_pass,
+) noexcept:
+    """classify.headings_pre_pass, classify_context_sensitive and
+    headings_post_pass: `classes` holds the context-free classes on entry and
+    the context-sensitive ones on return; `finals` gets the final classes."""
+    cdef Py_ssize_t i
+    cdef int* context_free = finals  # borrowed until the post-pass fills it
+    for i in range(n):
+        context_free[i] = classes[i]
+    if pre_pass:
+        # the look-ahead reads the context-free classes, not the revised ones
+        for i in range(n):
+            if (context_free[i] == C_SHORT and headings[i]
+                    and _followed_by_good(i, context_free, lengths, n, max_distance)):
+                classes[i] = C_NEAR_GOOD
+    _context_sensitive(classes, n)
+    # the post-pass looks ahead in the context-sensitive classes
+    for i in range(n):
+        if (post_pass and classes[i] == C_BAD and headings[i] and context_free[i] != C_BAD
+                and _followed_by_good(i, classes, lengths, n, max_distance)):
+            finals[i] = C_GOOD
+        else:
+            finals[i] = classes[i]
+
+
 cdef struct Block:
     Py_ssize_t length
     Py_ssize_t words
@@ -263,7 +298,6 @@ cdef struct Block:
     bint in_select
     bint image
     int cf
-    int revised
     int final
 
 
@@ -296,11 +330,16 @@ def paragraphs(
         return ()
     cdef Block* blocks = <Block*>PyMem_Malloc(n * sizeof(Block))
     cdef int* classes = <int*>PyMem_Malloc(n * sizeof(int))
+    cdef int* finals = <int*>PyMem_Malloc(n * sizeof(int))
     cdef long* lengths = <long*>PyMem_Malloc(n * sizeof(long))
-    if blocks == NULL or classes == NULL or lengths == NULL:
+    cdef bint* headings = <bint*>PyMem_Malloc(n * sizeof(bint))
+    if (blocks == NULL or classes == NULL or finals == NULL or lengths == NULL
+            or headings == NULL):
         PyMem_Free(blocks)
         PyMem_Free(classes)
+        PyMem_Free(finals)
         PyMem_Free(lengths)
+        PyMem_Free(headings)
         raise MemoryError()
 
     cdef dict flag_cache = {}
@@ -355,26 +394,13 @@ def paragraphs(
             b.cf = cls
             classes[i] = cls
             lengths[i] = length
+            headings[i] = b.heading
 
-        # classify.headings_pre_pass; jusText 3.0.2 (reference) has no effective one
-        if not reference and not no_headings:
-            for i in range(n):
-                b = &blocks[i]
-                if (b.cf == C_SHORT and b.heading
-                        and _followed_by_good(i, classes, lengths, n, max_distance)):
-                    b.revised = C_NEAR_GOOD
-                else:
-                    b.revised = b.cf
-            for i in range(n):
-                classes[i] = blocks[i].revised
-        _context_sensitive(classes, n)
-        # classify.headings_post_pass: it looks ahead in the context-sensitive classes
+        # jusText 3.0.2 (reference) has no effective heading pre-pass
+        _later_phases(classes, headings, lengths, finals, n, max_distance,
+                      not reference and not no_headings, not no_headings)
         for i in range(n):
-            b = &blocks[i]
-            b.final = classes[i]
-            if (not no_headings and b.final == C_BAD and b.heading and b.cf != C_BAD
-                    and _followed_by_good(i, classes, lengths, n, max_distance)):
-                b.final = C_GOOD
+            blocks[i].final = finals[i]
 
         result = [None] * n
         for i in range(n):
@@ -412,4 +438,465 @@ def paragraphs(
     finally:
         PyMem_Free(blocks)
         PyMem_Free(classes)
+        PyMem_Free(finals)
         PyMem_Free(lengths)
+        PyMem_Free(headings)
+
+
+# --------------------------------------------------------------------------- main container
+#
+# Compiled twin of classify.container_pass (with _Subtrees, main_containers,
+# main_region and inside_containers). Why: in Python the pass cost half of the
+# bare parse per page (dicts keyed by xpath strings, summed bottom-up through
+# string slicing), which kept the `corpus` and `article` presets above issue
+# 13's bound of 4x the parse. Here each distinct xpath becomes a node once (its
+# parent made before it, so a node's id is above its parent's), and the sums,
+# the choice and the class moves run over C arrays. The arithmetic is the
+# Python version's, in the same order, so the scores are equal to the last bit;
+# tests/test_container_fast.py compares the two on every gold page.
+
+#: The ContainerOptions fields this pass reads. classify.container_pass uses it
+#: only for options whose other fields (flags added later) are at their defaults.
+CONTAINER_FIELDS = frozenset((
+    "min_block_length", "length_per_point", "max_length_points", "grandparent_share",
+    "sibling_share", "sibling_min_score", "max_link_density", "region_share",
+    "inside_shift", "region_shift", "outside_shift", "drop_hidden", "skip_unlikely",
+    "min_container_chars", "tag_scores",
+))
+
+cdef enum:
+    F_TEXT = 0
+    F_CF_CLASS = 1
+    F_FINAL_CLASS = 2
+    F_LENGTH = 3
+    F_LINK_CHARS = 5
+    F_LINK_DENSITY = 6
+    F_XPATH = 10
+    F_HEADING = 11
+    F_IN_SELECT = 13
+    F_IMAGE = 14
+
+cdef inline object _field(object paragraph, Py_ssize_t field, bint direct):
+    """A Paragraph's field, read from its slot when the layout is the known one
+    (what PyMember_GetOne does for a T_OBJECT_EX slot, without its checks of
+    the member's type on every read: _find_members checked them once)."""
+    cdef PyObject* value
+    if direct:
+        value = (<PyObject**>(<char*><PyObject*>paragraph + _members[field].offset))[0]
+        if value == NULL:
+            raise AttributeError(_FIELDS[field])
+        return <object>value
+    return getattr(paragraph, _FIELDS[field])
+
+
+cdef inline int _code(object cls) except -1:
+    """A ParagraphClass as its C_* code."""
+    cdef int code
+    for code in range(4):
+        if cls is _CLASSES[code]:
+            return code
+    raise TypeError(f"not a ParagraphClass: {cls!r}")
+
+
+cdef inline bint _is_comma(Py_UCS4 c) noexcept:
+    # classify._COMMAS: Latin, full-width, ideographic, Arabic
+    return c == 0x2C or c == 0xFF0C or c == 0x3001 or c == 0x060C
+
+
+cdef class _Nodes:
+    """The elements above the blocks, one node per distinct xpath, with the
+    per-subtree sums of `classify._Subtrees`."""
+
+    cdef Py_ssize_t count, cap
+    cdef Py_ssize_t* parent       # -1: no parent (the xpath has one step)
+    cdef long long* chars
+    cdef long long* links
+    cdef double* points
+    cdef double* score
+    cdef double* final_score
+    cdef Py_ssize_t* scored       # node ids in the order they first got a score
+    cdef Py_ssize_t scored_count
+    cdef bint* has_score
+    cdef bint* chosen
+    cdef bint* inside
+    cdef bint* in_region
+    cdef dict ids                 # xpath -> node id
+    cdef list paths               # node id -> xpath
+
+    def __cinit__(self):
+        self.ids = {}
+        self.paths = []
+
+    def __dealloc__(self):
+        PyMem_Free(self.parent)
+        PyMem_Free(self.chars)
+        PyMem_Free(self.links)
+        PyMem_Free(self.points)
+        PyMem_Free(self.score)
+        PyMem_Free(self.final_score)
+        PyMem_Free(self.scored)
+        PyMem_Free(self.has_score)
+        PyMem_Free(self.chosen)
+        PyMem_Free(self.inside)
+        PyMem_Free(self.in_region)
+
+    cdef int _grow(self) except -1:
+        cdef Py_ssize_t cap = max(64, 2 * self.cap)
+        cdef Py_ssize_t* parent = <Py_ssize_t*>PyMem_Realloc(self.parent, cap * sizeof(Py_ssize_t))
+        if parent == NULL:
+            raise MemoryError()
+        self.parent = parent
+        self.cap = cap
+        return 0
+
+    cdef Py_ssize_t node(self, str xpath) except -2:
+        """The node of `xpath`, made (with its missing ancestors) on first sight.
+
+        The parent of an xpath is its text up to the last "/", as in
+        classify._parent; an xpath with one step has none."""
+        found = self.ids.get(xpath)
+        if found is not None:
+            return <Py_ssize_t>found
+        cdef list missing = [xpath]
+        cdef Py_ssize_t parent = -1, cut
+        cdef str path = xpath
+        while True:
+            cut = path.rfind("/")
+            if cut <= 0:
+                break
+            path = path[:cut]
+            found = self.ids.get(path)
+            if found is not None:
+                parent = <Py_ssize_t>found
+                break
+            missing.append(path)
+        for k in range(len(missing) - 1, -1, -1):
+            path = <str>missing[k]
+            if self.count == self.cap:
+                self._grow()
+            self.parent[self.count] = parent
+            self.ids[path] = self.count
+            self.paths.append(path)
+            parent = self.count
+            self.count += 1
+        return parent
+
+    cdef int allocate(self) except -1:
+        """Room for the sums, once every node is made."""
+        cdef Py_ssize_t n = max(self.count, 1)
+        self.chars = <long long*>PyMem_Malloc(n * sizeof(long long))
+        self.links = <long long*>PyMem_Malloc(n * sizeof(long long))
+        self.points = <double*>PyMem_Malloc(n * sizeof(double))
+        self.score = <double*>PyMem_Malloc(n * sizeof(double))
+        self.final_score = <double*>PyMem_Malloc(n * sizeof(double))
+        self.scored = <Py_ssize_t*>PyMem_Malloc(n * sizeof(Py_ssize_t))
+        self.has_score = <bint*>PyMem_Malloc(n * sizeof(bint))
+        self.chosen = <bint*>PyMem_Malloc(n * sizeof(bint))
+        self.inside = <bint*>PyMem_Malloc(n * sizeof(bint))
+        self.in_region = <bint*>PyMem_Malloc(n * sizeof(bint))
+        if not (self.chars and self.links and self.points and self.score and self.final_score
+                and self.scored and self.has_score and self.chosen and self.inside
+                and self.in_region):
+            raise MemoryError()
+        return 0
+
+    cdef inline void add_score(self, Py_ssize_t node, double value) noexcept:
+        if not self.has_score[node]:
+            self.has_score[node] = True
+            self.score[node] = 0.0
+            self.scored[self.scored_count] = node
+            self.scored_count += 1
+        self.score[node] = self.score[node] + value
+
+
+cdef struct Candidate:
+    # what container scoring reads of one block
+    Py_ssize_t node
+    long long length
+    long long link_chars
+    long long points     # readability's points; 0: the block scores nothing
+    bint low_links       # link density <= max_link_density
+    bint skipped         # page furniture, left out of the scoring when asked
+
+
+cdef int _subtrees(
+    _Nodes nodes, const Candidate* blocks, Py_ssize_t n, bint use_skips, double share,
+    bint tag_scores, dict tag_table,
+) except -1:
+    """classify._Subtrees: characters, link characters and points per subtree,
+    and each candidate's score (from its children and grandchildren)."""
+    cdef Py_ssize_t i, node, parent, count = nodes.count
+    cdef const Candidate* b
+    for node in range(count):
+        nodes.chars[node] = 0
+        nodes.links[node] = 0
+        nodes.points[node] = 0.0
+        nodes.has_score[node] = False
+    nodes.scored_count = 0
+    for i in range(n):
+        b = &blocks[i]
+        if use_skips and b.skipped:
+            continue
+        node = b.node
+        nodes.chars[node] += b.length
+        nodes.links[node] += b.link_chars
+        if b.points == 0:
+            continue
+        if b.low_links:
+            nodes.points[node] = nodes.points[node] + <double>b.points
+        parent = nodes.parent[node]
+        if parent >= 0:
+            nodes.add_score(parent, <double>b.points)
+            if nodes.parent[parent] >= 0:
+                nodes.add_score(nodes.parent[parent], <double>b.points * share)
+    # children have higher ids than their parents: one pass upwards
+    for node in range(count - 1, -1, -1):
+        parent = nodes.parent[node]
+        if parent >= 0:
+            nodes.chars[parent] += nodes.chars[node]
+            nodes.links[parent] += nodes.links[node]
+            nodes.points[parent] = nodes.points[parent] + nodes.points[node]
+    if tag_scores:
+        for i in range(nodes.scored_count):
+            node = nodes.scored[i]
+            nodes.score[node] = nodes.score[node] + <double>tag_table.get(
+                _tag(<str>nodes.paths[node]), 0
+            )
+    return 0
+
+
+cdef str _tag(str xpath):
+    """classify._tag: the tag of an xpath's last step."""
+    cdef str step = xpath[xpath.rfind("/") + 1:]
+    cdef Py_ssize_t bracket = step.find("[")
+    return step[:bracket] if bracket >= 0 else step
+
+
+cdef Py_ssize_t _main_containers(
+    _Nodes nodes, double sibling_min_score, double sibling_share
+) noexcept:
+    """classify.main_containers: marks the chosen nodes; the best one (-1: none)."""
+    cdef Py_ssize_t i, node, best = -1, parent
+    cdef double value, threshold, chars
+    for node in range(nodes.count):
+        nodes.chosen[node] = False
+    for i in range(nodes.scored_count):
+        node = nodes.scored[i]
+        chars = <double>nodes.chars[node]
+        value = nodes.score[node]
+        if nodes.chars[node]:
+            value = value * (1.0 - <double>nodes.links[node] / chars)
+        nodes.final_score[node] = value
+        # the first of equal scores wins, as max() over the dict does
+        if best < 0 or value > nodes.final_score[best]:
+            best = node
+    if best < 0:
+        return -1
+    threshold = nodes.final_score[best] * sibling_share
+    if not threshold > sibling_min_score:
+        threshold = sibling_min_score
+    parent = nodes.parent[best]
+    nodes.chosen[best] = True
+    for i in range(nodes.scored_count):
+        node = nodes.scored[i]
+        if nodes.final_score[node] >= threshold and nodes.parent[node] == parent:
+            nodes.chosen[node] = True
+    return best
+
+
+cdef void _mark_inside(_Nodes nodes) noexcept:
+    """classify.inside_containers per node: chosen, or below a chosen node."""
+    cdef Py_ssize_t node, parent
+    for node in range(nodes.count):
+        parent = nodes.parent[node]
+        nodes.inside[node] = nodes.chosen[node] or (parent >= 0 and nodes.inside[parent])
+
+
+cdef void _mark_region(_Nodes nodes, Py_ssize_t region) noexcept:
+    """inside_containers([region]) per node: the region or below it."""
+    cdef Py_ssize_t node, parent
+    for node in range(nodes.count):
+        parent = nodes.parent[node]
+        nodes.in_region[node] = node == region or (parent >= 0 and nodes.in_region[parent])
+
+
+cdef bint _ruled_bad(object paragraph, bint direct) except -1:
+    """classify._ruled_bad: the seed's hard rules, which no container outweighs."""
+    if _field(paragraph, F_IN_SELECT, direct) or _field(paragraph, F_IMAGE, direct):
+        return True
+    cdef str text = <str>_field(paragraph, F_TEXT, direct)
+    return "\u00a9" in text or "&copy" in text
+
+
+cdef object _reclassified(object paragraph, int cf, int final, bint direct):
+    """classify._reclassified: the same Paragraph with two classes changed."""
+    cdef Py_ssize_t k
+    if not (direct and _fast_paragraphs):
+        values = [getattr(paragraph, name) for name in _FIELDS]
+        values[F_CF_CLASS] = _CLASSES[cf]
+        values[F_FINAL_CLASS] = _CLASSES[final]
+        return Paragraph(*values)
+    result = Paragraph.__new__(Paragraph)
+    for k in range(N_FIELDS):
+        if k == F_CF_CLASS:
+            _set(result, k, _CLASSES[cf])
+        elif k == F_FINAL_CLASS:
+            _set(result, k, _CLASSES[final])
+        else:
+            _set(result, k, _field(paragraph, k, True))
+    return result
+
+
+cdef Py_ssize_t _main_region(_Nodes nodes, Py_ssize_t best, double region_share) noexcept:
+    """classify.main_region: the region's node."""
+    cdef Py_ssize_t top = best, region = best, i, node
+    cdef double needed, held = 0
+    while nodes.parent[top] >= 0:
+        top = nodes.parent[top]
+    needed = region_share * nodes.points[top]
+    # best first, then the siblings in the order they were scored, as the
+    # Python list of containers is summed
+    held = held + nodes.points[best]
+    for i in range(nodes.scored_count):
+        node = nodes.scored[i]
+        if nodes.chosen[node] and node != best:
+            held = held + nodes.points[node]
+    while held < needed and nodes.parent[region] >= 0:
+        region = nodes.parent[region]
+        held = nodes.points[region]
+    return region
+
+
+def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores):
+    """classify.container_pass for a non-empty tuple of Paragraphs and options
+    with at least one shift; `unlikely` is the furniture flags only when they are
+    used for scoring (skip_unlikely and some block is furniture), else None."""
+    cdef Py_ssize_t n = len(paragraphs)
+    cdef long long min_length = options.min_block_length
+    cdef long long per_point = options.length_per_point
+    cdef long long max_length_points = options.max_length_points
+    cdef double share = options.grandparent_share
+    cdef double sibling_share = options.sibling_share
+    cdef double sibling_min_score = options.sibling_min_score
+    cdef double max_link_density = options.max_link_density
+    cdef double region_share = options.region_share
+    cdef int inside_shift = options.inside_shift
+    cdef int region_shift = options.region_shift
+    cdef int outside_shift = options.outside_shift
+    cdef long long min_container_chars = options.min_container_chars
+    cdef bint tag_scores_on = options.tag_scores
+    cdef bint use_skips = unlikely is not None
+    cdef bint no_headings = params.no_headings
+    cdef long max_distance = min(params.max_heading_distance, _LIMIT)
+    cdef bint direct = _fast_paragraphs
+    cdef Py_ssize_t i, k, best, region, node
+    cdef long long length, count, held
+    cdef Py_UCS4 c
+    cdef str text
+    cdef Candidate* b
+    cdef int steps, cls
+    cdef bint changed = False
+    if n == 0:
+        return ()
+    if direct:
+        for p in paragraphs:
+            if type(p) is not Paragraph:
+                direct = False
+                break
+    if use_skips and len(unlikely) != n:
+        raise ValueError(f"{len(unlikely)} furniture flags for {n} paragraphs")
+
+    cdef _Nodes nodes = _Nodes()
+    cdef Candidate* blocks = <Candidate*>PyMem_Malloc(n * sizeof(Candidate))
+    cdef int* classes = <int*>PyMem_Malloc(n * sizeof(int))
+    cdef int* finals = <int*>PyMem_Malloc(n * sizeof(int))
+    cdef int* old_finals = <int*>PyMem_Malloc(n * sizeof(int))
+    cdef int* old_cf = <int*>PyMem_Malloc(n * sizeof(int))
+    cdef int* moved = <int*>PyMem_Malloc(n * sizeof(int))
+    cdef long* lengths = <long*>PyMem_Malloc(n * sizeof(long))
+    cdef bint* headings = <bint*>PyMem_Malloc(n * sizeof(bint))
+    try:
+        if not (blocks and classes and finals and old_finals and old_cf and moved and lengths
+                and headings):
+            raise MemoryError()
+        for i in range(n):
+            if i & 4095 == 4095:
+                PyErr_CheckSignals()
+            p = paragraphs[i]
+            b = &blocks[i]
+            b.node = nodes.node(<str>_field(p, F_XPATH, direct))
+            length = _field(p, F_LENGTH, direct)
+            b.length = length
+            b.link_chars = _field(p, F_LINK_CHARS, direct)
+            b.low_links = <double>_field(p, F_LINK_DENSITY, direct) <= max_link_density
+            b.skipped = use_skips and unlikely[i]
+            headings[i] = _field(p, F_HEADING, direct)
+            lengths[i] = <long>length
+            old_cf[i] = _code(_field(p, F_CF_CLASS, direct))
+            old_finals[i] = _code(_field(p, F_FINAL_CLASS, direct))
+            b.points = 0
+            if length >= min_length and not headings[i]:
+                count = 0
+                text = <str>_field(p, F_TEXT, direct)
+                for c in text:
+                    if _is_comma(c):
+                        count += 1
+                b.points = 1 + min(length // per_point, max_length_points) + count
+        nodes.allocate()
+
+        _subtrees(nodes, blocks, n, use_skips, share, tag_scores_on, tag_scores)
+        best = _main_containers(nodes, sibling_min_score, sibling_share)
+        _mark_inside(nodes)
+        if use_skips:
+            # readability's retry: too little text chosen without the furniture
+            held = 0
+            for i in range(n):
+                if nodes.inside[blocks[i].node] and not blocks[i].skipped:
+                    held += blocks[i].length
+            if held < min_container_chars:
+                use_skips = False
+                _subtrees(nodes, blocks, n, False, share, tag_scores_on, tag_scores)
+                best = _main_containers(nodes, sibling_min_score, sibling_share)
+                _mark_inside(nodes)
+        if best < 0:
+            return paragraphs
+        region = _main_region(nodes, best, region_share)
+
+        _mark_region(nodes, region)
+        for i in range(n):
+            b = &blocks[i]
+            if nodes.inside[b.node]:
+                steps = inside_shift if b.low_links else 0
+            elif nodes.in_region[b.node]:
+                steps = region_shift
+            else:
+                steps = outside_shift
+            if steps > 0 and _ruled_bad(paragraphs[i], direct):
+                steps = 0
+            cls = old_cf[i]
+            if steps:
+                cls = max(C_BAD, min(C_GOOD, cls + steps))
+                changed = changed or cls != old_cf[i]
+            moved[i] = cls
+            classes[i] = cls
+        if not changed:
+            return paragraphs
+        _later_phases(classes, headings, lengths, finals, n, max_distance,
+                      not no_headings, not no_headings)
+        result = [None] * n
+        for i in range(n):
+            p = paragraphs[i]
+            if moved[i] == old_cf[i] and finals[i] == old_finals[i]:
+                result[i] = p
+            else:
+                result[i] = _reclassified(p, moved[i], finals[i], direct)
+        return tuple(result)
+    finally:
+        PyMem_Free(blocks)
+        PyMem_Free(classes)
+        PyMem_Free(finals)
+        PyMem_Free(old_finals)
+        PyMem_Free(old_cf)
+        PyMem_Free(moved)
+        PyMem_Free(lengths)
+        PyMem_Free(headings)

@@ -1,4 +1,5 @@
 from collections.abc import Callable
+from typing import TypeVar, overload
 
 from lxml import etree
 
@@ -6,11 +7,22 @@ from lxml import etree
 _Marker = Callable[
     [str, str | None, str | None, str | None, str | None, str | None, str | None], int
 ]
+_Block = TypeVar("_Block", bound=tuple[str, int, str, str, int, int])
 
+@overload
 def walk(
     root_element: etree._Element,
     reference: bool,
     max_blocks: int = ...,
     marker: _Marker | None = ...,
+    block_type: None = ...,
 ) -> list[tuple[str, int, str, str, int, int]] | None: ...
+@overload
+def walk(
+    root_element: etree._Element,
+    reference: bool,
+    max_blocks: int,
+    marker: _Marker | None,
+    block_type: type[_Block],
+) -> list[_Block] | None: ...
 def block_text(text: str) -> str: ...

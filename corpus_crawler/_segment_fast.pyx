@@ -16,11 +16,43 @@ from cpython.exc cimport PyErr_CheckSignals
 from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
 from cpython.unicode cimport PyUnicode_4BYTE_KIND, PyUnicode_DecodeUTF8, PyUnicode_FromKindAndData
 from cpython.bytes cimport PyBytes_FromStringAndSize
+from cpython.object cimport PyObject, PyTypeObject
+from cpython.ref cimport Py_INCREF
+from cpython.tuple cimport PyTuple_SET_ITEM
 from libc.string cimport memcpy, strcmp, strlen
 
 
 cdef extern from "Python.h":
     bint Py_UNICODE_ISSPACE(Py_UCS4 ch)
+    int PyUnicode_KIND(object text)
+    const void* PyUnicode_DATA(object text)
+    Py_UCS4 PyUnicode_READ(int kind, const void* data, Py_ssize_t index) nogil
+    ctypedef object (*allocfunc)(PyTypeObject* cls, Py_ssize_t items)
+    ctypedef struct PyTypeObjectAlloc "PyTypeObject":
+        allocfunc tp_alloc
+
+
+cdef inline object _block(type block_type, str text, long link_chars, tuple path,
+                          long images, int marks):
+    """One block: a plain tuple, or an instance of a tuple subclass (segment.Segment)
+    made as tuple.__new__ makes one, without the Python-level call per block."""
+    if block_type is None:
+        return (text, link_chars, path[0], path[1], images, marks)
+    cdef object block = (<PyTypeObjectAlloc*><PyObject*>block_type).tp_alloc(
+        <PyTypeObject*><PyObject*>block_type, 6
+    )
+    _put(block, 0, text)
+    _put(block, 1, link_chars)
+    _put(block, 2, path[0])
+    _put(block, 3, path[1])
+    _put(block, 4, images)
+    _put(block, 5, marks)
+    return block
+
+
+cdef inline void _put(object block, Py_ssize_t index, object value):
+    Py_INCREF(value)  # PyTuple_SET_ITEM steals a reference
+    PyTuple_SET_ITEM(block, index, value)
 
 cimport lxml.includes.etreepublic as cetree
 from lxml.includes.tree cimport (
@@ -122,21 +154,28 @@ cdef class _Folder:
         cdef Py_ssize_t n = len(text), i, size, found = 0, words = 0
         cdef Py_UCS4 c
         cdef int pending = self.pending
+        cdef bint after_space = True  # a word starts at the text's first non-space
         cdef Py_UCS4* out
+        # read the code points straight from the str's own array (one kind test
+        # per character, predictable), not through an item lookup per index
+        cdef int kind = PyUnicode_KIND(text)
+        cdef const void* data = PyUnicode_DATA(text)
         if self.size + n + 1 > self.cap:
             self._grow(self.size + n + 1)
         out = self.buf
         size = self.size
         for i in range(n):
-            c = text[i]
+            c = PyUnicode_READ(kind, data, i)
             if Py_UNICODE_ISSPACE(c):
+                after_space = True
                 if c == 10 or c == 13:
                     pending = 2
                 elif pending == 0:
                     pending = 1
             else:
-                if i == 0 or Py_UNICODE_ISSPACE(text[i - 1]):
+                if after_space:
                     words += 1
+                    after_space = False
                 if pending and size:
                     out[size] = 10 if pending == 2 else 32
                     size += 1
@@ -222,6 +261,8 @@ cdef class _Walk:
     # elementmarks.element_marks (cached), or None when marks are not wanted
     cdef object marker
     cdef int anchor_marks
+    # the class of the blocks (a tuple subclass), or None for plain tuples
+    cdef type block_type
 
     def __cinit__(self):
         self.frames_cap = 64
@@ -333,7 +374,9 @@ cdef class _Walk:
             else:
                 path = self.path(self.anchor_depth)
                 marks = self.frames[self.anchor_depth].marks if self.anchor_depth >= 0 else 0
-            self.blocks.append((text, self.link_chars, path[0], path[1], self.images, marks))
+            self.blocks.append(
+                _block(self.block_type, text, self.link_chars, path, self.images, marks)
+            )
         self.has_nodes = False
         self.link_chars = 0
         self.images = 0
@@ -469,10 +512,13 @@ cdef int _own_marks(xmlNode* node, object marker) except -1:
     return marks
 
 
-def walk(root_element, bint reference, long max_blocks=100_000, marker=None):
+def walk(root_element, bint reference, long max_blocks=100_000, marker=None,
+         type block_type=None):
     """Blocks in document order: (folded text, link characters, dom path, xpath,
     images, marks); marks are `marker(tag, class, id, role, hidden, aria-hidden,
     style)` of the block's element and its ancestors OR-ed (0 without a marker).
+    With `block_type` (a tuple subclass of those six fields, segment.Segment) the
+    blocks are made as its instances.
 
     Blocks whose text folds to nothing and that hold no image are left out.
     Returns None when the page has more than max_blocks blocks (counting those).
@@ -493,6 +539,9 @@ def walk(root_element, bint reference, long max_blocks=100_000, marker=None):
     cdef _Walk w = _Walk()
     w.max_blocks = max_blocks
     w.marker = marker
+    if block_type is not None and not issubclass(block_type, tuple):
+        raise TypeError(f"block_type must be a tuple subclass, got {block_type!r}")
+    w.block_type = block_type
 
     # start of the root element
     w.push(root)

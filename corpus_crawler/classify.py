@@ -632,6 +632,8 @@ def container_pass(
     params: JustextParams,
     options: ContainerOptions,
     unlikely: Sequence[bool] | None = None,
+    *,
+    compiled: bool | None = None,
 ) -> tuple[Paragraph, ...]:
     """Paragraphs with their context-free classes moved by the main-container
     evidence and the three later phases run again on the result.
@@ -639,11 +641,20 @@ def container_pass(
     `unlikely`: per paragraph, whether it lies in page furniture
     (elementmarks.UNLIKELY); with `options.skip_unlikely` such blocks score no
     container (they are still classified, and moved like any block).
+
+    `compiled` picks the implementation as in `classify_segments` (default: the
+    compiled twin in _classify_fast.pyx when it was built and knows every option
+    that is switched on); both give equal Paragraphs. This function is the
+    readable reference the compiled one mirrors.
     """
     shifts = (options.inside_shift, options.region_shift, options.outside_shift)
     if not paragraphs or not any(shifts):
         return tuple(paragraphs)
     skipped = unlikely if options.skip_unlikely and unlikely is not None and any(unlikely) else None
+    if compiled is None:
+        compiled = compiled_container_pass(options)
+    if compiled and _fast is not None:
+        return _fast.container_pass(tuple(paragraphs), params, options, skipped, _TAG_SCORES)
     subtrees = _Subtrees(paragraphs, options, skipped)
     containers = main_containers(paragraphs, options, subtrees)
     inside = inside_containers(paragraphs, containers)
@@ -686,6 +697,17 @@ def container_pass(
         p if p.cf_class is cf and p.final_class is fin else _reclassified(p, cf, fin)
         for p, cf, fin in zip(paragraphs, cf_classes, final, strict=True)
     )
+
+
+@functools.lru_cache(maxsize=64)
+def compiled_container_pass(options: ContainerOptions) -> bool:
+    """Whether `container_pass` runs compiled for these options: the compiled
+    pass was built and every option it does not know (one added to
+    ContainerOptions after it) is at its default, where it changes nothing."""
+    if _fast is None:
+        return False
+    known = _fast.CONTAINER_FIELDS
+    return all(f.name in known or getattr(options, f.name) == f.default for f in fields(options))
 
 
 def _reclassified(p: Paragraph, cf: ParagraphClass, final: ParagraphClass) -> Paragraph:

@@ -261,9 +261,6 @@ def _walk_python(
     return raw
 
 
-# Segment(*block) without the Python-level `Segment.__new__` (hot path)
-_as_segment = functools.partial(tuple.__new__, Segment)
-
 # Pages of a site repeat their template's attribute sets.
 _cached_marks = functools.lru_cache(maxsize=4096)(element_marks)
 
@@ -318,10 +315,10 @@ def segment(
         compiled = _fast is not None
     if compiled and _fast is not None:
         # text folded, empty blocks left out and paths found during the walk
-        found = _fast.walk(root, reference, max_blocks, _cached_marks if marked else None)
+        found = _fast.walk(root, reference, max_blocks, _cached_marks if marked else None, Segment)
         if found is None:
             raise TooManyBlocks(f"more than {max_blocks} blocks")
-        blocks = list(map(_as_segment, found))
+        blocks = found
     else:
         blocks = _segment_python(root, reference, max_blocks, marked)
     if not reference and _CONTROL_CHARS.search("".join([b.text for b in blocks])) is not None:

@@ -1,0 +1,262 @@
+"""The compiled container pass (`_classify_fast.container_pass`) against the Python one.
+
+`classify.container_pass(..., compiled=True|False)` must give equal Paragraphs
+(every field, so the same block classes and the same F1 on any gold set) on
+every gold page, with the shipped `corpus` and `article` options and with
+options that switch each rule off or push it to its edge, and on generated
+pages: xpath trees with ties between candidates, commas of four scripts,
+headings, link-heavy blocks, furniture flags and every class.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import random
+from collections.abc import Callable, Iterator
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from corpus_crawler import dom
+from corpus_crawler.classify import ContainerOptions, compiled_container_pass, container_pass
+from corpus_crawler.config import ExtractConfig, JustextParams, Preset
+from corpus_crawler.decode import decode_html
+from corpus_crawler.extract import classify_segments, stoplist_and_params
+from corpus_crawler.extractors import furniture, visible
+from corpus_crawler.model import Paragraph, ParagraphClass
+from corpus_crawler.presets import CONTAINER_PRESETS, container_options
+from corpus_crawler.segment import segment
+
+classify_module = importlib.import_module("corpus_crawler.classify")
+
+GoldPages = Callable[[str], Iterator[tuple[str, bytes, str, dict[str, object]]]]
+GOLD_SETS = ("cleaneval-dev", "cleanportaleval", "readability")
+
+#: Changes to the shipped options that move every branch of the pass.
+VARIANTS: dict[str, dict[str, object]] = {
+    "shipped": {},
+    "no-furniture-rule": {"skip_unlikely": False},
+    "always-retry": {"min_container_chars": 10**9},
+    "no-tag-scores-no-region": {"tag_scores": False, "region_share": 0.0},
+    "whole-page-region": {"region_share": 1.0},
+    # shares that are not binary fractions: the scores' rounding shows
+    "odd-shares": {"grandparent_share": 0.3, "sibling_share": 0.07, "sibling_min_score": 3.3},
+    "extreme-shifts": {"inside_shift": 3, "region_shift": -2, "outside_shift": -3},
+    "small-points": {"min_block_length": 1, "length_per_point": 7, "max_length_points": 9},
+}
+
+
+@pytest.fixture(scope="module")
+def preset_pages(
+    gold_pages: GoldPages,
+) -> list[tuple[str, tuple[Paragraph, ...], JustextParams, list[bool]]]:
+    """Every gold page's visible blocks classified as the presets classify them,
+    with their furniture flags: what `container_pass` gets in `extract()`."""
+    config = ExtractConfig(preset=Preset.CORPUS, language="en")
+    stoplist, params = stoplist_and_params("en", config)
+    pages = []
+    for gold_set in GOLD_SETS:
+        for page_id, html, _gold, _record in gold_pages(gold_set):
+            root = dom.parse(decode_html(html).text)
+            if root is None:
+                continue
+            segments = visible(segment(dom.preprocess_seed(root), marked=True))
+            paragraphs = classify_segments(segments, stoplist, params)
+            pages.append((f"{gold_set}/{page_id}", paragraphs, params, furniture(segments)))
+    return pages
+
+
+def both(
+    paragraphs: tuple[Paragraph, ...],
+    params: JustextParams,
+    options: ContainerOptions,
+    unlikely: list[bool] | None,
+) -> tuple[tuple[Paragraph, ...], tuple[Paragraph, ...]]:
+    fast = container_pass(paragraphs, params, options, unlikely, compiled=True)
+    slow = container_pass(paragraphs, params, options, unlikely, compiled=False)
+    return fast, slow
+
+
+def test_the_compiled_container_pass_is_built_and_used_by_the_presets() -> None:
+    """Without it, the comparisons below compare the Python pass with itself, and
+    the presets lose their speed. Fails when a preset switches on an option that
+    only the Python pass knows: port it to _classify_fast.pyx (CONTAINER_FIELDS)."""
+    assert classify_module._fast is not None, "corpus_crawler._classify_fast was not compiled"
+    for preset in CONTAINER_PRESETS:
+        options = container_options(preset)
+        assert options is not None
+        assert compiled_container_pass(options), f"{preset.value} runs the Python container pass"
+
+
+@pytest.mark.parametrize("variant", list(VARIANTS))
+@pytest.mark.parametrize("preset", CONTAINER_PRESETS, ids=lambda p: p.value)
+def test_compiled_and_python_container_passes_agree_on_gold_pages(
+    preset_pages: list[tuple[str, tuple[Paragraph, ...], JustextParams, list[bool]]],
+    preset: Preset,
+    variant: str,
+) -> None:
+    shipped = container_options(preset)
+    assert shipped is not None
+    options = dataclasses.replace(shipped, **VARIANTS[variant])  # type: ignore[arg-type]
+    differing = []
+    moved = 0
+    for page_id, paragraphs, params, unlikely in preset_pages:
+        fast, slow = both(paragraphs, params, options, unlikely)
+        if fast != slow:
+            differing.append(page_id)
+        moved += sum(
+            a.final_class is not b.final_class for a, b in zip(slow, paragraphs, strict=True)
+        )
+    assert len(preset_pages) == 245
+    assert differing == []
+    # the pass did something on these pages, so agreeing is not agreeing on nothing
+    assert moved > 100
+
+
+# --------------------------------------------------------------------------- generated pages
+
+_STEPS = ("div[1]", "div[2]", "div[3]", "p[1]", "p[2]", "td[1]", "ul[1]", "li[2]", "h2[1]")
+_ALPHABET = "ab ,\uff0c\u3001\u060c\u00a9&copy;."
+_CLASSES = list(ParagraphClass)
+
+
+def _xpath(rng: random.Random, wrappers: list[str]) -> str:
+    """Mostly a block in one of the page's wrappers (so wrappers compete, tie and
+    join as siblings), sometimes anywhere, sometimes at the top of the tree."""
+    draw = rng.randrange(30)
+    if draw == 0:
+        return rng.choice(["/", "/html[1]", "/html[1]/body[1]"])
+    if draw < 20:
+        return rng.choice(wrappers) + rng.choice(["", "/p[1]", "/p[2]", "/p[3]", "/div[1]/p[1]"])
+    steps = rng.choices(_STEPS, k=rng.randrange(5))
+    return "/html[1]/body[1]" + "".join("/" + step for step in steps)
+
+
+def _paragraphs(rng: random.Random) -> tuple[Paragraph, ...]:
+    """A page of blocks from a seeded generator (hypothesis draws the seed and the
+    options: drawing each of a page's ~300 values through it cost ~80 ms an example)."""
+    parent = rng.choice(["/html[1]/body[1]", "/html[1]/body[1]/div[1]"])
+    wrappers = [f"{parent}/{rng.choice(_STEPS)}" for _ in range(rng.randint(1, 4))]
+    result = []
+    for _ in range(rng.randint(1, 40)):
+        text = "".join(rng.choices(_ALPHABET, k=rng.randrange(41))) * rng.randint(1, 12)
+        length = len(text)
+        link_chars = rng.randint(0, length)
+        result.append(
+            Paragraph(
+                text,
+                rng.choice(_CLASSES),
+                rng.choice(_CLASSES),
+                length,
+                text.count(" ") + 1,
+                link_chars,
+                link_chars / length if length else 0.0,
+                0,
+                0.0,
+                "",
+                _xpath(rng, wrappers),
+                rng.random() < 0.2,
+                False,
+                rng.random() < 0.1,
+                rng.random() < 0.1,
+            )
+        )
+    return tuple(result)
+
+
+# readability's own values half of the time, as the presets use them
+_shares = st.one_of(st.sampled_from([0.0, 0.2, 0.5, 1.0, 0.3]), st.floats(0, 1))
+_options = st.builds(
+    ContainerOptions,
+    min_block_length=st.sampled_from([1, 25, 60]),
+    length_per_point=st.sampled_from([7, 100, 150]),
+    max_length_points=st.integers(1, 5),
+    grandparent_share=_shares,
+    sibling_share=_shares,
+    sibling_min_score=st.one_of(st.integers(0, 12), st.floats(0, 20)),
+    max_link_density=_shares,
+    region_share=_shares,
+    inside_shift=st.integers(-3, 3),
+    region_shift=st.integers(-3, 3),
+    outside_shift=st.integers(-3, 3),
+    skip_unlikely=st.booleans(),
+    tag_scores=st.booleans(),
+    min_container_chars=st.integers(1, 2000),
+)
+_params = st.builds(
+    JustextParams,
+    max_heading_distance=st.one_of(st.integers(0, 400), st.just(2**70)),
+    no_headings=st.booleans(),
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.integers(0, 2**32), _params, _options)
+def test_compiled_and_python_container_passes_agree_on_generated_pages(
+    seed: int, params: JustextParams, options: ContainerOptions
+) -> None:
+    rng = random.Random(seed)
+    paragraphs = _paragraphs(rng)
+    unlikely = None if rng.random() < 0.3 else [rng.random() < 0.3 for _ in paragraphs]
+    fast, slow = both(paragraphs, params, options, unlikely)
+    assert fast == slow
+
+
+def test_paragraph_subclasses_take_the_attribute_path() -> None:
+    """Paragraphs of a subclass are read by attribute, not by slot, and come back
+    as plain Paragraphs, as the Python pass builds them."""
+
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class Marked(Paragraph):
+        note: str = ""
+
+    text = "One sentence, with commas, in a story that runs on for a while. " * 3
+    paragraphs = tuple(
+        Marked(
+            text,
+            ParagraphClass.NEAR_GOOD,
+            ParagraphClass.BAD,
+            len(text),
+            xpath=f"/html[1]/body[1]/div[1]/p[{i}]",
+        )
+        for i in range(1, 5)
+    )
+    options = ContainerOptions(inside_shift=2)
+    fast, slow = both(paragraphs, JustextParams(), options, None)
+    assert fast == slow
+    assert all(p.final_class is ParagraphClass.GOOD for p in fast)
+
+
+def test_furniture_flags_of_the_wrong_length_are_an_error_in_both() -> None:
+    text = "A block of text, long enough to score a point or two in the pass. " * 2
+    paragraphs = (
+        Paragraph(
+            text,
+            ParagraphClass.SHORT,
+            ParagraphClass.SHORT,
+            len(text),
+            xpath="/html[1]/body[1]/div[1]/p[1]",
+        ),
+    )
+    options = ContainerOptions(inside_shift=1, skip_unlikely=True)
+    for compiled in (True, False):
+        with pytest.raises(ValueError):
+            container_pass(paragraphs, JustextParams(), options, [True, True], compiled=compiled)
+
+
+def test_an_option_the_compiled_pass_does_not_know_falls_back_to_python(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A flag added to ContainerOptions later (issue 13's decision work) runs in
+    Python until the compiled pass learns it; at its default it changes nothing."""
+    fast = classify_module._fast
+    assert fast is not None
+    monkeypatch.setattr(fast, "CONTAINER_FIELDS", fast.CONTAINER_FIELDS - {"tag_scores"})
+    compiled_container_pass.cache_clear()
+    try:
+        assert not compiled_container_pass(ContainerOptions(tag_scores=True))
+        assert compiled_container_pass(ContainerOptions(tag_scores=False))
+    finally:
+        compiled_container_pass.cache_clear()
