@@ -374,6 +374,23 @@ class ContainerOptions:
     #: A candidate starts from readability's score for its tag (`_initializeNode`:
     #: div +5, td/pre/blockquote +3, lists and forms -3, headings and th -5).
     tag_scores: bool = False
+    #: readability-lxml's `merge_article_segments`: an article split over
+    #: several wrappers of one template (Medium's sections) joins them. Blocks in
+    #: a wrapper of the container's tag path (same tags, other indices) that
+    #: scores the sibling threshold, with link density <= `segment_link_density`,
+    #: inside the container's nearest <article>/<main> when it has one, are in.
+    join_segments: bool = False
+    segment_link_density: float = 0.2
+    #: readability's sibling paragraphs: a <p> beside the container joins it when
+    #: it is longer than 80 characters with link density < 0.25, or shorter with
+    #: no links and a sentence end.
+    join_sibling_paragraphs: bool = False
+    #: readability's conditional cleaning of the container: a table, list, div,
+    #: aside, header, footer or section inside it with fewer than 10 commas and a
+    #: link density above `clean_link_density` (readability: 0.2 for elements
+    #: without a positive class name) counts as outside the container.
+    clean_conditionally: bool = False
+    clean_link_density: float = 0.2
 
     @property
     def uses_marks(self) -> bool:
@@ -395,7 +412,14 @@ class ContainerOptions:
                 raise ConfigError(
                     f"{name} must be a whole number of class steps between -3 and 3, got {value!r}"
                 )
-        for name in ("grandparent_share", "sibling_share", "max_link_density", "region_share"):
+        for name in (
+            "grandparent_share",
+            "sibling_share",
+            "max_link_density",
+            "region_share",
+            "segment_link_density",
+            "clean_link_density",
+        ):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise ConfigError(f"{name} must be a number between 0 and 1, got {value!r}")
@@ -404,7 +428,14 @@ class ContainerOptions:
         value = self.sibling_min_score
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
             raise ConfigError(f"sibling_min_score must be a number >= 0, got {value!r}")
-        for name in ("drop_hidden", "skip_unlikely", "tag_scores"):
+        for name in (
+            "drop_hidden",
+            "skip_unlikely",
+            "tag_scores",
+            "join_segments",
+            "join_sibling_paragraphs",
+            "clean_conditionally",
+        ):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"{name} must be true or false, got {getattr(self, name)!r}")
 
@@ -470,7 +501,7 @@ class _Subtrees:
     points of the blocks below it, summed bottom-up once (each element visited
     once, not once per block below it)."""
 
-    __slots__ = ("chars", "links", "points", "scores")
+    __slots__ = ("chars", "commas", "links", "points", "scores")
 
     def __init__(
         self,
@@ -480,6 +511,8 @@ class _Subtrees:
     ) -> None:
         chars: dict[str, int] = {}
         links: dict[str, int] = {}
+        commas: dict[str, int] = {}
+        count_commas = options.clean_conditionally
         points: dict[str, float] = {}
         scores: dict[str, float] = {}
         share = options.grandparent_share
@@ -496,6 +529,8 @@ class _Subtrees:
             length = p.length
             chars[xpath] = chars.get(xpath, 0) + length
             links[xpath] = links.get(xpath, 0) + p.link_chars
+            if count_commas:
+                commas[xpath] = commas.get(xpath, 0) + sum(map(p.text.count, _COMMAS))
             if length < min_length or p.heading:
                 continue
             text = p.text
@@ -528,12 +563,15 @@ class _Subtrees:
                 parent = path[: path.rfind("/")]
                 chars[parent] = chars.get(parent, 0) + chars[path]
                 links[parent] = links.get(parent, 0) + links[path]
+                if path in commas:
+                    commas[parent] = commas.get(parent, 0) + commas[path]
                 if path in points:
                     points[parent] = points.get(parent, 0.0) + points[path]
                 if parent not in seen:
                     seen.add(parent)
                     above.append(parent)
         self.chars = chars
+        self.commas = commas
         self.links = links
         self.points = points
         self.scores = scores
@@ -572,7 +610,115 @@ def main_containers(
         for path, score in final.items()
         if path != best and score >= threshold and _parent(path) == parent
     ]
+    if options.join_segments:
+        chosen += article_segments(best, final, threshold, subtrees, options)
+    if options.join_sibling_paragraphs:
+        chosen += sibling_paragraphs(paragraphs, parent, frozenset(chosen))
     return chosen
+
+
+#: Where readability-lxml looks for the rest of a split article.
+_SEMANTIC_FRAMES = frozenset({"article", "main"})
+
+
+def _frame(xpath: str) -> str | None:
+    """The nearest <article> or <main> above an element (None: neither)."""
+    path = _parent(xpath)
+    while path:
+        if _tag(path) in _SEMANTIC_FRAMES:
+            return path
+        path = _parent(path)
+    return None
+
+
+def _shape(xpath: str) -> tuple[str, ...]:
+    return tuple(_tag(step) for step in xpath.split("/")[1:])
+
+
+def article_segments(
+    best: str,
+    final: Mapping[str, float],
+    threshold: float,
+    subtrees: _Subtrees,
+    options: ContainerOptions,
+) -> list[str]:
+    """Wrappers holding more of an article split over one template's sections.
+
+    readability-lxml (`merge_article_segments`) joins candidates of the best
+    one's tag and classes, within its <article>/<main>, that score its sibling
+    threshold and have link density <= 0.2. The blocks carry no class names,
+    so the template is told by the tag path instead: the same tags at every
+    level, only the indices differ (section[1]/div[1] and section[3]/div[1]).
+    Two such wrappers are never inside one another.
+    """
+    shape = _shape(best)
+    frame = _frame(best)
+    inside_frame = frame + "/" if frame is not None else ""
+    chars = subtrees.chars
+    links = subtrees.links
+    found = []
+    for path, score in final.items():
+        if score < threshold or path == best or _parent(path) == _parent(best):
+            continue
+        if not path.startswith(inside_frame) or _shape(path) != shape:
+            continue
+        if chars[path] and links[path] / chars[path] > options.segment_link_density:
+            continue
+        found.append(path)
+    return found
+
+
+_SENTENCE_END = re.compile(r"\.( |$)")
+
+
+def sibling_paragraphs(
+    paragraphs: Sequence[Paragraph], parent: str, chosen: frozenset[str]
+) -> list[str]:
+    """xpaths of the <p> blocks beside the container that readability appends to it:
+    longer than 80 characters with link density < 0.25, or shorter with no
+    links and a sentence end (readability's `get_article`)."""
+    if not parent:
+        return []
+    found = []
+    for p in paragraphs:
+        xpath = p.xpath
+        if xpath in chosen or _parent(xpath) != parent or _tag(xpath) != "p":
+            continue
+        if p.length > 80:
+            keep = p.link_density < 0.25
+        else:
+            keep = p.link_chars == 0 and _SENTENCE_END.search(p.text) is not None
+        if keep:
+            found.append(xpath)
+    return found
+
+
+#: The elements readability cleans conditionally (readability-lxml's `sanitize`).
+_CLEANED_TAGS = frozenset({"table", "ul", "div", "aside", "header", "footer", "section"})
+
+
+def cleaned_elements(containers: Sequence[str], subtrees: _Subtrees, limit: float) -> list[str]:
+    """Elements inside the container that readability's conditional cleaning
+    drops for too many links (link density above `limit`) for their class
+    weight (unknown here, so readability's limit for a weight under 25).
+
+    Elements with 10 commas or more are kept, as readability keeps them (prose).
+    Measured and left out (configs/extractors/presets.yaml): its rule of more
+    list items than paragraphs, and its headings with link density > 0.33.
+    """
+    prefixes = tuple(c + "/" for c in containers)
+    chars = subtrees.chars
+    links = subtrees.links
+    commas = subtrees.commas
+    cleaned = []
+    for path, length in chars.items():
+        if not length or _tag(path) not in _CLEANED_TAGS or not path.startswith(prefixes):
+            continue
+        if commas.get(path, 0) >= 10:
+            continue
+        if links[path] / length > limit:
+            cleaned.append(path)
+    return cleaned
 
 
 def main_region(
@@ -659,6 +805,14 @@ def container_pass(
         return tuple(paragraphs)
     region = main_region(paragraphs, containers, options, subtrees)
     in_region = inside_containers(paragraphs, [region] if region else [])
+    if options.clean_conditionally:
+        cleaned = inside_containers(
+            paragraphs, cleaned_elements(containers, subtrees, options.clean_link_density)
+        )
+        if any(cleaned):
+            # what readability drops from its article is outside it here
+            inside = [i and not c for i, c in zip(inside, cleaned, strict=True)]
+            in_region = [r and not c for r, c in zip(in_region, cleaned, strict=True)]
     cf_classes = []
     changed = False
     for p, is_inside, is_in_region in zip(paragraphs, inside, in_region, strict=True):
