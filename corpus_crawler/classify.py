@@ -390,6 +390,11 @@ class ContainerOptions:
     #: link density above `clean_link_density` (readability: 0.2 for elements
     #: without a positive class name) counts as outside the container.
     clean_conditionally: bool = False
+    #: Blocks in page furniture (with `skip_unlikely`, when the container was
+    #: chosen without it) are outside the container and region even when they
+    #: lie in it: readability removes them before choosing, so a gallery or
+    #: "more stories" list nested in the article wrapper is not in its article.
+    furniture_outside: bool = False
     clean_link_density: float = 0.2
 
     @property
@@ -435,6 +440,7 @@ class ContainerOptions:
             "join_segments",
             "join_sibling_paragraphs",
             "clean_conditionally",
+            "furniture_outside",
         ):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"{name} must be true or false, got {getattr(self, name)!r}")
@@ -801,10 +807,15 @@ def container_pass(
             subtrees = _Subtrees(paragraphs, options)
             containers = main_containers(paragraphs, options, subtrees)
             inside = inside_containers(paragraphs, containers)
+            skipped = None
     if not containers:
         return tuple(paragraphs)
     region = main_region(paragraphs, containers, options, subtrees)
     in_region = inside_containers(paragraphs, [region] if region else [])
+    if options.furniture_outside and skipped is not None:
+        # readability removed these before it chose: they are not in its article
+        inside = [i and not s for i, s in zip(inside, skipped, strict=True)]
+        in_region = [r and not s for r, s in zip(in_region, skipped, strict=True)]
     if options.clean_conditionally:
         cleaned = inside_containers(
             paragraphs, cleaned_elements(containers, subtrees, options.clean_link_density)
