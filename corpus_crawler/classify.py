@@ -390,6 +390,8 @@ class ContainerOptions:
     #: link density above `clean_link_density` (readability: 0.2 for elements
     #: without a positive class name) counts as outside the container.
     clean_conditionally: bool = False
+    #: readability-lxml's semantic <main>: see `semantic_main`.
+    semantic_main: bool = False
     #: Blocks in page furniture (with `skip_unlikely`, when the container was
     #: chosen without it) are outside the container and region even when they
     #: lie in it: readability removes them before choosing, so a gallery or
@@ -441,6 +443,7 @@ class ContainerOptions:
             "join_sibling_paragraphs",
             "clean_conditionally",
             "furniture_outside",
+            "semantic_main",
         ):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"{name} must be true or false, got {getattr(self, name)!r}")
@@ -608,7 +611,9 @@ def main_containers(
         for path, score in subtrees.scores.items()
     }
     best = max(final, key=final.__getitem__)
-    threshold = max(options.sibling_min_score, final[best] * options.sibling_share)
+    if options.semantic_main:
+        best = semantic_main(best, subtrees)
+    threshold = max(options.sibling_min_score, final.get(best, 0.0) * options.sibling_share)
     parent = _parent(best)
     chosen = [best]
     chosen += [
@@ -621,6 +626,33 @@ def main_containers(
     if options.join_sibling_paragraphs:
         chosen += sibling_paragraphs(paragraphs, parent, frozenset(chosen))
     return chosen
+
+
+def semantic_main(best: str, subtrees: _Subtrees) -> str:
+    """The page's <main> instead of the best candidate, as readability-lxml takes
+    it (`get_semantic_main_candidate`): when the candidate is not in an
+    <article>, and the <main> above it holds at least 500 characters and twice
+    the candidate's, with a link density of at most 0.15. HTML5's <main> is
+    the author's own statement of where the content is; readability trusts it
+    when the scores picked only a part of it.
+    """
+    path = best
+    while path:
+        if _tag(path) == "article":
+            return best
+        path = _parent(path)
+    main = _parent(best)
+    while main and _tag(main) != "main":
+        main = _parent(main)
+    if not main:
+        return best
+    chars = subtrees.chars
+    length = chars.get(main, 0)
+    if length < max(500, 2 * chars.get(best, 0)):
+        return best
+    if subtrees.links.get(main, 0) > 0.15 * length:
+        return best
+    return main
 
 
 #: Where readability-lxml looks for the rest of a split article.
