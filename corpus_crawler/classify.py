@@ -7,6 +7,7 @@ Each takes values and returns a new list of classes.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import functools
 import re
@@ -390,6 +391,17 @@ class ContainerOptions:
     #: link density above `clean_link_density` (readability: 0.2 for elements
     #: without a positive class name) counts as outside the container.
     clean_conditionally: bool = False
+    #: List items score for their list only with at most this link density
+    #: (1: all do). readability scores <p>, <pre> and <td>, not <li>, except
+    #: in its semantic <article> candidate, where an item counts with a link
+    #: density <= 0.25: a long list of references, each with its commas and
+    #: links, otherwise outscores the article it follows.
+    item_link_density: float = 1.0
+    #: Blocks inside the container are judged with `max_link_density` as
+    #: jusText's link-density limit (its 0.2 elsewhere) before they are moved:
+    #: readability keeps every paragraph of its article whatever its links,
+    #: and an encyclopedia's paragraphs link a third of their words.
+    container_link_density: bool = False
     #: readability-lxml's semantic <main>: see `semantic_main`.
     semantic_main: bool = False
     #: Blocks in page furniture (with `skip_unlikely`, when the container was
@@ -426,6 +438,7 @@ class ContainerOptions:
             "region_share",
             "segment_link_density",
             "clean_link_density",
+            "item_link_density",
         ):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -444,6 +457,7 @@ class ContainerOptions:
             "clean_conditionally",
             "furniture_outside",
             "semantic_main",
+            "container_link_density",
         ):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"{name} must be true or false, got {getattr(self, name)!r}")
@@ -522,6 +536,7 @@ class _Subtrees:
         links: dict[str, int] = {}
         commas: dict[str, int] = {}
         count_commas = options.clean_conditionally
+        item_link_density = options.item_link_density
         points: dict[str, float] = {}
         scores: dict[str, float] = {}
         share = options.grandparent_share
@@ -541,6 +556,8 @@ class _Subtrees:
             if count_commas:
                 commas[xpath] = commas.get(xpath, 0) + sum(map(p.text.count, _COMMAS))
             if length < min_length or p.heading:
+                continue
+            if p.link_density > item_link_density and _tag(xpath) == "li":
                 continue
             text = p.text
             block_points = 1 + min(length // per_point, max_length_points)
@@ -856,6 +873,11 @@ def container_pass(
             # what readability drops from its article is outside it here
             inside = [i and not c for i, c in zip(inside, cleaned, strict=True)]
             in_region = [r and not c for r, c in zip(in_region, cleaned, strict=True)]
+    relaxed_params = (
+        dataclasses.replace(params, max_link_density=options.max_link_density)
+        if options.container_link_density
+        else None
+    )
     cf_classes = []
     changed = False
     for p, is_inside, is_in_region in zip(paragraphs, inside, in_region, strict=True):
@@ -868,9 +890,16 @@ def container_pass(
         if steps > 0 and _ruled_bad(p):
             steps = 0
         cls = p.cf_class
+        if (
+            relaxed_params is not None
+            and is_inside
+            and cls is BAD
+            and params.max_link_density < p.link_density <= options.max_link_density
+        ):
+            cls = _context_free_class(p, relaxed_params)
         if steps:
             cls = _SCALE[max(0, min(3, _RANK[cls] + steps))]
-            changed = changed or cls is not p.cf_class
+        changed = changed or cls is not p.cf_class
         cf_classes.append(cls)
     if not changed:
         return tuple(paragraphs)
@@ -883,6 +912,23 @@ def container_pass(
         p if p.cf_class is cf and p.final_class is fin else _reclassified(p, cf, fin)
         for p, cf, fin in zip(paragraphs, cf_classes, final, strict=True)
     )
+
+
+def _context_free_class(p: Paragraph, params: JustextParams) -> ParagraphClass:
+    """A block's context-free class again, from its features, under `params`."""
+    text = p.text
+    features = Features(
+        p.length,
+        p.link_chars,
+        p.link_density,
+        p.stopword_density,
+        COPYRIGHT_CHAR in text or COPYRIGHT_CODE in text,
+        p.heading,
+        p.headline,
+        p.in_select,
+        p.image,
+    )
+    return classify_context_free([features], params)[0]
 
 
 def _reclassified(p: Paragraph, cf: ParagraphClass, final: ParagraphClass) -> Paragraph:
