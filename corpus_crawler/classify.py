@@ -723,6 +723,9 @@ def article_segments(
     return found
 
 
+#: readability turns a <div> without block children into a <p> before it looks
+#: at siblings; a block anchored at a <div> is such text.
+_PARAGRAPH_TAGS = frozenset({"p", "div"})
 _SENTENCE_END = re.compile(r"\.( |$)")
 
 
@@ -737,7 +740,7 @@ def sibling_paragraphs(
     found = []
     for p in paragraphs:
         xpath = p.xpath
-        if xpath in chosen or _parent(xpath) != parent or _tag(xpath) != "p":
+        if xpath in chosen or _parent(xpath) != parent or _tag(xpath) not in _PARAGRAPH_TAGS:
             continue
         if p.length > 80:
             keep = p.link_density < 0.25
