@@ -686,8 +686,28 @@ def _frame(xpath: str) -> str | None:
     return None
 
 
-def _shape(xpath: str) -> tuple[str, ...]:
-    return tuple(_tag(step) for step in xpath.split("/")[1:])
+def _same_template(best: str, other: str) -> bool:
+    """Do two wrappers share their markup below the point where their paths part?
+
+    Below their common ancestor each path steps into a different child; the
+    tags under that child are the wrapper's own template (section/div/div for
+    each of Medium's sections), however deep in layout divs the other one sits
+    (when it sits deeper, the template must hold more than <div>s).
+    """
+    best_steps = best.split("/")
+    other_steps = other.split("/")
+    common = 0
+    for a, b in zip(best_steps, other_steps, strict=False):
+        if a != b:
+            break
+        common += 1
+    own = [_tag(step) for step in best_steps[common + 1 :]]
+    deeper = len(other_steps) - len(best_steps)
+    if not own or deeper < 0 or (deeper and all(tag == "div" for tag in own)):
+        # a template of bare divs says nothing when the depths differ: every
+        # layout is made of them
+        return False
+    return [_tag(step) for step in other_steps[len(other_steps) - len(own) :]] == own
 
 
 def article_segments(
@@ -702,11 +722,9 @@ def article_segments(
     readability-lxml (`merge_article_segments`) joins candidates of the best
     one's tag and classes, within its <article>/<main>, that score its sibling
     threshold and have link density <= 0.2. The blocks carry no class names,
-    so the template is told by the tag path instead: the same tags at every
-    level, only the indices differ (section[1]/div[1] and section[3]/div[1]).
-    Two such wrappers are never inside one another.
+    so the template is told by the tags instead: the same tags below the
+    point where the two paths part (`_same_template`).
     """
-    shape = _shape(best)
     frame = _frame(best)
     inside_frame = frame + "/" if frame is not None else ""
     chars = subtrees.chars
@@ -715,7 +733,7 @@ def article_segments(
     for path, score in final.items():
         if score < threshold or path == best or _parent(path) == _parent(best):
             continue
-        if not path.startswith(inside_frame) or _shape(path) != shape:
+        if not path.startswith(inside_frame) or not _same_template(best, path):
             continue
         if chars[path] and links[path] / chars[path] > options.segment_link_density:
             continue
