@@ -402,6 +402,9 @@ class ContainerOptions:
     #: readability keeps every paragraph of its article whatever its links,
     #: and an encyclopedia's paragraphs link a third of their words.
     container_link_density: bool = False
+    #: Blocks inside the container longer than jusText's `length_high` are not
+    #: bad for a copyright sign (a photo credit in the article's text).
+    credits_inside: bool = False
     #: readability-lxml's semantic <main>: see `semantic_main`.
     semantic_main: bool = False
     #: Blocks in page furniture (with `skip_unlikely`, when the container was
@@ -458,6 +461,7 @@ class ContainerOptions:
             "furniture_outside",
             "semantic_main",
             "container_link_density",
+            "credits_inside",
         ):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"{name} must be true or false, got {getattr(self, name)!r}")
@@ -918,6 +922,18 @@ def container_pass(
             and params.max_link_density < p.link_density <= options.max_link_density
         ):
             cls = _context_free_class(p, relaxed_params)
+        if (
+            options.credits_inside
+            and is_inside
+            and cls is BAD
+            and p.length > params.length_high
+            and not p.in_select
+            and (COPYRIGHT_CHAR in p.text or COPYRIGHT_CODE in p.text)
+        ):
+            # jusText's copyright rule is for footers ("(c) 2015 X. All rights
+            # reserved"); a long block of the article with a photo credit is prose
+            cls = _context_free_class(p, relaxed_params or params, copyright=False)
+            steps = options.inside_shift
         if steps:
             cls = _SCALE[max(0, min(3, _RANK[cls] + steps))]
         changed = changed or cls is not p.cf_class
@@ -935,15 +951,18 @@ def container_pass(
     )
 
 
-def _context_free_class(p: Paragraph, params: JustextParams) -> ParagraphClass:
-    """A block's context-free class again, from its features, under `params`."""
+def _context_free_class(
+    p: Paragraph, params: JustextParams, *, copyright: bool = True
+) -> ParagraphClass:
+    """A block's context-free class again, from its features, under `params`
+    (`copyright=False`: without the copyright rule)."""
     text = p.text
     features = Features(
         p.length,
         p.link_chars,
         p.link_density,
         p.stopword_density,
-        COPYRIGHT_CHAR in text or COPYRIGHT_CODE in text,
+        copyright and (COPYRIGHT_CHAR in text or COPYRIGHT_CODE in text),
         p.heading,
         p.headline,
         p.in_select,
