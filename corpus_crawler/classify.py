@@ -382,6 +382,10 @@ class ContainerOptions:
     #: inside the container's nearest <article>/<main> when it has one, are in.
     join_segments: bool = False
     segment_link_density: float = 0.2
+    #: Inside an <article>, a segment joins at this share of the best score
+    #: (readability-lxml's 0.05 for the segments of an article; the default is
+    #: the sibling share's 0.2).
+    article_segment_share: float = 0.2
     #: readability's sibling paragraphs: a <p> beside the container joins it when
     #: it is longer than 80 characters with link density < 0.25, or shorter with
     #: no links and a sentence end.
@@ -440,6 +444,7 @@ class ContainerOptions:
             "max_link_density",
             "region_share",
             "segment_link_density",
+            "article_segment_share",
             "clean_link_density",
             "item_link_density",
         ):
@@ -731,6 +736,10 @@ def article_segments(
     """
     frame = _frame(best)
     inside_frame = frame + "/" if frame is not None else ""
+    if frame is not None and _tag(frame) == "article":
+        # readability-lxml's "neutral article segment": within an <article> a
+        # part of it scores far less than the best part and still belongs
+        threshold = max(options.sibling_min_score, final[best] * options.article_segment_share)
     chars = subtrees.chars
     links = subtrees.links
     found = []
