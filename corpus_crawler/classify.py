@@ -386,9 +386,10 @@ class ContainerOptions:
     #: (readability-lxml's 0.05 for the segments of an article; the default is
     #: the sibling share's 0.2).
     article_segment_share: float = 0.2
-    #: readability's sibling paragraphs: a <p> beside the container joins it when
-    #: it is longer than 80 characters with link density < 0.25, or shorter with
-    #: no links and a sentence end.
+    #: readability's sibling paragraphs: a <p> (or a <div> of text, which
+    #: readability turns into a <p>) beside the container joins it when it is
+    #: longer than 80 characters with link density < 0.25, or shorter with no
+    #: links and a sentence end.
     join_sibling_paragraphs: bool = False
     #: readability's conditional cleaning of the container: a table, list, div,
     #: aside, header, footer or section inside it with fewer than 10 commas and a
@@ -566,7 +567,7 @@ class _Subtrees:
                 commas[xpath] = commas.get(xpath, 0) + sum(map(p.text.count, _COMMAS))
             if length < min_length or p.heading:
                 continue
-            if p.link_density > item_link_density and _tag(xpath) == "li":
+            if p.link_density > item_link_density and xpath[xpath.rfind("/") + 1 :][:3] == "li[":
                 continue
             text = p.text
             block_points = 1 + min(length // per_point, max_length_points)
@@ -763,15 +764,18 @@ _SENTENCE_END = re.compile(r"\.( |$)")
 def sibling_paragraphs(
     paragraphs: Sequence[Paragraph], parent: str, chosen: frozenset[str]
 ) -> list[str]:
-    """xpaths of the <p> blocks beside the container that readability appends to it:
-    longer than 80 characters with link density < 0.25, or shorter with no
-    links and a sentence end (readability's `get_article`)."""
+    """xpaths of the <p> blocks (and text <div>s) beside the container that
+    readability appends to it: longer than 80 characters with link density
+    < 0.25, or shorter with no links and a sentence end (`get_article`)."""
     if not parent:
         return []
+    inside_parent = parent + "/"
     found = []
     for p in paragraphs:
         xpath = p.xpath
-        if xpath in chosen or _parent(xpath) != parent or _tag(xpath) not in _PARAGRAPH_TAGS:
+        if not xpath.startswith(inside_parent) or xpath.find("/", len(inside_parent)) >= 0:
+            continue  # not a child of the container's parent
+        if xpath in chosen or _tag(xpath) not in _PARAGRAPH_TAGS:
             continue
         if p.length > 80:
             keep = p.link_density < 0.25
@@ -801,7 +805,7 @@ def cleaned_elements(containers: Sequence[str], subtrees: _Subtrees, limit: floa
     commas = subtrees.commas
     cleaned = []
     for path, length in chars.items():
-        if not length or _tag(path) not in _CLEANED_TAGS or not path.startswith(prefixes):
+        if not length or not path.startswith(prefixes) or _tag(path) not in _CLEANED_TAGS:
             continue
         if commas.get(path, 0) >= 10:
             continue
