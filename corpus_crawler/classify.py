@@ -394,7 +394,8 @@ class ContainerOptions:
     #: readability's conditional cleaning of the container: a table, list, div,
     #: aside, header, footer or section inside it with fewer than 10 commas and a
     #: link density above `clean_link_density` (readability: 0.2 for elements
-    #: without a positive class name) counts as outside the container.
+    #: without a positive class name) counts as outside the container; lists,
+    #: and elements whose text is over 90% lists, are exempt (readability.js).
     clean_conditionally: bool = False
     #: List items score for their list only with at most this link density
     #: (1: all do). readability scores <p>, <pre> and <td>, not <li>, except
@@ -529,12 +530,18 @@ def _points(p: Paragraph, options: ContainerOptions) -> int:
     return points + min(p.length // options.length_per_point, options.max_length_points)
 
 
+def _outermost_list(xpath: str) -> int:
+    """Where the step of the outermost <ul>/<ol> on an xpath starts (-1: none)."""
+    found = [i for i in (xpath.find("/ul["), xpath.find("/ol[")) if i >= 0]
+    return min(found) if found else -1
+
+
 class _Subtrees:
     """Per element above the blocks: characters, link characters and readability
     points of the blocks below it, summed bottom-up once (each element visited
     once, not once per block below it)."""
 
-    __slots__ = ("chars", "commas", "links", "points", "scores")
+    __slots__ = ("chars", "commas", "links", "listed", "points", "scores")
 
     def __init__(
         self,
@@ -545,6 +552,7 @@ class _Subtrees:
         chars: dict[str, int] = {}
         links: dict[str, int] = {}
         commas: dict[str, int] = {}
+        listed: dict[str, int] = {}
         count_commas = options.clean_conditionally
         item_link_density = options.item_link_density
         points: dict[str, float] = {}
@@ -565,6 +573,14 @@ class _Subtrees:
             links[xpath] = links.get(xpath, 0) + p.link_chars
             if count_commas:
                 commas[xpath] = commas.get(xpath, 0) + sum(map(p.text.count, _COMMAS))
+                # characters in lists, counted for the elements above the outermost list
+                cut = _outermost_list(xpath)
+                if cut > 0:
+                    path = xpath[:cut]
+                    while cut > 0:
+                        listed[path] = listed.get(path, 0) + length
+                        cut = path.rfind("/")
+                        path = path[:cut]
             if length < min_length or p.heading:
                 continue
             if p.link_density > item_link_density and xpath[xpath.rfind("/") + 1 :][:3] == "li[":
@@ -608,6 +624,7 @@ class _Subtrees:
                     above.append(parent)
         self.chars = chars
         self.commas = commas
+        self.listed = listed
         self.links = links
         self.points = points
         self.scores = scores
@@ -788,6 +805,10 @@ def sibling_paragraphs(
 
 #: The elements readability cleans conditionally (readability-lxml's `sanitize`).
 _CLEANED_TAGS = frozenset({"table", "ul", "div", "aside", "header", "footer", "section"})
+_LIST_TAGS = frozenset({"ul", "ol"})
+#: readability.js exempts lists, and elements whose text is over 90% lists, from
+#: the link-density test (a blog's bulleted notes link on every line)
+_LIST_SHARE = 0.9
 
 
 def cleaned_elements(containers: Sequence[str], subtrees: _Subtrees, limit: float) -> list[str]:
@@ -795,7 +816,8 @@ def cleaned_elements(containers: Sequence[str], subtrees: _Subtrees, limit: floa
     drops for too many links (link density above `limit`) for their class
     weight (unknown here, so readability's limit for a weight under 25).
 
-    Elements with 10 commas or more are kept, as readability keeps them (prose).
+    Elements with 10 commas or more are kept, as readability keeps them (prose),
+    and so are lists and elements whose text is over 90% lists (readability.js).
     Measured and left out (configs/extractors/presets.yaml): its rule of more
     list items than paragraphs, and its headings with link density > 0.33.
     """
@@ -803,11 +825,14 @@ def cleaned_elements(containers: Sequence[str], subtrees: _Subtrees, limit: floa
     chars = subtrees.chars
     links = subtrees.links
     commas = subtrees.commas
+    listed = subtrees.listed
     cleaned = []
     for path, length in chars.items():
         if not length or not path.startswith(prefixes) or _tag(path) not in _CLEANED_TAGS:
             continue
         if commas.get(path, 0) >= 10:
+            continue
+        if _tag(path) in _LIST_TAGS or listed.get(path, 0) > _LIST_SHARE * length:
             continue
         if links[path] / length > limit:
             cleaned.append(path)
