@@ -158,18 +158,18 @@ def test_paragraphs_beside_the_container_join_it() -> None:
     assert not any("more" in text for text in joined)
 
 
-def test_a_link_list_inside_the_container_is_cleaned() -> None:
-    """readability's conditional cleaning: a list inside the article whose text is
+def test_a_block_of_linked_teasers_inside_the_container_is_cleaned() -> None:
+    """readability's conditional cleaning: a div inside the article whose text is
     mostly links (teasers of other stories) is not part of the article."""
     teasers = "".join(
-        f'<li><a href="/s{i}">Another story about the harbour and the town, number {i}</a>'
-        f"<div>What the fishermen said about the new rules for the harbour.</div></li>"
+        f'<div><a href="/s{i}">Another story about the harbour and the town, number {i}</a>'
+        f"<div>What the fishermen said about the new rules for the harbour.</div></div>"
         for i in range(6)
     )
     html = body(
         "<div>"
         + "".join(f"<p>{SENTENCE}{SENTENCE}</p>" for _ in range(3))
-        + f"<ul>{teasers}</ul>"
+        + f"<div>{teasers}</div>"
         + "".join(f"<p>{OTHER}{OTHER}</p>" for _ in range(3))
         + "</div>"
     )
@@ -178,6 +178,27 @@ def test_a_link_list_inside_the_container_is_cleaned() -> None:
     assert not any("fishermen" in text for text in cleaned)
     assert any("fishermen" in text for text in kept_all)
     assert sum(OTHER in text for text in cleaned) == 3
+
+
+def test_a_list_of_linked_notes_is_spared_by_the_cleaning() -> None:
+    """readability.js exempts lists from the link test: a blog's bulleted notes
+    link on every line and are the post."""
+    notes = "".join(
+        f'<li>Fixed <a href="/bug{i}">bug {i} in the harbour map</a>, which the fishermen'
+        " had reported.</li>"
+        for i in range(6)
+    )
+    html = body(
+        "<div>"
+        + "".join(f"<p>{SENTENCE}{SENTENCE}</p>" for _ in range(3))
+        + f"<ul>{notes}</ul>"
+        + "".join(f"<p>{OTHER}{OTHER}</p>" for _ in range(3))
+        + "</div>"
+    )
+    paragraphs, _, _ = blocks(html)
+    notes_blocks = [p for p in paragraphs if "fishermen" in p.text]
+    assert sum(p.link_chars for p in notes_blocks) > 0.3 * sum(p.length for p in notes_blocks)
+    assert sum("fishermen" in text for text in kept(html, article_options())) == 6
 
 
 def test_furniture_nested_in_the_article_wrapper_is_outside_it() -> None:
@@ -274,9 +295,9 @@ def test_the_article_preset_runs_the_rules_through_extract() -> None:
 
 
 #: The article preset on the gold sets, a little under the figures measured with
-#: these rules (in-sample 0.889 / 0.959 / 0.948, configs/extractors/presets.yaml);
+#: these rules (in-sample 0.889 / 0.959 / 0.9485, configs/extractors/presets.yaml);
 #: test_quality.py keeps the floors of the step before.
-ARTICLE_FLOORS = {"cleaneval-dev": 0.885, "cleanportaleval": 0.955, "readability": 0.944}
+ARTICLE_FLOORS = {"cleaneval-dev": 0.885, "cleanportaleval": 0.955, "readability": 0.945}
 
 
 @pytest.mark.parametrize("set_name", sorted(ARTICLE_FLOORS))
