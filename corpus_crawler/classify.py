@@ -411,6 +411,9 @@ class ContainerOptions:
     #: Blocks inside the container longer than jusText's `length_high` are not
     #: bad for a copyright sign (a photo credit in the article's text).
     credits_inside: bool = False
+    #: Blocks in the container that say only "Advertisement" or "Loading..."
+    #: (readability.js's ad and loading words) are bad, not promoted.
+    drop_ad_labels: bool = False
     #: readability-lxml's semantic <main>: see `semantic_main`.
     semantic_main: bool = False
     #: Blocks in page furniture (with `skip_unlikely`, when the container was
@@ -469,6 +472,7 @@ class ContainerOptions:
             "semantic_main",
             "container_link_density",
             "credits_inside",
+            "drop_ad_labels",
         ):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"{name} must be true or false, got {getattr(self, name)!r}")
@@ -876,6 +880,14 @@ def inside_containers(paragraphs: Sequence[Paragraph], containers: Sequence[str]
     return [p.xpath in exact or p.xpath.startswith(prefixes) for p in paragraphs]
 
 
+#: Labels of ad slots and loading indicators, the words readability.js lists
+#: (its `adWords` and `loadingWords`): a block that says only this is no text.
+_AD_OR_LOADING = re.compile(
+    r"(?:ad|advertising|advertisement|pub|publicité|werbung|werb|广告|реклама|anuncio"
+    r"|(?:loading|正在加载|загрузка|chargement|cargando)(?:…|\.\.\.)?)\Z",
+    re.IGNORECASE,
+)
+
 _SCALE = (BAD, SHORT, NEAR_GOOD, GOOD)
 _RANK = {cls: rank for rank, cls in enumerate(_SCALE)}
 
@@ -953,6 +965,11 @@ def container_pass(
         if steps > 0 and _ruled_bad(p):
             steps = 0
         cls = p.cf_class
+        if options.drop_ad_labels and is_inside and _AD_OR_LOADING.match(p.text.strip()):
+            # readability.js removes an element whose whole text is such a label
+            cf_classes.append(BAD)
+            changed = changed or p.cf_class is not BAD
+            continue
         if (
             relaxed_params is not None
             and is_inside

@@ -45,6 +45,7 @@ RULES = (
     "semantic_main",
     "container_link_density",
     "credits_inside",
+    "drop_ad_labels",
 )
 
 
@@ -284,6 +285,17 @@ def test_a_photo_credit_does_not_drop_an_article_paragraph() -> None:
     # the seed's rule is untouched where the block is a footer line
     footer = body("<div>" + f"<p>{SENTENCE}{SENTENCE}</p>" * 4 + "</div><p>\u00a9 2024 X.</p>")
     assert not any("2024" in text for text in kept(footer, article_options()))
+
+
+def test_ad_and_loading_labels_in_the_container_are_dropped() -> None:
+    labels = ["Advertisement", "Loading...", "Publicité"]
+    html = body(
+        "<div>"
+        + "".join(f"<p>{SENTENCE}{SENTENCE}</p><div>{label}</div>" for label in labels)
+        + f"<p>{SENTENCE}{SENTENCE}</p></div>"
+    )
+    assert not set(labels) & set(kept(html, article_options()))
+    assert set(labels) <= set(kept(html, article_options(drop_ad_labels=False)))
 
 
 def test_the_article_preset_runs_the_rules_through_extract() -> None:
