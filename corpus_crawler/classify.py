@@ -7,6 +7,7 @@ Each takes values and returns a new list of classes.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import functools
 import re
@@ -374,6 +375,53 @@ class ContainerOptions:
     #: A candidate starts from readability's score for its tag (`_initializeNode`:
     #: div +5, td/pre/blockquote +3, lists and forms -3, headings and th -5).
     tag_scores: bool = False
+    #: readability-lxml's `merge_article_segments`: an article split over
+    #: several wrappers of one template (Medium's sections) joins them. Blocks in
+    #: a wrapper of the container's tag path (same tags, other indices) that
+    #: scores the sibling threshold, with link density <= `segment_link_density`,
+    #: inside the container's nearest <article>/<main> when it has one, are in.
+    join_segments: bool = False
+    segment_link_density: float = 0.2
+    #: Inside an <article>, a segment joins at this share of the best score
+    #: (readability-lxml's 0.05 for the segments of an article; the default is
+    #: the sibling share's 0.2).
+    article_segment_share: float = 0.2
+    #: readability's sibling paragraphs: a <p> (or a <div> of text, which
+    #: readability turns into a <p>) beside the container joins it when it is
+    #: longer than 80 characters with link density < 0.25, or shorter with no
+    #: links and a sentence end.
+    join_sibling_paragraphs: bool = False
+    #: readability's conditional cleaning of the container: a table, list, div,
+    #: aside, header, footer or section inside it with fewer than 10 commas and a
+    #: link density above `clean_link_density` (readability: 0.2 for elements
+    #: without a positive class name) counts as outside the container; lists,
+    #: and elements whose text is over 90% lists, are exempt (readability.js).
+    clean_conditionally: bool = False
+    #: List items score for their list only with at most this link density
+    #: (1: all do). readability scores <p>, <pre> and <td>, not <li>, except
+    #: in its semantic <article> candidate, where an item counts with a link
+    #: density <= 0.25: a long list of references, each with its commas and
+    #: links, otherwise outscores the article it follows.
+    item_link_density: float = 1.0
+    #: Blocks inside the container are judged with `max_link_density` as
+    #: jusText's link-density limit (its 0.2 elsewhere) before they are moved:
+    #: readability keeps every paragraph of its article whatever its links,
+    #: and an encyclopedia's paragraphs link a third of their words.
+    container_link_density: bool = False
+    #: Blocks inside the container longer than jusText's `length_high` are not
+    #: bad for a copyright sign (a photo credit in the article's text).
+    credits_inside: bool = False
+    #: Blocks in the container that say only "Advertisement" or "Loading..."
+    #: (readability.js's ad and loading words) are bad, not promoted.
+    drop_ad_labels: bool = False
+    #: readability-lxml's semantic <main>: see `semantic_main`.
+    semantic_main: bool = False
+    #: Blocks in page furniture (with `skip_unlikely`, when the container was
+    #: chosen without it) are outside the container and region even when they
+    #: lie in it: readability removes them before choosing, so a gallery or
+    #: "more stories" list nested in the article wrapper is not in its article.
+    furniture_outside: bool = False
+    clean_link_density: float = 0.2
 
     @property
     def uses_marks(self) -> bool:
@@ -395,7 +443,16 @@ class ContainerOptions:
                 raise ConfigError(
                     f"{name} must be a whole number of class steps between -3 and 3, got {value!r}"
                 )
-        for name in ("grandparent_share", "sibling_share", "max_link_density", "region_share"):
+        for name in (
+            "grandparent_share",
+            "sibling_share",
+            "max_link_density",
+            "region_share",
+            "segment_link_density",
+            "article_segment_share",
+            "clean_link_density",
+            "item_link_density",
+        ):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise ConfigError(f"{name} must be a number between 0 and 1, got {value!r}")
@@ -404,7 +461,19 @@ class ContainerOptions:
         value = self.sibling_min_score
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
             raise ConfigError(f"sibling_min_score must be a number >= 0, got {value!r}")
-        for name in ("drop_hidden", "skip_unlikely", "tag_scores"):
+        for name in (
+            "drop_hidden",
+            "skip_unlikely",
+            "tag_scores",
+            "join_segments",
+            "join_sibling_paragraphs",
+            "clean_conditionally",
+            "furniture_outside",
+            "semantic_main",
+            "container_link_density",
+            "credits_inside",
+            "drop_ad_labels",
+        ):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"{name} must be true or false, got {getattr(self, name)!r}")
 
@@ -465,12 +534,18 @@ def _points(p: Paragraph, options: ContainerOptions) -> int:
     return points + min(p.length // options.length_per_point, options.max_length_points)
 
 
+def _outermost_list(xpath: str) -> int:
+    """Where the step of the outermost <ul>/<ol> on an xpath starts (-1: none)."""
+    found = [i for i in (xpath.find("/ul["), xpath.find("/ol[")) if i >= 0]
+    return min(found) if found else -1
+
+
 class _Subtrees:
     """Per element above the blocks: characters, link characters and readability
     points of the blocks below it, summed bottom-up once (each element visited
     once, not once per block below it)."""
 
-    __slots__ = ("chars", "links", "points", "scores")
+    __slots__ = ("chars", "commas", "links", "listed", "points", "scores")
 
     def __init__(
         self,
@@ -480,6 +555,10 @@ class _Subtrees:
     ) -> None:
         chars: dict[str, int] = {}
         links: dict[str, int] = {}
+        commas: dict[str, int] = {}
+        listed: dict[str, int] = {}
+        count_commas = options.clean_conditionally
+        item_link_density = options.item_link_density
         points: dict[str, float] = {}
         scores: dict[str, float] = {}
         share = options.grandparent_share
@@ -496,7 +575,19 @@ class _Subtrees:
             length = p.length
             chars[xpath] = chars.get(xpath, 0) + length
             links[xpath] = links.get(xpath, 0) + p.link_chars
+            if count_commas:
+                commas[xpath] = commas.get(xpath, 0) + sum(map(p.text.count, _COMMAS))
+                # characters in lists, counted for the elements above the outermost list
+                cut = _outermost_list(xpath)
+                if cut > 0:
+                    path = xpath[:cut]
+                    while cut > 0:
+                        listed[path] = listed.get(path, 0) + length
+                        cut = path.rfind("/")
+                        path = path[:cut]
             if length < min_length or p.heading:
+                continue
+            if p.link_density > item_link_density and xpath[xpath.rfind("/") + 1 :][:3] == "li[":
                 continue
             text = p.text
             block_points = 1 + min(length // per_point, max_length_points)
@@ -528,12 +619,16 @@ class _Subtrees:
                 parent = path[: path.rfind("/")]
                 chars[parent] = chars.get(parent, 0) + chars[path]
                 links[parent] = links.get(parent, 0) + links[path]
+                if path in commas:
+                    commas[parent] = commas.get(parent, 0) + commas[path]
                 if path in points:
                     points[parent] = points.get(parent, 0.0) + points[path]
                 if parent not in seen:
                     seen.add(parent)
                     above.append(parent)
         self.chars = chars
+        self.commas = commas
+        self.listed = listed
         self.links = links
         self.points = points
         self.scores = scores
@@ -564,7 +659,9 @@ def main_containers(
         for path, score in subtrees.scores.items()
     }
     best = max(final, key=final.__getitem__)
-    threshold = max(options.sibling_min_score, final[best] * options.sibling_share)
+    if options.semantic_main:
+        best = semantic_main(best, subtrees)
+    threshold = max(options.sibling_min_score, final.get(best, 0.0) * options.sibling_share)
     parent = _parent(best)
     chosen = [best]
     chosen += [
@@ -572,7 +669,178 @@ def main_containers(
         for path, score in final.items()
         if path != best and score >= threshold and _parent(path) == parent
     ]
+    if options.join_segments:
+        chosen += article_segments(best, final, threshold, subtrees, options)
+    if options.join_sibling_paragraphs:
+        chosen += sibling_paragraphs(paragraphs, parent, frozenset(chosen))
     return chosen
+
+
+def semantic_main(best: str, subtrees: _Subtrees) -> str:
+    """The page's <main> instead of the best candidate, as readability-lxml takes
+    it (`get_semantic_main_candidate`): when the candidate is not in an
+    <article>, and the <main> above it holds at least 500 characters and twice
+    the candidate's, with a link density of at most 0.15. HTML5's <main> is
+    the author's own statement of where the content is; readability trusts it
+    when the scores picked only a part of it.
+    """
+    path = best
+    while path:
+        if _tag(path) == "article":
+            return best
+        path = _parent(path)
+    main = _parent(best)
+    while main and _tag(main) != "main":
+        main = _parent(main)
+    if not main:
+        return best
+    chars = subtrees.chars
+    length = chars.get(main, 0)
+    if length < max(500, 2 * chars.get(best, 0)):
+        return best
+    if subtrees.links.get(main, 0) > 0.15 * length:
+        return best
+    return main
+
+
+#: Where readability-lxml looks for the rest of a split article.
+_SEMANTIC_FRAMES = frozenset({"article", "main"})
+
+
+def _frame(xpath: str) -> str | None:
+    """The nearest <article> or <main> above an element (None: neither)."""
+    path = _parent(xpath)
+    while path:
+        if _tag(path) in _SEMANTIC_FRAMES:
+            return path
+        path = _parent(path)
+    return None
+
+
+def _same_template(best: str, other: str) -> bool:
+    """Do two wrappers share their markup below the point where their paths part?
+
+    Below their common ancestor each path steps into a different child; the
+    tags under that child are the wrapper's own template (section/div/div for
+    each of Medium's sections), however deep in layout divs the other one sits
+    (when it sits deeper, the template must hold more than <div>s).
+    """
+    best_steps = best.split("/")
+    other_steps = other.split("/")
+    common = 0
+    for a, b in zip(best_steps, other_steps, strict=False):
+        if a != b:
+            break
+        common += 1
+    own = [_tag(step) for step in best_steps[common + 1 :]]
+    deeper = len(other_steps) - len(best_steps)
+    if not own or deeper < 0 or (deeper and all(tag == "div" for tag in own)):
+        # a template of bare divs says nothing when the depths differ: every
+        # layout is made of them
+        return False
+    return [_tag(step) for step in other_steps[len(other_steps) - len(own) :]] == own
+
+
+def article_segments(
+    best: str,
+    final: Mapping[str, float],
+    threshold: float,
+    subtrees: _Subtrees,
+    options: ContainerOptions,
+) -> list[str]:
+    """Wrappers holding more of an article split over one template's sections.
+
+    readability-lxml (`merge_article_segments`) joins candidates of the best
+    one's tag and classes, within its <article>/<main>, that score its sibling
+    threshold and have link density <= 0.2. The blocks carry no class names,
+    so the template is told by the tags instead: the same tags below the
+    point where the two paths part (`_same_template`).
+    """
+    frame = _frame(best)
+    inside_frame = frame + "/" if frame is not None else ""
+    if frame is not None and _tag(frame) == "article":
+        # readability-lxml's "neutral article segment": within an <article> a
+        # part of it scores far less than the best part and still belongs
+        threshold = max(options.sibling_min_score, final[best] * options.article_segment_share)
+    chars = subtrees.chars
+    links = subtrees.links
+    found = []
+    for path, score in final.items():
+        if score < threshold or path == best or _parent(path) == _parent(best):
+            continue
+        if not path.startswith(inside_frame) or not _same_template(best, path):
+            continue
+        if chars[path] and links[path] / chars[path] > options.segment_link_density:
+            continue
+        found.append(path)
+    return found
+
+
+#: readability turns a <div> without block children into a <p> before it looks
+#: at siblings; a block anchored at a <div> is such text.
+_PARAGRAPH_TAGS = frozenset({"p", "div"})
+_SENTENCE_END = re.compile(r"\.( |$)")
+
+
+def sibling_paragraphs(
+    paragraphs: Sequence[Paragraph], parent: str, chosen: frozenset[str]
+) -> list[str]:
+    """xpaths of the <p> blocks (and text <div>s) beside the container that
+    readability appends to it: longer than 80 characters with link density
+    < 0.25, or shorter with no links and a sentence end (`get_article`)."""
+    if not parent:
+        return []
+    inside_parent = parent + "/"
+    found = []
+    for p in paragraphs:
+        xpath = p.xpath
+        if not xpath.startswith(inside_parent) or xpath.find("/", len(inside_parent)) >= 0:
+            continue  # not a child of the container's parent
+        if xpath in chosen or _tag(xpath) not in _PARAGRAPH_TAGS:
+            continue
+        if p.length > 80:
+            keep = p.link_density < 0.25
+        else:
+            keep = p.link_chars == 0 and _SENTENCE_END.search(p.text) is not None
+        if keep:
+            found.append(xpath)
+    return found
+
+
+#: The elements readability cleans conditionally (readability-lxml's `sanitize`).
+_CLEANED_TAGS = frozenset({"table", "ul", "div", "aside", "header", "footer", "section"})
+_LIST_TAGS = frozenset({"ul", "ol"})
+#: readability.js exempts lists, and elements whose text is over 90% lists, from
+#: the link-density test (a blog's bulleted notes link on every line)
+_LIST_SHARE = 0.9
+
+
+def cleaned_elements(containers: Sequence[str], subtrees: _Subtrees, limit: float) -> list[str]:
+    """Elements inside the container that readability's conditional cleaning
+    drops for too many links (link density above `limit`) for their class
+    weight (unknown here, so readability's limit for a weight under 25).
+
+    Elements with 10 commas or more are kept, as readability keeps them (prose),
+    and so are lists and elements whose text is over 90% lists (readability.js).
+    Measured and left out (configs/extractors/presets.yaml): its rule of more
+    list items than paragraphs, and its headings with link density > 0.33.
+    """
+    prefixes = tuple(c + "/" for c in containers)
+    chars = subtrees.chars
+    links = subtrees.links
+    commas = subtrees.commas
+    listed = subtrees.listed
+    cleaned = []
+    for path, length in chars.items():
+        if not length or not path.startswith(prefixes) or _tag(path) not in _CLEANED_TAGS:
+            continue
+        if commas.get(path, 0) >= 10:
+            continue
+        if _tag(path) in _LIST_TAGS or listed.get(path, 0) > _LIST_SHARE * length:
+            continue
+        if links[path] / length > limit:
+            cleaned.append(path)
+    return cleaned
 
 
 def main_region(
@@ -611,6 +879,14 @@ def inside_containers(paragraphs: Sequence[Paragraph], containers: Sequence[str]
     exact = frozenset(containers)
     return [p.xpath in exact or p.xpath.startswith(prefixes) for p in paragraphs]
 
+
+#: Labels of ad slots and loading indicators, the words readability.js lists
+#: (its `adWords` and `loadingWords`): a block that says only this is no text.
+_AD_OR_LOADING = re.compile(
+    r"(?:ad|advertising|advertisement|pub|publicité|werbung|werb|广告|реклама|anuncio"
+    r"|(?:loading|正在加载|загрузка|chargement|cargando)(?:…|\.\.\.)?)\Z",
+    re.IGNORECASE,
+)
 
 _SCALE = (BAD, SHORT, NEAR_GOOD, GOOD)
 _RANK = {cls: rank for rank, cls in enumerate(_SCALE)}
@@ -666,10 +942,28 @@ def container_pass(
             subtrees = _Subtrees(paragraphs, options)
             containers = main_containers(paragraphs, options, subtrees)
             inside = inside_containers(paragraphs, containers)
+            skipped = None
     if not containers:
         return tuple(paragraphs)
     region = main_region(paragraphs, containers, options, subtrees)
     in_region = inside_containers(paragraphs, [region] if region else [])
+    if options.furniture_outside and skipped is not None:
+        # readability removed these before it chose: they are not in its article
+        inside = [i and not s for i, s in zip(inside, skipped, strict=True)]
+        in_region = [r and not s for r, s in zip(in_region, skipped, strict=True)]
+    if options.clean_conditionally:
+        cleaned = inside_containers(
+            paragraphs, cleaned_elements(containers, subtrees, options.clean_link_density)
+        )
+        if any(cleaned):
+            # what readability drops from its article is outside it here
+            inside = [i and not c for i, c in zip(inside, cleaned, strict=True)]
+            in_region = [r and not c for r, c in zip(in_region, cleaned, strict=True)]
+    relaxed_params = (
+        dataclasses.replace(params, max_link_density=options.max_link_density)
+        if options.container_link_density
+        else None
+    )
     cf_classes = []
     changed = False
     for p, is_inside, is_in_region in zip(paragraphs, inside, in_region, strict=True):
@@ -682,9 +976,33 @@ def container_pass(
         if steps > 0 and _ruled_bad(p):
             steps = 0
         cls = p.cf_class
+        if options.drop_ad_labels and is_inside and _AD_OR_LOADING.match(p.text.strip()):
+            # readability.js removes an element whose whole text is such a label
+            cf_classes.append(BAD)
+            changed = changed or p.cf_class is not BAD
+            continue
+        if (
+            relaxed_params is not None
+            and is_inside
+            and cls is BAD
+            and params.max_link_density < p.link_density <= options.max_link_density
+        ):
+            cls = _context_free_class(p, relaxed_params)
+        if (
+            options.credits_inside
+            and is_inside
+            and cls is BAD
+            and p.length > params.length_high
+            and not p.in_select
+            and (COPYRIGHT_CHAR in p.text or COPYRIGHT_CODE in p.text)
+        ):
+            # jusText's copyright rule is for footers ("(c) 2015 X. All rights
+            # reserved"); a long block of the article with a photo credit is prose
+            cls = _context_free_class(p, relaxed_params or params, copyright=False)
+            steps = options.inside_shift
         if steps:
             cls = _SCALE[max(0, min(3, _RANK[cls] + steps))]
-            changed = changed or cls is not p.cf_class
+        changed = changed or cls is not p.cf_class
         cf_classes.append(cls)
     if not changed:
         return tuple(paragraphs)
@@ -708,6 +1026,26 @@ def compiled_container_pass(options: ContainerOptions) -> bool:
         return False
     known = _fast.CONTAINER_FIELDS
     return all(f.name in known or getattr(options, f.name) == f.default for f in fields(options))
+
+
+def _context_free_class(
+    p: Paragraph, params: JustextParams, *, copyright: bool = True
+) -> ParagraphClass:
+    """A block's context-free class again, from its features, under `params`
+    (`copyright=False`: without the copyright rule)."""
+    text = p.text
+    features = Features(
+        p.length,
+        p.link_chars,
+        p.link_density,
+        p.stopword_density,
+        copyright and (COPYRIGHT_CHAR in text or COPYRIGHT_CODE in text),
+        p.heading,
+        p.headline,
+        p.in_select,
+        p.image,
+    )
+    return classify_context_free([features], params)[0]
 
 
 def _reclassified(p: Paragraph, cf: ParagraphClass, final: ParagraphClass) -> Paragraph:

@@ -1,0 +1,165 @@
+"""Where the `article` preset loses on a gold set: the worst pages and their blocks.
+
+For each page, the blocks the preset keeps and drops are split by whether their
+shingles are in the gold text; a page's precision loss is the kept text that
+is not in the gold (which blocks), its recall loss the gold text it dropped
+(which blocks, or "no block": text the HTML never had, such as script-built
+text). Blocks are classified once per page (the presets' steps before their
+container pass, as benchmarks/extractor_table.py does), so trying options is fast:
+
+    python tools/article_losses.py --gold ../shared/data/gold --worst 20
+    python tools/article_losses.py --gold ../shared/data/gold --set readability \
+        --option sibling_paragraphs=true --worst 0
+
+`--option key=value` (repeatable) overrides the shipped `article:` options
+(configs/extractors/presets.yaml) for the run; the summary line per set is the
+benchmark's (mean precision, mean recall, their harmonic mean).
+"""
+
+from __future__ import annotations
+
+import argparse
+import pickle
+import sys
+from collections.abc import Sequence
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from extractor_table import _preset_blocks, _text  # noqa: E402
+
+from corpus_crawler import ExtractConfig, Preset  # noqa: E402
+from corpus_crawler.classify import ContainerOptions, container_pass  # noqa: E402
+from corpus_crawler.evaluate import (  # noqa: E402
+    Summary,
+    find_gold_sets,
+    load_gold_set,
+    page_scores,
+    shingles,
+)
+from corpus_crawler.model import Paragraph, ParagraphClass  # noqa: E402
+from corpus_crawler.presets import container_options  # noqa: E402
+
+
+def _blocks(cache: Path | None, gold: Path, sets: Sequence[str]) -> dict[str, list[Any]]:
+    """set -> [(page id, paragraphs, params, unlikely, gold text)], cached on disk when asked
+    (the classification is the slow part; the container pass is what changes)."""
+    if cache is not None and cache.exists():
+        data: dict[str, list[Any]] = pickle.loads(cache.read_bytes())
+        if all(s in data for s in sets):
+            return data
+    config = ExtractConfig(preset=Preset.ARTICLE)
+    data = {}
+    for path in find_gold_sets(gold):
+        gold_set = load_gold_set(path)
+        if sets and gold_set.name not in sets:
+            continue
+        data[gold_set.name] = [
+            (page.id, *_preset_blocks(page.html, config), page.gold) for page in gold_set.pages
+        ]
+    if cache is not None:
+        cache.write_bytes(pickle.dumps(data))
+    return data
+
+
+def _options(shipped: ContainerOptions, items: Sequence[str], flag: str) -> ContainerOptions:
+    """The shipped options with `key=value` overrides (values read as YAML), checked."""
+    overrides = {}
+    for item in items:
+        key, _, value = item.partition("=")
+        overrides[key] = yaml.safe_load(value)
+    return ContainerOptions.from_mapping({**asdict(shipped), **overrides}, flag)
+
+
+def _block_report(paragraphs: Sequence[Paragraph], gold: str, limit: int) -> list[str]:
+    gold_shingles = shingles(gold)
+    lost, extra = [], []
+    for p in paragraphs:
+        block = shingles(p.text)
+        total = sum(block.values())
+        if not total:
+            continue
+        in_gold = sum(min(c, gold_shingles.get(k, 0)) for k, c in block.items()) / total
+        kept = p.final_class is ParagraphClass.GOOD
+        tail = "/".join(p.xpath.split("/")[-3:])
+        line = (
+            f"{total:5d} sh {in_gold:4.2f} cf={p.cf_class.name[:4]} ld={p.link_density:.2f}"
+            f" {tail}: {p.text[:70]!r}"
+        )
+        if kept and in_gold < 0.5:
+            extra.append((total * (1 - in_gold), line))
+        elif not kept and in_gold >= 0.5:
+            lost.append((total * in_gold, line))
+    out = []
+    for name, rows in (("extra", extra), ("lost", lost)):
+        rows.sort(reverse=True)
+        out += [f"    {name} {line}" for _, line in rows[:limit]]
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--gold", type=Path, required=True, help="a folder of gold sets")
+    parser.add_argument("--set", action="append", default=[], help="only this set (repeatable)")
+    parser.add_argument("--option", action="append", default=[], help="key=value override")
+    parser.add_argument("--worst", type=int, default=20, help="list this many worst pages")
+    parser.add_argument("--blocks", type=int, default=4, help="blocks listed per page and side")
+    parser.add_argument("--page", action="append", default=[], help="report only this page id")
+    parser.add_argument("--cache", type=Path, help="pickle of the classified blocks")
+    parser.add_argument("--compare", action="store_true", help="per-page diff against --base")
+    parser.add_argument(
+        "--base", action="append", default=[], help="key=value override of the compared options"
+    )
+    args = parser.parse_args(argv)
+
+    shipped = container_options(Preset.ARTICLE)
+    assert shipped is not None
+    options = _options(shipped, args.option, "--option")
+    base_options = _options(shipped, args.base, "--base")
+    data = _blocks(args.cache, args.gold, args.set)
+    for set_name, rows in data.items():
+        if args.set and set_name not in args.set:
+            continue
+        scored = []
+        base_scores = []
+        for page_id, paragraphs, params, unlikely, gold in rows:
+            passed = container_pass(paragraphs, params, options, unlikely) if paragraphs else ()
+            score = page_scores(_text(passed) if paragraphs else "", gold)
+            scored.append((page_id, passed, gold, score))
+            if args.compare:
+                base_passed = (
+                    container_pass(paragraphs, params, base_options, unlikely) if paragraphs else ()
+                )
+                base_scores.append(page_scores(_text(base_passed) if paragraphs else "", gold))
+        summary = Summary.of(s for *_, s in scored)
+        print(
+            f"{set_name}: F1 {summary.f1:.4f} P {summary.precision:.4f} R {summary.recall:.4f}"
+            f" ({summary.pages} pages)"
+        )
+        if args.compare:
+            for (page_id, _, _, score), base in zip(scored, base_scores, strict=True):
+                if abs(score.f1 - base.f1) > 0.001:
+                    print(f"  {page_id}: {base.f1:.3f} -> {score.f1:.3f}")
+        worst = sorted(scored, key=lambda row: row[3].f1)[: args.worst]
+        if args.page:
+            worst = [row for row in scored if row[0] in args.page]
+        for page_id, passed, gold, score in worst:
+            p = score.precision
+            r = score.recall
+            print(
+                f"  {page_id}: F1 {score.f1:.3f} P {'-' if p is None else f'{p:.3f}'}"
+                f" R {'-' if r is None else f'{r:.3f}'}"
+                f" (kept {score.shingles.predicted} sh, gold {score.shingles.gold} sh)"
+            )
+            print("\n".join(_block_report(passed, gold, args.blocks)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
