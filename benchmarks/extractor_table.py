@@ -91,6 +91,7 @@ SHIFT_GRID: dict[Preset, dict[str, tuple[object, ...]]] = {
         "region_shift": (0, 1, 2),
         "outside_shift": (0,),
         "region_share": (0.0, 0.5, 0.7),
+        "template_shift": (0, 1),
     },
     Preset.ARTICLE: {
         "inside_shift": (1, 2, 3),
@@ -300,7 +301,12 @@ def _point_of(options: ContainerOptions, preset: Preset) -> tuple[tuple[str, obj
 
 
 def _point_text(point: Any) -> str:
-    short = {"inside_shift": "in", "region_shift": "region", "outside_shift": "out"}
+    short = {
+        "inside_shift": "in",
+        "region_shift": "region",
+        "outside_shift": "out",
+        "template_shift": "template",
+    }
     return " ".join(f"{short.get(k, 'share')} {v}" for k, v in point)
 
 
