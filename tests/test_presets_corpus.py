@@ -12,7 +12,7 @@ from corpus_crawler.classify import (
     container_pass,
     template_groups,
 )
-from corpus_crawler.config import JustextParams
+from corpus_crawler.config import ConfigError, JustextParams
 from corpus_crawler.decode import decode_html
 from corpus_crawler.evaluate import page_scores
 from corpus_crawler.extractors import furniture, visible
@@ -79,3 +79,38 @@ def test_a_page_of_job_ads_keeps_its_ads_through_their_template(gold_dir: Path) 
     without = _recall(gold_dir, "35", replace(shipped, template_shift=0))
     with_templates = _recall(gold_dir, "35", shipped)
     assert without < 0.6 < 0.75 < with_templates
+
+
+def test_combined_corpus_container_shifts_is_checked_and_shipped_off() -> None:
+    import pytest
+
+    from corpus_crawler.combined import CombinedOptions, load_combined_options
+
+    assert load_combined_options().corpus_container_shifts is False
+    with pytest.raises(ConfigError, match="corpus_container_shifts must be true or false"):
+        CombinedOptions().merged({"corpus_container_shifts": "no"}, "combined.yaml")
+
+
+def test_combined_with_the_corpus_preset_keeps_what_the_votes_keep(gold_dir: Path) -> None:
+    """cleaneval-dev page 37: the votes alone keep exactly the gold's text; the
+    corpus preset's container shifts stacked on them lift the page's furniture
+    cells back in (precision 0.82)."""
+    from corpus_crawler import extract
+    from corpus_crawler.combined import shipped_combined_options
+
+    html = (gold_dir / "cleaneval-dev" / "html" / "37.html").read_bytes()
+    gold = (gold_dir / "cleaneval-dev" / "gold" / "37.txt").read_text("utf-8")
+
+    def f1(stack: bool) -> float:
+        config = ExtractConfig(
+            extractor="combined",
+            preset=Preset.CORPUS,
+            language="en",
+            extractor_options={"corpus_container_shifts": stack},
+        )
+        doc = extract(html, config=config)
+        text = "\n".join(p.text for p in doc.paragraphs if p.final_class is ParagraphClass.GOOD)
+        return page_scores(text, gold).f1
+
+    assert shipped_combined_options().corpus_container_shifts is False
+    assert f1(stack=True) + 0.05 < f1(stack=False)
