@@ -5,12 +5,19 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from corpus_crawler import ExtractConfig, Preset, dom
+import pytest
+
+from corpus_crawler import ExtractConfig, Preset, dom, extract
 from corpus_crawler.classify import (
     ContainerOptions,
     classify_segments,
     container_pass,
     template_groups,
+)
+from corpus_crawler.combined import (
+    CombinedOptions,
+    load_combined_options,
+    shipped_combined_options,
 )
 from corpus_crawler.config import ConfigError, JustextParams
 from corpus_crawler.decode import decode_html
@@ -82,10 +89,6 @@ def test_a_page_of_job_ads_keeps_its_ads_through_their_template(gold_dir: Path) 
 
 
 def test_combined_corpus_container_shifts_is_checked_and_shipped_off() -> None:
-    import pytest
-
-    from corpus_crawler.combined import CombinedOptions, load_combined_options
-
     assert load_combined_options().corpus_container_shifts is False
     with pytest.raises(ConfigError, match="corpus_container_shifts must be true or false"):
         CombinedOptions().merged({"corpus_container_shifts": "no"}, "combined.yaml")
@@ -95,9 +98,6 @@ def test_combined_with_the_corpus_preset_keeps_what_the_votes_keep(gold_dir: Pat
     """cleaneval-dev page 37: the votes alone keep exactly the gold's text; the
     corpus preset's container shifts stacked on them lift the page's furniture
     cells back in (precision 0.82)."""
-    from corpus_crawler import extract
-    from corpus_crawler.combined import shipped_combined_options
-
     html = (gold_dir / "cleaneval-dev" / "html" / "37.html").read_bytes()
     gold = (gold_dir / "cleaneval-dev" / "gold" / "37.txt").read_text("utf-8")
 
