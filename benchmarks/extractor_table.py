@@ -91,6 +91,7 @@ SHIFT_GRID: dict[Preset, dict[str, tuple[object, ...]]] = {
         "region_shift": (0, 1, 2),
         "outside_shift": (0,),
         "region_share": (0.0, 0.5, 0.7),
+        "template_shift": (0, 1),
     },
     Preset.ARTICLE: {
         "inside_shift": (1, 2, 3),
@@ -307,6 +308,7 @@ def _point_text(point: Any) -> str:
         "region_shift": "region",
         "outside_shift": "out",
         "clean_link_density": "clean",
+        "template_shift": "template",
     }
     return " ".join(f"{short.get(k, 'share')} {v}" for k, v in point)
 

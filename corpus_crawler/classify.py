@@ -422,6 +422,11 @@ class ContainerOptions:
     #: "more stories" list nested in the article wrapper is not in its article.
     furniture_outside: bool = False
     clean_link_density: float = 0.2
+    #: Class steps for a block in the container or region whose template holds
+    #: up as running text as a whole (0: off; see `template_groups`).
+    template_shift: int = 0
+    #: Blocks sharing a dom path that make a template (listings, comments, posts).
+    template_min_blocks: int = 3
 
     @property
     def uses_marks(self) -> bool:
@@ -433,11 +438,11 @@ class ContainerOptions:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ConfigError(f"{name} must be a whole number >= 1, got {value!r}")
-        for name in ("min_container_chars",):
+        for name in ("min_container_chars", "template_min_blocks"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ConfigError(f"{name} must be a whole number >= 1, got {value!r}")
-        for name in ("inside_shift", "region_shift", "outside_shift"):
+        for name in ("inside_shift", "region_shift", "outside_shift", "template_shift"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or not -3 <= value <= 3:
                 raise ConfigError(
@@ -903,6 +908,41 @@ def _ruled_bad(p: Paragraph) -> bool:
     return p.in_select or p.image or COPYRIGHT_CHAR in text or "&copy" in text
 
 
+def template_groups(
+    paragraphs: Sequence[Paragraph], params: JustextParams, min_blocks: int
+) -> list[bool]:
+    """Per block: whether the blocks sharing its dom path (its template), taken
+    together, pass jusText's text tests.
+
+    A page repeats one template for each job ad, comment or forum post, and
+    jusText judges each one alone on a few dozen words, where the stop-word
+    density swings around its thresholds (a terse ad reads as a menu). Pooled
+    over at least `min_blocks` blocks of one template (Kimatu's blocks of one
+    aspect, seed 003), the words are enough to tell running text from link
+    lists: the pooled stop-word density must reach `stopwords_low` and the
+    pooled link density stay within `max_link_density`.
+    """
+    totals: dict[str, list[int]] = {}
+    for p in paragraphs:
+        total = totals.get(p.dom_path)
+        if total is None:
+            total = totals[p.dom_path] = [0, 0, 0, 0, 0]
+        total[0] += 1
+        total[1] += p.length
+        total[2] += p.link_chars
+        total[3] += p.stopword_count
+        total[4] += p.word_count
+    passing = {
+        path
+        for path, (blocks, chars, links, stops, words) in totals.items()
+        if blocks >= min_blocks
+        and words
+        and stops >= params.stopwords_low * words
+        and links <= params.max_link_density * chars
+    }
+    return [p.dom_path in passing for p in paragraphs]
+
+
 def container_pass(
     paragraphs: Sequence[Paragraph],
     params: JustextParams,
@@ -923,7 +963,12 @@ def container_pass(
     that is switched on); both give equal Paragraphs. This function is the
     readable reference the compiled one mirrors.
     """
-    shifts = (options.inside_shift, options.region_shift, options.outside_shift)
+    shifts = (
+        options.inside_shift,
+        options.region_shift,
+        options.outside_shift,
+        options.template_shift,
+    )
     if not paragraphs or not any(shifts):
         return tuple(paragraphs)
     skipped = unlikely if options.skip_unlikely and unlikely is not None and any(unlikely) else None
@@ -964,15 +1009,29 @@ def container_pass(
         if options.container_link_density
         else None
     )
+    if options.template_shift:
+        templated = template_groups(paragraphs, params, options.template_min_blocks)
+    else:
+        templated = [False] * len(paragraphs)
     cf_classes = []
     changed = False
-    for p, is_inside, is_in_region in zip(paragraphs, inside, in_region, strict=True):
+    for p, is_inside, is_in_region, is_templated in zip(
+        paragraphs, inside, in_region, templated, strict=True
+    ):
         if is_inside:
             steps = options.inside_shift if p.link_density <= options.max_link_density else 0
         elif is_in_region:
             steps = options.region_shift
         else:
             steps = options.outside_shift
+        if (
+            is_templated
+            and (is_inside or is_in_region)
+            and not p.heading
+            and p.cf_class is not GOOD
+            and p.link_density <= params.max_link_density
+        ):
+            steps += options.template_shift
         if steps > 0 and _ruled_bad(p):
             steps = 0
         cls = p.cf_class

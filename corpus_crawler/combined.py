@@ -92,6 +92,12 @@ class CombinedOptions:
     promote_copyright: bool = False
     #: A page the vote leaves without running text takes Kimatu's decisions.
     kimatu_fallback: bool = True
+    #: With the `corpus` preset: whether its main-container shifts (inside,
+    #: region) move the voted classes too. The votes already carry declutter's
+    #: main-content subtree and Kimatu's blocks, and stacking the container on
+    #: them drops CleanEval's lists and comments; its template evidence
+    #: (ContainerOptions.template_shift) applies either way.
+    corpus_container_shifts: bool = False
     declutter: DeclutterOptions = field(default_factory=_combined_declutter_defaults)
     kimatu: KimatuOptions = DEFAULT_KIMATU_OPTIONS
 
@@ -108,7 +114,7 @@ class CombinedOptions:
         if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share <= 1:
             raise ConfigError(f"keep_share must be a number in (0, 1], got {share!r}")
         object.__setattr__(self, "keep_share", float(share))
-        for name in ("promote_copyright", "kimatu_fallback"):
+        for name in ("promote_copyright", "kimatu_fallback", "corpus_container_shifts"):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"{name} must be true or false, got {getattr(self, name)!r}")
         if not isinstance(self.declutter, DeclutterOptions):
@@ -495,5 +501,7 @@ def combined(
     if container is None:
         return voted
     # The corpus and article presets add the main-container evidence to the votes.
+    if config.preset is Preset.CORPUS and not options.corpus_container_shifts:
+        container = replace(container, inside_shift=0, region_shift=0, outside_shift=0)
     unlikely = [bool(s.marks & UNLIKELY) for s in segments]
     return container_pass(voted, params, container, unlikely)

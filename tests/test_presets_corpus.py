@@ -1,0 +1,116 @@
+"""The `corpus` preset's template pooling (issue 13, classify.template_groups)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from corpus_crawler import ExtractConfig, Preset, dom, extract
+from corpus_crawler.classify import (
+    ContainerOptions,
+    classify_segments,
+    container_pass,
+    template_groups,
+)
+from corpus_crawler.combined import (
+    CombinedOptions,
+    load_combined_options,
+    shipped_combined_options,
+)
+from corpus_crawler.config import ConfigError, JustextParams
+from corpus_crawler.decode import decode_html
+from corpus_crawler.evaluate import page_scores
+from corpus_crawler.extractors import furniture, visible
+from corpus_crawler.language_setup import stoplist_and_params
+from corpus_crawler.model import Paragraph, ParagraphClass
+from corpus_crawler.presets import container_options
+from corpus_crawler.segment import segment
+
+BAD = ParagraphClass.BAD
+
+
+def _block(text: str, path: str, stops: int, links: int = 0) -> Paragraph:
+    words = len(text.split())
+    return Paragraph(
+        text,
+        BAD,
+        BAD,
+        len(text),
+        words,
+        links,
+        links / len(text),
+        stops,
+        stops / words,
+        path,
+    )
+
+
+def test_a_template_passes_on_its_pooled_words_not_on_each_block() -> None:
+    params = JustextParams()  # stopwords_low 0.30, max_link_density 0.2
+    ads = [_block("word " * 10, "html.body.table.tr.td.p", stops) for stops in (2, 4, 4)]
+    menu = [_block("link " * 10, "html.body.ul.li", 4, links=40) for _ in range(3)]
+    lone = _block("word " * 10, "html.body.div.p", 5)
+    flags = template_groups([*ads, *menu, lone], params, min_blocks=3)
+    # 10 stop words of 30 pool to 0.33 >= 0.30, though one ad alone has 0.2
+    assert flags[:3] == [True, True, True]
+    assert flags[3:6] == [False, False, False]  # pooled link density 0.8
+    assert flags[6] is False  # one block is no template
+    assert template_groups([*ads[:2]], params, min_blocks=3) == [False, False]
+    terse = [_block("word " * 10, "html.body.table.tr.td.p", 2) for _ in range(3)]
+    assert template_groups(terse, params, min_blocks=3) == [False] * 3
+
+
+def _recall(gold_dir: Path, page_id: str, options: ContainerOptions) -> float:
+    """Shingle recall of the corpus preset with `options` on a cleaneval-dev page."""
+    html = (gold_dir / "cleaneval-dev" / "html" / f"{page_id}.html").read_bytes()
+    gold = (gold_dir / "cleaneval-dev" / "gold" / f"{page_id}.txt").read_text("utf-8")
+    config = ExtractConfig(preset=Preset.CORPUS, language="en")
+    root = dom.preprocess_seed(dom.parse(decode_html(html, None).text))
+    segments = visible(segment(root, marked=True))
+    stoplist, params = stoplist_and_params("en", config)
+    seeded = classify_segments(segments, stoplist, params)
+    passed = container_pass(seeded, params, options, furniture(segments))
+    text = "\n".join(p.text for p in passed if p.final_class is ParagraphClass.GOOD)
+    recall = page_scores(text, gold).recall
+    assert recall is not None
+    return recall
+
+
+def test_a_page_of_job_ads_keeps_its_ads_through_their_template(gold_dir: Path) -> None:
+    """cleaneval-dev page 35: ten terse job ads of one template, each under
+    jusText's stop-word threshold alone; the gold keeps them all."""
+    shipped = container_options(Preset.CORPUS)
+    assert shipped is not None and shipped.template_shift > 0
+    without = _recall(gold_dir, "35", replace(shipped, template_shift=0))
+    with_templates = _recall(gold_dir, "35", shipped)
+    assert without < 0.6 < 0.75 < with_templates
+
+
+def test_combined_corpus_container_shifts_is_checked_and_shipped_off() -> None:
+    assert load_combined_options().corpus_container_shifts is False
+    with pytest.raises(ConfigError, match="corpus_container_shifts must be true or false"):
+        CombinedOptions().merged({"corpus_container_shifts": "no"}, "combined.yaml")
+
+
+def test_combined_with_the_corpus_preset_keeps_what_the_votes_keep(gold_dir: Path) -> None:
+    """cleaneval-dev page 37: the votes alone keep exactly the gold's text; the
+    corpus preset's container shifts stacked on them lift the page's furniture
+    cells back in (precision 0.82)."""
+    html = (gold_dir / "cleaneval-dev" / "html" / "37.html").read_bytes()
+    gold = (gold_dir / "cleaneval-dev" / "gold" / "37.txt").read_text("utf-8")
+
+    def f1(stack: bool) -> float:
+        config = ExtractConfig(
+            extractor="combined",
+            preset=Preset.CORPUS,
+            language="en",
+            extractor_options={"corpus_container_shifts": stack},
+        )
+        doc = extract(html, config=config)
+        text = "\n".join(p.text for p in doc.paragraphs if p.final_class is ParagraphClass.GOOD)
+        return page_scores(text, gold).f1
+
+    assert shipped_combined_options().corpus_container_shifts is False
+    assert f1(stack=True) + 0.05 < f1(stack=False)
