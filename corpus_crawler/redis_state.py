@@ -518,17 +518,6 @@ class RedisCampaignStore:
             )
         return returned
 
-    def redis_call(self, call: Callable[[Any], T]) -> T:
-        """`call(client)` on this process's Redis connection, retried as the store's own
-        calls are while Redis is unreachable: for other shared state of the campaign
-        (`corpus_crawler.redis_robots`). `call` must be safe to repeat."""
-        return self._retrying(lambda: call(self._client))
-
-    @property
-    def key_prefix(self) -> str:
-        """The campaign's key prefix (``cc:<namespace>:``): other shared state lives under it."""
-        return self._ns
-
     @property
     def fenced_message(self) -> str:
         """Why a fenced worker stops (one line)."""
@@ -538,7 +527,7 @@ class RedisCampaignStore:
             " it stops without committing; run the same command again to rejoin"
         )
 
-    # -- for the other shared stores (dedup, yield) -----------------------------------------
+    # -- for the other shared stores (dedup, yield, robots.txt) ------------------------------
 
     @property
     def client(self) -> Any:
@@ -558,6 +547,10 @@ class RedisCampaignStore:
         """`call` until Redis answers, as the store's own calls (the crawl pauses while
         Redis is down); the call must be safe to repeat."""
         return self._retrying(call)
+
+    def redis_call(self, call: Callable[[Any], T]) -> T:
+        """`call(client)`, retried as `retrying` does (`corpus_crawler.redis_robots`)."""
+        return self._retrying(lambda: call(self._client))
 
     # -- facts ----------------------------------------------------------------------------
 
