@@ -772,9 +772,10 @@ def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores)
     with at least one shift; `unlikely` is the furniture flags only when they are
     used for scoring (skip_unlikely and some block is furniture), else None."""
     cdef Py_ssize_t n = len(paragraphs)
-    cdef long long min_length = options.min_block_length
-    cdef long long per_point = options.length_per_point
-    cdef long long max_length_points = options.max_length_points
+    # whole-number options past any real length are clamped to what a C long holds
+    cdef long long min_length = min(options.min_block_length, _LIMIT)
+    cdef long long per_point = min(options.length_per_point, _LIMIT)
+    cdef long long max_length_points = min(options.max_length_points, _LIMIT)
     cdef double share = options.grandparent_share
     cdef double sibling_share = options.sibling_share
     cdef double sibling_min_score = options.sibling_min_score
@@ -783,13 +784,13 @@ def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores)
     cdef int inside_shift = options.inside_shift
     cdef int region_shift = options.region_shift
     cdef int outside_shift = options.outside_shift
-    cdef long long min_container_chars = options.min_container_chars
+    cdef long long min_container_chars = min(options.min_container_chars, _LIMIT)
     cdef bint tag_scores_on = options.tag_scores
     cdef bint use_skips = unlikely is not None
     cdef bint no_headings = params.no_headings
     cdef long max_distance = min(params.max_heading_distance, _LIMIT)
     cdef bint direct = _fast_paragraphs
-    cdef Py_ssize_t i, k, best, region, node
+    cdef Py_ssize_t i, best, region
     cdef long long length, count, held
     cdef Py_UCS4 c
     cdef str text
