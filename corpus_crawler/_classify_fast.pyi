@@ -22,4 +22,5 @@ def container_pass(
     options: ContainerOptions,
     unlikely: Sequence[bool] | None,
     tag_scores: dict[str, int],
+    templated: Sequence[bool] | None = None,
 ) -> tuple[Paragraph, ...]: ...

@@ -461,7 +461,7 @@ CONTAINER_FIELDS = frozenset((
     "min_block_length", "length_per_point", "max_length_points", "grandparent_share",
     "sibling_share", "sibling_min_score", "max_link_density", "region_share",
     "inside_shift", "region_shift", "outside_shift", "drop_hidden", "skip_unlikely",
-    "min_container_chars", "tag_scores",
+    "min_container_chars", "tag_scores", "template_shift", "template_min_blocks",
 ))
 
 cdef enum:
@@ -767,10 +767,13 @@ cdef Py_ssize_t _main_region(_Nodes nodes, Py_ssize_t best, double region_share)
     return region
 
 
-def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores):
+def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores,
+                   templated=None):
     """classify.container_pass for a non-empty tuple of Paragraphs and options
     with at least one shift; `unlikely` is the furniture flags only when they are
-    used for scoring (skip_unlikely and some block is furniture), else None."""
+    used for scoring (skip_unlikely and some block is furniture), else None;
+    `templated` is classify.template_groups' flags when options.template_shift
+    is on, else None (the grouping is a dict pass, as cheap in Python)."""
     cdef Py_ssize_t n = len(paragraphs)
     # whole-number options past any real length are clamped to what a C long holds
     cdef long long min_length = min(options.min_block_length, _LIMIT)
@@ -784,6 +787,9 @@ def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores)
     cdef int inside_shift = options.inside_shift
     cdef int region_shift = options.region_shift
     cdef int outside_shift = options.outside_shift
+    cdef int template_shift = options.template_shift
+    cdef bint use_templates = templated is not None and template_shift != 0
+    cdef double params_max_link_density = params.max_link_density
     cdef long long min_container_chars = min(options.min_container_chars, _LIMIT)
     cdef bint tag_scores_on = options.tag_scores
     cdef bint use_skips = unlikely is not None
@@ -806,6 +812,8 @@ def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores)
                 break
     if use_skips and len(unlikely) != n:
         raise ValueError(f"{len(unlikely)} furniture flags for {n} paragraphs")
+    if use_templates and len(templated) != n:
+        raise ValueError(f"{len(templated)} template flags for {n} paragraphs")
 
     cdef _Nodes nodes = _Nodes()
     cdef Candidate* blocks = <Candidate*>PyMem_Malloc(n * sizeof(Candidate))
@@ -872,6 +880,16 @@ def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores)
                 steps = region_shift
             else:
                 steps = outside_shift
+            if (
+                use_templates
+                and templated[i]
+                and (nodes.inside[b.node] or nodes.in_region[b.node])
+                and not headings[i]
+                and old_cf[i] != C_GOOD
+                and <double>_field(paragraphs[i], F_LINK_DENSITY, direct)
+                <= params_max_link_density
+            ):
+                steps += template_shift
             if steps > 0 and _ruled_bad(paragraphs[i], direct):
                 steps = 0
             cls = old_cf[i]

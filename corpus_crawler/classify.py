@@ -975,7 +975,19 @@ def container_pass(
     if compiled is None:
         compiled = compiled_container_pass(options)
     if compiled and _fast is not None:
-        return _fast.container_pass(tuple(paragraphs), params, options, skipped, _TAG_SCORES)
+        if not compiled_container_pass(options):
+            raise ValueError(
+                "the compiled container pass does not know every option switched on here"
+                " (see _classify_fast.CONTAINER_FIELDS): pass compiled=None or False"
+            )
+        templated = (
+            template_groups(paragraphs, params, options.template_min_blocks)
+            if options.template_shift
+            else None
+        )
+        return _fast.container_pass(
+            tuple(paragraphs), params, options, skipped, _TAG_SCORES, templated
+        )
     subtrees = _Subtrees(paragraphs, options, skipped)
     containers = main_containers(paragraphs, options, subtrees)
     inside = inside_containers(paragraphs, containers)
