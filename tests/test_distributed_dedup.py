@@ -385,7 +385,10 @@ def test_a_low_yield_host_is_pruned_once_for_all_processes_at_the_single_crawls_
         # the other processes when it was pruned (each process pruning on its own
         # counts would fetch up to 3x as many)
         assert fetched["shared"][host] <= fetched["single"][host] + 2 * 3
-        assert fetched["single"][host] < 30
+        # the single crawl stopped it before its end (60 pages a host). How far before
+        # depends on the pages fetched while their documents wait for the extraction
+        # workers: 23-41 for the gallery in runs on a loaded and an idle machine
+        assert fetched["single"][host] < 60
     assert set(pruned_at) == {f"{kind}:{host}" for kind in "hd" for host in (FARM, GALLERY)}
 
 
