@@ -392,17 +392,9 @@ class RedisDeduplicator:
         return None, fates
 
     def _kept(self, fates: tuple[ParagraphVerdict, ...], hashes: NgramHashes | None) -> Verdict:
-        counts = self.counts
-        counts.kept += 1
         if hashes is not None:
             self._ngrams_added += len(np.unique(hashes))
-        for fate in fates:
-            counts.paragraphs_removed += fate.removed
-            if fate.fate is ParagraphFate.DUPLICATE:
-                counts.paragraphs_duplicate += 1
-            elif fate.fate is ParagraphFate.FOREIGN:
-                counts.paragraphs_foreign += 1
-                counts.foreign_languages[fate.language or ""] += 1
+        self.counts.count_kept(fates)
         return Verdict(None, "", None, fates)
 
     def _replayed(

@@ -112,6 +112,17 @@ class DedupCounts:
     replayed: int = 0
     foreign_languages: Counter[str] = field(default_factory=Counter)
 
+    def count_kept(self, fates: tuple[ParagraphVerdict, ...]) -> None:
+        """A document kept, with its paragraphs' fates."""
+        self.kept += 1
+        for fate in fates:
+            self.paragraphs_removed += fate.removed
+            if fate.fate is ParagraphFate.DUPLICATE:
+                self.paragraphs_duplicate += 1
+            elif fate.fate is ParagraphFate.FOREIGN:
+                self.paragraphs_foreign += 1
+                self.foreign_languages[fate.language or ""] += 1
+
 
 def _check_matches(print_: DocumentFingerprint, config: DedupConfig) -> None:
     missing = []
@@ -393,14 +404,7 @@ class Deduplicator:
                 else:
                     self._ngrams.add(added)
                 self._ngrams_added += len(added)
-        counts.kept += 1
-        for fate in fates:
-            counts.paragraphs_removed += fate.removed
-            if fate.fate is ParagraphFate.DUPLICATE:
-                counts.paragraphs_duplicate += 1
-            elif fate.fate is ParagraphFate.FOREIGN:
-                counts.paragraphs_foreign += 1
-                counts.foreign_languages[fate.language or ""] += 1
+        counts.count_kept(fates)
         self._maybe_commit()
         return Verdict(None, "", None, fates)
 
