@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import faulthandler
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -124,6 +126,9 @@ def run_process(args: argparse.Namespace) -> int:
         process_archives,
     )
 
+    if hasattr(signal, "SIGUSR1"):
+        # `kill -USR1 PID` prints every thread's stack to stderr: for a run that seems stuck
+        faulthandler.register(signal.SIGUSR1, all_threads=True)
     try:
         settings, profile_name, dedup = _settings(args)
         if args.jobs < 0:

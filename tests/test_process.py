@@ -635,7 +635,15 @@ def test_a_worker_killed_mid_task_is_replaced_and_its_task_redone(
                     os.kill(killed, signal.SIGKILL)
                     break
             time.sleep(0.05)
-        _, stderr = process.communicate(timeout=TIMEOUT)
+        try:
+            _, stderr = process.communicate(timeout=TIMEOUT)
+        except subprocess.TimeoutExpired:
+            # stuck: the run's threads' stacks (faulthandler on SIGUSR1) say where
+            process.send_signal(signal.SIGUSR1)
+            time.sleep(2)
+            process.kill()
+            _, stderr = process.communicate()
+            pytest.fail(f"process hung after worker {killed} was killed:\n{stderr[-6000:]}")
     finally:
         if process.poll() is None:
             process.kill()
