@@ -355,8 +355,16 @@ def worker_of(log: Path) -> str:
     return text.split("Worker ", 1)[1].split(" ", 1)[0]
 
 
-def uncommitted_bytes(redis: RedisServer, folder: Path, worker: str) -> bool:
-    """The worker's WARC being written is longer than the length it committed."""
+def uncommitted_bytes(
+    redis: RedisServer,
+    folder: Path,
+    worker: str,
+    pattern: str = "*.warc.gz.open",
+    *,
+    new_files: bool = False,
+) -> bool:
+    """One of the worker's files being written (`pattern`) is longer than the length it
+    committed; `new_files`: a file with no committed length yet counts too."""
     import redis as redis_client
 
     client = redis_client.Redis(port=redis.port)
@@ -364,13 +372,13 @@ def uncommitted_bytes(redis: RedisServer, folder: Path, worker: str) -> bool:
         committed = client.hgetall(f"cc:shared:files:{worker}")
     finally:
         client.close()
-    for path in folder.glob("*.warc.gz.open"):
+    for path in folder.glob(pattern):
         name = path.name.removesuffix(".open").encode()
         try:
             size = path.stat().st_size
         except FileNotFoundError:
             continue
-        if name in committed and size > int(committed[name]):
+        if (new_files or name in committed) and size > int(committed.get(name, 0)):
             return True
     return False
 

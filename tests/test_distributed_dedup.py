@@ -34,6 +34,7 @@ from test_distributed import (
     crawl_command,
     redis_server,
     start,
+    uncommitted_bytes,
     wait_all,
     worker_of,
 )
@@ -276,26 +277,6 @@ def test_three_processes_keep_one_document_of_each_duplicate_group(
     assert stats["corpus/dedup/redis_round_trips"] >= judged
 
 
-def _uncommitted_documents(redis: RedisServer, folder: Path, worker: str) -> bool:
-    """The worker's prevertical file holds documents past the length it committed."""
-    import redis as redis_client
-
-    client = redis_client.Redis(port=redis.port)
-    try:
-        committed = client.hgetall(f"cc:shared:files:{worker}")
-    finally:
-        client.close()
-    for path in folder.glob("*.prevert*.open"):
-        name = path.name.removesuffix(".open").encode()
-        try:
-            size = path.stat().st_size
-        except FileNotFoundError:
-            continue
-        if size > int(committed.get(name, 0)):
-            return True
-    return False
-
-
 def test_a_worker_killed_between_keeping_a_document_and_its_commit_loses_and_doubles_nothing(
     dup: dup_site.DupSite,
     single_dedup_crawl: tuple[list[tuple[str, list[str]]], int],
@@ -312,7 +293,10 @@ def test_a_worker_killed_between_keeping_a_document_and_its_commit_loses_and_dou
         worker = worker_of(logs[1])
         # kill it while it holds kept documents (in Redis) that its commit has not covered
         deadline = time.monotonic() + TIMEOUT
-        while not _uncommitted_documents(redis_server, out / worker, worker):
+        # the prevertical file holds documents past the length the worker committed
+        while not uncommitted_bytes(
+            redis_server, out / worker, worker, "*.prevert*.open", new_files=True
+        ):
             assert victim.poll() is None, "the crawler ended before the fault"
             assert time.monotonic() < deadline, "no uncommitted document seen"
             time.sleep(0.002)

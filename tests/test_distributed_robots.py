@@ -16,8 +16,6 @@ from __future__ import annotations
 import collections
 import dataclasses
 import itertools
-import os
-import shutil
 import signal
 import threading
 import time
@@ -25,7 +23,13 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from test_distributed import RedisServer, crawl_command, start, wait_all
+from test_distributed import (
+    RedisServer,
+    crawl_command,
+    redis_server,
+    start,
+    wait_all,
+)
 from warcio.archiveiterator import ArchiveIterator
 
 from corpus_crawler.redis_robots import (
@@ -74,21 +78,7 @@ output:
   report: false
 """
 
-
-@pytest.fixture
-def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
-    """A real redis-server, as test_distributed's fixture starts it."""
-    if shutil.which("redis-server") is None:
-        message = "redis-server is not installed: apt-get install redis-server (.ci/run does)"
-        if os.environ.get("CI"):  # CI installs it: there a missing binary is a failure
-            pytest.fail(message)
-        pytest.skip(message)
-    directory = tmp_path / "redis"
-    directory.mkdir()
-    server = RedisServer(directory)
-    server.start()
-    yield server
-    server.stop()
+__all__ = ["redis_server"]  # the fixture (test_distributed), used by name
 
 
 @dataclasses.dataclass

@@ -62,12 +62,12 @@ from ._fingerprint import DocumentFingerprint, fingerprint
 from ._near import similarity
 from ._stages import (
     DedupCounts,
-    ParagraphFate,
     ParagraphVerdict,
     Verdict,
     _check_matches,
     judge_paragraphs,
     language_only,
+    paragraphs_verdict,
 )
 from ._text import NgramHashes
 
@@ -376,20 +376,7 @@ class RedisDeduplicator:
                     " the crawlers of one campaign must run the same corpus_crawler version"
                 )
         fates, seen, total, _ = judge_paragraphs(print_, config, seen_before)
-        if fates and all(p.removed for p in fates):
-            counts.emptied += 1
-            foreign = any(p.fate is ParagraphFate.FOREIGN for p in fates)
-            reason = DropReason.WRONG_LANGUAGE if foreign else DropReason.NEAR_DUPLICATE
-            detail = "every paragraph removed: " + (
-                "seen before or in another language" if foreign else "seen before"
-            )
-            return Verdict(reason, detail, None, fates), fates
-        if config.near_documents and total and seen / total >= config.near_seen_share:
-            counts.near += 1
-            # contained in what was kept (see `Deduplicator.check_fingerprint`)
-            share = f"{seen / total:.0%} of its n-grams seen before"
-            return Verdict(DropReason.NEAR_DUPLICATE, share, None, fates), fates
-        return None, fates
+        return paragraphs_verdict(fates, seen, total, config, counts), fates
 
     def _kept(self, fates: tuple[ParagraphVerdict, ...], hashes: NgramHashes | None) -> Verdict:
         if hashes is not None:

@@ -219,6 +219,32 @@ def language_only(print_: DocumentFingerprint, config: DedupConfig) -> tuple[Par
     )
 
 
+def paragraphs_verdict(
+    fates: tuple[ParagraphVerdict, ...],
+    seen: int,
+    total: int,
+    config: DedupConfig,
+    counts: DedupCounts,
+) -> Verdict | None:
+    """The document's drop for its paragraphs' fates (`judge_paragraphs`), counted in
+    `counts`; None when it is kept."""
+    if fates and all(p.removed for p in fates):
+        counts.emptied += 1
+        foreign = any(p.fate is ParagraphFate.FOREIGN for p in fates)
+        reason = DropReason.WRONG_LANGUAGE if foreign else DropReason.NEAR_DUPLICATE
+        detail = "every paragraph removed: " + (
+            "seen before or in another language" if foreign else "seen before"
+        )
+        return Verdict(reason, detail, None, fates)
+    if config.near_documents and total and seen / total >= config.near_seen_share:
+        # contained in what was kept: e.g. the full article after a shortened copy,
+        # which Jaccard similarity misses when the copy came first
+        counts.near += 1
+        share = f"{seen / total:.0%} of its n-grams seen before"
+        return Verdict(DropReason.NEAR_DUPLICATE, share, None, fates)
+    return None
+
+
 class SharedDatabase(Protocol):
     """A database another component owns and commits (the campaign state,
     `corpus_crawler.state.CampaignStore`): the stages write their tables into its
@@ -364,24 +390,9 @@ class Deduplicator:
                     return Verdict(DropReason.NEAR_DUPLICATE, f"similar to {original}", original)
 
         fates, seen, total, new_hashes = self._judge_paragraphs(print_)
-        if fates and all(p.removed for p in fates):
-            counts.emptied += 1
-            foreign = any(p.fate is ParagraphFate.FOREIGN for p in fates)
-            reason = DropReason.WRONG_LANGUAGE if foreign else DropReason.NEAR_DUPLICATE
-            detail = "every paragraph removed: " + (
-                "seen before or in another language" if foreign else "seen before"
-            )
-            return Verdict(reason, detail, None, fates)
-        if config.near_documents and total and seen / total >= config.near_seen_share:
-            # contained in what was kept: e.g. the full article after a shortened copy,
-            # which Jaccard similarity misses when the copy came first
-            counts.near += 1
-            return Verdict(
-                DropReason.NEAR_DUPLICATE,
-                f"{seen / total:.0%} of its n-grams seen before",
-                None,
-                fates,
-            )
+        dropped = paragraphs_verdict(fates, seen, total, config, counts)
+        if dropped is not None:
+            return dropped
 
         added = np.concatenate(new_hashes) if new_hashes else None
         with self._connection() as db:
