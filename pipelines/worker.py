@@ -381,7 +381,7 @@ def extract_links(
                     continue
                 # a `data:` or `javascript:` base would make every relative link non-http
                 if candidate[:8].lower().startswith(("http://", "https://")):
-                    base = candidate
+                    base = _safe_base(candidate, encoding) or base
             continue
         rel = element.get("rel")
         if rel and "nofollow" in rel.lower().split():
@@ -399,6 +399,20 @@ def _refresh_target(content: str) -> str | None:
         return None
     match = _REFRESH_URL.match(content)
     return match.group(1) if match else None
+
+
+def _safe_base(base: str, encoding: str) -> str | None:
+    """`base` quoted once, so that the links joined to it need no quoting of their
+    own (tools/fuzz_pages.py: an IDN `<base>` host made every relative link pay
+    `safe_url_string`'s IDNA encoding, 0.18 ms a link, 1.2 s on one page); None for a
+    base no URL can be made from (a host label IDNA refuses), which browsers ignore."""
+    if _NEEDS_QUOTING.search(base) is None:
+        return base
+    try:
+        safe = safe_url_string(base, encoding=encoding)
+    except (ValueError, UnicodeError):
+        return None
+    return None if _NEEDS_QUOTING.search(safe) is not None else safe
 
 
 def _absolute_links(hrefs: list[str], base: str, encoding: str) -> tuple[str, ...]:

@@ -54,3 +54,20 @@ def test_links_the_fuzzer_broke_are_skipped_not_raised() -> None:
     page = b'<base href="data:text/html,x"><a href="/next">next</a>'
     links, _ = extract_links(page, "http://fuzz.test/a/", "utf-8", "utf-8")
     assert links == ("http://fuzz.test/next",)
+
+
+def test_a_base_host_is_made_ascii_once_and_an_impossible_one_is_ignored() -> None:
+    # an IDN base: every relative link gets the punycode host
+    page = '<base href="http://bücher.example/d/"><a href="p?q=1">p</a><a href="ö">ö</a>'
+    links, _ = extract_links(page.encode(), "http://fuzz.test/a/", "utf-8", "utf-8")
+    assert links == (
+        "http://xn--bcher-kva.example/d/p?q=1",
+        "http://xn--bcher-kva.example/d/%C3%B6",
+    )
+    # a host label IDNA refuses (over 63 characters once encoded): no URL can be made
+    # from the base, so browsers fall back to the page's own URL, and so does the crawl
+    # (it was kept raw, making every link unfollowable and each one slow to quote)
+    host = "é" * 60 + ".example"
+    page = f'<base href="http://{host}/d/"><a href="p">p</a>'.encode()
+    links, _ = extract_links(page, "http://fuzz.test/a/", "utf-8", "utf-8")
+    assert links == ("http://fuzz.test/a/p",)
