@@ -9,8 +9,11 @@ when the worker answers (`reactor.callFromThread` from the future's callback).
 Two limits protect the crawl: the worker's own per-page time cap
 (`pipelines.worker`), and a guard on the reactor side in case a worker hangs
 where SIGALRM cannot reach it; both end as a `DropReason.TIMEOUT` drop. A
-worker that dies (out of memory, a crash in C code) breaks the executor; the
-pool then starts a new one and the page is counted as an extractor error.
+worker that dies (out of memory, a crash in C code, `kill -9`) breaks the
+executor and fails every page in flight; the pool then starts a new one and
+tries each of those pages once more there. A page whose second try dies too is
+counted as an extractor error. Results come back by file (`corpus_crawler.spool`),
+so a worker killed while it answers cannot hang the pool.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet import defer
 from twisted.python.failure import Failure
 
+from corpus_crawler.spool import ResultSpool
 from pipelines.glue import deferred_from_future
 from pipelines.worker import PageResult, PageTask, WorkerConfig, init_worker, run_task
 
@@ -82,9 +86,14 @@ class PagePool:
         )
         self._semaphore = defer.DeferredSemaphore(max_in_flight)
         self._executor: ProcessPoolExecutor | None = None
+        # a page's result comes back by file: a worker killed while sending it through
+        # the pool's pipe would hang the pool for good (corpus_crawler/spool.py)
+        self._spool: ResultSpool | None = None
         self.restarts = 0
 
     def start(self) -> None:
+        if self._spool is None:
+            self._spool = ResultSpool()
         context = multiprocessing.get_context(self.start_method)
         if self.start_method == "forkserver":
             # the fork server imports these once; each worker then forks ready to go
@@ -102,18 +111,25 @@ class PagePool:
     async def run(self, task: PageTask) -> PageResult:
         await maybe_deferred_to_future(self._semaphore.acquire())
         try:
-            return await maybe_deferred_to_future(self._submit(task))
+            try:
+                return await maybe_deferred_to_future(self._submit(task))
+            except PoolCrashed:
+                # A dying worker fails every page in flight in its pool, not only its
+                # own: each gets one more try in the new pool. A page that kills its
+                # worker again is the cause, and is dropped.
+                logger.warning("retrying %s in the new pool", task.url)
+                return await maybe_deferred_to_future(self._submit(task))
         finally:
             self._semaphore.release()
 
     def _submit(self, task: PageTask) -> defer.Deferred[PageResult]:
         from twisted.internet import reactor
 
-        executor = self._executor
-        if executor is None:
+        executor, spool = self._executor, self._spool
+        if executor is None or spool is None:
             raise RuntimeError("PagePool.start() was not called")
         try:
-            future = executor.submit(run_task, task)
+            future = spool.submit(executor, run_task, task)
         except BrokenProcessPool:
             self._restart(executor)
             return defer.fail(PoolCrashed("the extraction workers had stopped"))
@@ -143,9 +159,18 @@ class PagePool:
         from twisted.internet.threads import deferToThread
 
         executor, self._executor = self._executor, None
+        spool, self._spool = self._spool, None
         if executor is None:
+            if spool is not None:
+                spool.close()
             return defer.succeed(None)
-        return deferToThread(executor.shutdown, wait=True, cancel_futures=True)
+
+        def stop() -> None:
+            executor.shutdown(wait=True, cancel_futures=True)
+            if spool is not None:
+                spool.close()
+
+        return deferToThread(stop)
 
 
 def _guard_timeout(result: Any, timeout: float) -> Any:

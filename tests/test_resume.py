@@ -352,6 +352,48 @@ def test_sigint_and_sigterm_then_resume(site: Site, tmp_path: Path) -> None:
     check_campaign(out, site, text)
 
 
+def extraction_workers(crawl: int) -> list[int]:
+    """The crawl's pool workers (the fork server's children), oldest first: the page
+    pool starts its workers with the crawl, before any other pool of the fork server."""
+    forkservers = [
+        pid
+        for pid in descendants(crawl)
+        if b"forkserver" in Path(f"/proc/{pid}/cmdline").read_bytes()
+        and b"forkserver" not in Path(f"/proc/{_parent(pid)}/cmdline").read_bytes()
+    ]
+    workers = [pid for server in forkservers for pid in descendants(server)]
+    return sorted(workers, key=lambda pid: int(_start_time(pid) or 0))
+
+
+def _parent(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_bytes().rpartition(b")")[2].split()[1])
+
+
+def test_an_extraction_worker_killed_mid_crawl_loses_no_page(site: Site, tmp_path: Path) -> None:
+    # The pages in flight in the broken pool are tried again in the new one, so the
+    # crawl keeps every page it should (check_campaign), and it does not hang.
+    total = len(site.pages_200) + 12
+    log = tmp_path / "crawl.log"
+    with SiteServer(pages=site.pages, routes=site.routes) as server:
+        profile, text = _write_profile(tmp_path, server.base_url)
+        out = tmp_path / "out"
+        process = start_crawl(crawl_command(profile, out), log)
+        try:
+            wait_for_requests(server, total // 3, process)
+            workers = extraction_workers(process.pid)
+            assert workers, "the crawl should have extraction workers"
+            os.kill(workers[0], signal.SIGKILL)
+            assert process.wait(timeout=TIMEOUT) == 0, log.read_text(errors="replace")[-3000:]
+        finally:
+            if process.poll() is None:
+                process.kill()
+    output = log.read_text(errors="replace")
+    assert "an extraction worker died; starting a new pool" in output
+    assert "in the new pool" in output
+    summary = check_campaign(out, site, text)
+    assert summary["campaign"]["run"] == 1
+
+
 def test_a_full_disk_stops_the_crawl_and_the_campaign_resumes_once_space_is_back(
     site: Site, tmp_path: Path
 ) -> None:

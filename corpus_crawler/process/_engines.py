@@ -17,6 +17,7 @@ import os
 from concurrent.futures import Future, ProcessPoolExecutor
 from typing import Any, Protocol
 
+from ..spool import ResultSpool
 from ._task import ChunkTask, RevisitTask, TaskResult, run_task
 
 __all__ = ["DaskEngine", "Engine", "LocalEngine", "default_workers"]
@@ -48,6 +49,9 @@ class LocalEngine:
     def __init__(self, workers: int) -> None:
         self.workers = workers
         self._executor: ProcessPoolExecutor | None = None
+        # results come back by file: a worker killed while sending one through the
+        # pool's pipe would hang the pool (corpus_crawler/spool.py)
+        self._spool = ResultSpool()
         self.restart()
 
     def restart(self) -> None:
@@ -63,12 +67,13 @@ class LocalEngine:
 
     def submit(self, task: ChunkTask | RevisitTask) -> Future[TaskResult]:
         assert self._executor is not None
-        return self._executor.submit(run_task, task)
+        return self._spool.submit(self._executor, run_task, task)
 
     def close(self) -> None:
         if self._executor is not None:
             self._executor.shutdown(wait=True, cancel_futures=True)
             self._executor = None
+        self._spool.close()
 
 
 class DaskEngine:
