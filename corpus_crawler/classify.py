@@ -427,11 +427,25 @@ class ContainerOptions:
     template_shift: int = 0
     #: Blocks sharing a dom path that make a template (listings, comments, posts).
     template_min_blocks: int = 3
+    #: When no block of the page is kept, the container's blocks are (headings
+    #: included): readability always returns its top candidate, and an article
+    #: extractor that returns nothing for a page with text loses the page.
+    fallback_to_container: bool = False
+    #: Walk options (segment.segment), read by the extractor before the blocks
+    #: exist; off, the walk is jusText's. An <a> is link text only when it links
+    #: to a page (not `javascript:`, empty or "#"): readability.js turns such
+    #: links into their text, and a page whose text sits in a script's click
+    #: target otherwise reads as one link list.
+    page_links_only: bool = False
+    #: Inline elements a browser hides (elementmarks.HIDDEN: a MathML fallback
+    #: in a display:none span, NOSCRIPT markup) are left out of their block's
+    #: text, as `drop_hidden` leaves out hidden blocks.
+    drop_hidden_inline: bool = False
 
     @property
     def uses_marks(self) -> bool:
         """Whether the blocks need their elementmarks (segment(..., marked=True))."""
-        return self.drop_hidden or self.skip_unlikely
+        return self.drop_hidden or self.skip_unlikely or self.drop_hidden_inline
 
     def __post_init__(self) -> None:
         for name in ("min_block_length", "length_per_point", "max_length_points"):
@@ -478,6 +492,9 @@ class ContainerOptions:
             "container_link_density",
             "credits_inside",
             "drop_ad_labels",
+            "fallback_to_container",
+            "page_links_only",
+            "drop_hidden_inline",
         ):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"{name} must be true or false, got {getattr(self, name)!r}")
@@ -1001,6 +1018,8 @@ def container_pass(
             inside = inside_containers(paragraphs, containers)
             skipped = None
     if not containers:
+        if options.fallback_to_container and not any(p.final_class is GOOD for p in paragraphs):
+            return _kept_without_container(paragraphs, unlikely, options)
         return tuple(paragraphs)
     region = main_region(paragraphs, containers, options, subtrees)
     in_region = inside_containers(paragraphs, [region] if region else [])
@@ -1075,16 +1094,57 @@ def container_pass(
             cls = _SCALE[max(0, min(3, _RANK[cls] + steps))]
         changed = changed or cls is not p.cf_class
         cf_classes.append(cls)
+    if changed:
+        headings = [p.heading for p in paragraphs]
+        lengths = [p.length for p in paragraphs]
+        revised = headings_pre_pass(cf_classes, headings, lengths, params)
+        final = classify_context_sensitive(revised)
+        final = headings_post_pass(final, cf_classes, headings, lengths, params)
+    else:
+        final = [p.final_class for p in paragraphs]
+    if options.fallback_to_container and GOOD not in final:
+        return _kept_by_fallback(paragraphs, inside, options)
     if not changed:
         return tuple(paragraphs)
-    headings = [p.heading for p in paragraphs]
-    lengths = [p.length for p in paragraphs]
-    revised = headings_pre_pass(cf_classes, headings, lengths, params)
-    final = classify_context_sensitive(revised)
-    final = headings_post_pass(final, cf_classes, headings, lengths, params)
     return tuple(
         p if p.cf_class is cf and p.final_class is fin else _reclassified(p, cf, fin)
         for p, cf, fin in zip(paragraphs, cf_classes, final, strict=True)
+    )
+
+
+def _kept_without_container(
+    paragraphs: Sequence[Paragraph], unlikely: Sequence[bool] | None, options: ContainerOptions
+) -> tuple[Paragraph, ...]:
+    """The fallback when nothing scored (no block of readability's 25
+    characters): readability then takes the whole body as its article. Here
+    only when the body is all text, no block of it page furniture, a link list
+    or a hard-ruled bad block: a short note of a few lines is its text; a page
+    with menus and link lists around nothing is a navigation page, with none."""
+    limit = options.max_link_density
+    if unlikely is not None and any(unlikely):
+        return tuple(paragraphs)
+    if any(p.text and (p.link_density > limit or _ruled_bad(p)) for p in paragraphs):
+        return tuple(paragraphs)
+    return _kept_by_fallback(paragraphs, [True] * len(paragraphs), options)
+
+
+def _kept_by_fallback(
+    paragraphs: Sequence[Paragraph], candidate: Sequence[bool], options: ContainerOptions
+) -> tuple[Paragraph, ...]:
+    """The page's blocks when its classes keep none: the candidate's blocks with
+    text are GOOD (headings included), except link lists (link density above
+    `max_link_density`, what readability's cleaning drops) and blocks the
+    seed's hard rules make bad (images, copyright lines, <select> options);
+    the rest keep their classes (none GOOD). A page whose candidate holds only
+    link lists stays empty: its right answer is no text."""
+    limit = options.max_link_density
+    kept = [
+        is_candidate and bool(p.text) and p.link_density <= limit and not _ruled_bad(p)
+        for p, is_candidate in zip(paragraphs, candidate, strict=True)
+    ]
+    return tuple(
+        _reclassified(p, GOOD, GOOD) if keep else p
+        for p, keep in zip(paragraphs, kept, strict=True)
     )
 
 
@@ -1095,8 +1155,12 @@ def compiled_container_pass(options: ContainerOptions) -> bool:
     ContainerOptions after it) is at its default, where it changes nothing."""
     if _fast is None:
         return False
-    known = _fast.CONTAINER_FIELDS
+    known = _fast.CONTAINER_FIELDS | WALK_FIELDS
     return all(f.name in known or getattr(options, f.name) == f.default for f in fields(options))
+
+
+#: ContainerOptions read by the segmentation walk, not by the container pass.
+WALK_FIELDS = frozenset({"page_links_only", "drop_hidden_inline"})
 
 
 def _context_free_class(

@@ -1,0 +1,201 @@
+"""The `article` preset's fourth step (issue 13, article4): two walk options and a
+fallback.
+
+- `page_links_only`: an <a> is link text only when it links to a page;
+- `drop_hidden_inline`: an inline element a browser hides leaves its block's text;
+- `fallback_to_container`: when no block is kept, the container's are.
+
+Each is off by default (the `reference`, `seed` and `corpus` presets walk and
+classify as before); the tests run the real walkers, both of them, and show each
+option changing what is kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+
+import pytest
+
+from corpus_crawler import ExtractConfig, Preset, dom, extract
+from corpus_crawler import segment as segment_module
+from corpus_crawler.classify import WALK_FIELDS, ContainerOptions
+from corpus_crawler.decode import decode_html
+from corpus_crawler.elementmarks import links_elsewhere
+from corpus_crawler.presets import container_options
+from corpus_crawler.segment import segment
+
+GoldPages = Callable[[str], Iterator[tuple[str, bytes, str, dict[str, object]]]]
+
+SENTENCE = (
+    "The committee said that it would meet again in the spring, and that the members were"
+    " not yet sure whether the plan could go ahead as it was first written. "
+)
+NEW_FLAGS = ("fallback_to_container", *sorted(WALK_FIELDS))
+
+
+def _root(html: str) -> object:
+    root = dom.parse(decode_html(html.encode(), None).text)
+    assert root is not None
+    return dom.preprocess_seed(root)
+
+
+def _article(html: str, **changes: object) -> list[str]:
+    """The article preset's kept blocks, with `changes` to its options."""
+    shipped = container_options(Preset.ARTICLE)
+    assert shipped is not None
+    options = replace(shipped, **changes)  # type: ignore[arg-type]
+    # extract reads the preset's options from presets.container_options
+    original = container_options.__wrapped__  # type: ignore[attr-defined]
+    container_options.cache_clear()
+    try:
+        import corpus_crawler.extractors as extractors_module
+
+        saved = extractors_module.container_options
+        extractors_module.container_options = lambda preset: (  # type: ignore[assignment]
+            options if preset is Preset.ARTICLE else original(preset)
+        )
+        try:
+            doc = extract(html.encode(), config=ExtractConfig(preset=Preset.ARTICLE, language="en"))
+        finally:
+            extractors_module.container_options = saved  # type: ignore[assignment]
+    finally:
+        container_options.cache_clear()
+    return [p.text for p in doc.good_paragraphs]
+
+
+def test_the_new_options_are_off_by_default_and_on_for_article_only() -> None:
+    defaults = ContainerOptions()
+    corpus = container_options(Preset.CORPUS)
+    article = container_options(Preset.ARTICLE)
+    assert corpus is not None and article is not None
+    for name in NEW_FLAGS:
+        assert getattr(defaults, name) is False, name
+        assert getattr(corpus, name) is False, name
+        assert getattr(article, name) is True, name
+    assert article.uses_marks
+
+
+@pytest.mark.parametrize(
+    ("href", "expected"),
+    [
+        ("/page", True),
+        ("https://example.org/", True),
+        ("#section-2", True),  # another place of the page: still a way out of the text
+        ("page.html#top", True),
+        (None, False),  # a named anchor
+        ("", False),
+        ("  ", False),
+        ("#", False),
+        ("javascript:void(0)", False),
+        (" JavaScript:openGallery()", False),
+    ],
+)
+def test_which_hrefs_link_to_a_page(href: str | None, expected: bool) -> None:
+    assert links_elsewhere(href) is expected
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_script_links_are_not_link_text_with_page_links_only(compiled: bool) -> None:
+    root = _root(
+        "<html><body><p>Read <a href='javascript:show()'>the whole story here</a>,"
+        " <a>an anchor</a>, <a href='#'>a button</a> and <a href='/x'>a link</a>.</p>"
+        "</body></html>"
+    )
+    jus = segment(root, compiled=compiled)  # type: ignore[arg-type]
+    ours = segment(root, compiled=compiled, page_links_only=True)  # type: ignore[arg-type]
+    assert [b.text for b in jus] == [b.text for b in ours]
+    assert jus[0].link_chars == len("the whole story here") + len("an anchor") + len(
+        "a button"
+    ) + len("a link")
+    assert ours[0].link_chars == len("a link")
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_hidden_inline_elements_leave_their_text_and_keep_their_tail(compiled: bool) -> None:
+    root = _root(
+        "<html><body><p>The area is <span style='display: none'>{\\pi r^2}</span>"
+        "<span>pi r squared</span><noscript>Enable scripts</noscript>, as"
+        " <b hidden>secret</b>shown <a href='/m' aria-hidden='true'>skip</a>above.</p>"
+        "<p><span>x</span><span>y</span><i>in the second</i></p></body></html>"
+    )
+    jus = segment(root, compiled=compiled, marked=True)  # type: ignore[arg-type]
+    ours = segment(root, compiled=compiled, marked=True, drop_hidden_inline=True)  # type: ignore[arg-type]
+    assert "{\\pi r^2}" in jus[0].text and "Enable scripts" in jus[0].text
+    assert ours[0].text == "The area is pi r squared, as shown above."
+    assert ours[0].link_chars == 0
+    # the sibling order of later elements (their xpaths) is the walk's, not the skip's
+    assert [b.xpath for b in ours] == [b.xpath for b in jus]
+    assert ours[1].text == jus[1].text
+
+
+def test_hidden_inline_needs_the_marks() -> None:
+    root = _root("<html><body><p>text</p></body></html>")
+    with pytest.raises(ValueError, match="marked=True"):
+        segment(root, drop_hidden_inline=True)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("gold_set", ["cleanportaleval", "readability"])
+def test_compiled_and_python_walkers_agree_with_the_article_walk_options(
+    gold_pages: GoldPages, gold_set: str
+) -> None:
+    assert segment_module._fast is not None, "the compiled walker is not built"
+    differing = []
+    changed = 0
+    for page_id, html, _gold, _record in gold_pages(gold_set):
+        root = dom.parse(decode_html(html).text)
+        if root is None:
+            continue
+        root = dom.preprocess_seed(root)
+        options = {"marked": True, "page_links_only": True, "drop_hidden_inline": True}
+        fast = segment(root, compiled=True, **options)
+        if fast != segment(root, compiled=False, **options):
+            differing.append(page_id)
+        changed += fast != segment(root, compiled=True, marked=True)
+    assert differing == []
+    assert changed > 0  # the options did something on these pages
+
+
+def _script_link_page() -> str:
+    # readability.js's js-link-replacement fixture, in kind: all text in script links
+    return "<html><body><a href='javascript:void(0)'><p>abc</p><p>def</p>ghi</a></body></html>"
+
+
+def test_a_page_of_script_links_keeps_its_text_with_both_rules() -> None:
+    assert _article(_script_link_page()) == ["abc", "def", "ghi"]
+    assert _article(_script_link_page(), page_links_only=False) == []
+    assert _article(_script_link_page(), fallback_to_container=False) == []
+
+
+def test_the_fallback_keeps_the_container_when_its_blocks_read_as_no_text() -> None:
+    # a product page: specification lines without stop words are BAD to jusText,
+    # the container lifts them to NEAR_GOOD only, and the context (no GOOD
+    # block anywhere) makes them BAD again
+    items = [
+        f"Weight {i}.2 kg, colour blue, size XL, model 20{i}4, battery 4000 mAh, screen 6.1 inch"
+        for i in range(6)
+    ]
+    html = (
+        "<html><body><div class='product'>"
+        + "".join(f"<p>{item}</p>" for item in items)
+        + "</div></body></html>"
+    )
+    assert _article(html) == items
+    assert _article(html, fallback_to_container=False) == []
+
+
+def test_the_fallback_keeps_no_link_list() -> None:
+    # a page of nothing but links (an archive page): the right answer is no text
+    # (no block scores a container: the fallback would take the whole body)
+    links = "".join(f"<p><a href='/{i}'>Month {i} of the archive</a></p>" for i in range(8))
+    html = f"<html><body><h2>Blog archive</h2><div>{links}</div></body></html>"
+    assert _article(html) == []
+    # the same page without its link lists is a short note, and kept
+    assert _article(html.replace(links, "<p>Back in May.</p>")) == ["Blog archive", "Back in May."]
+
+
+def test_the_fallback_does_not_touch_a_page_that_keeps_text() -> None:
+    article = "".join(f"<p>{SENTENCE}{SENTENCE}</p>" for _ in range(3))
+    html = f"<html><body><div>{article}</div><div><p>Short note.</p></div></body></html>"
+    assert _article(html) == _article(html, fallback_to_container=False)
+    assert "Short note." not in _article(html)
