@@ -391,6 +391,9 @@ class ContainerOptions:
     #: longer than 80 characters with link density < 0.25, or shorter with no
     #: links and a sentence end.
     join_sibling_paragraphs: bool = False
+    #: ...and the <p> children of this many of the container's ancestors (1: its
+    #: parent's, readability's rule).
+    paragraph_levels: int = 1
     #: readability's conditional cleaning of the container: a table, list, div,
     #: aside, header, footer or section inside it with fewer than 10 commas and a
     #: link density above `clean_link_density` (readability: 0.2 for elements
@@ -452,7 +455,7 @@ class ContainerOptions:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ConfigError(f"{name} must be a whole number >= 1, got {value!r}")
-        for name in ("min_container_chars", "template_min_blocks"):
+        for name in ("min_container_chars", "template_min_blocks", "paragraph_levels"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ConfigError(f"{name} must be a whole number >= 1, got {value!r}")
@@ -696,6 +699,25 @@ def main_containers(
     if options.join_sibling_paragraphs:
         chosen += sibling_paragraphs(paragraphs, parent, frozenset(chosen))
     return chosen
+
+
+def ancestor_paragraphs(
+    paragraphs: Sequence[Paragraph], containers: Sequence[str], levels: int
+) -> list[str]:
+    """readability's sibling paragraphs one level further up each time, for
+    `levels` - 1 levels above the container's parent: the <p> children of its
+    grandparent (and above) that pass the sibling-paragraph test. News pages
+    put the lead paragraphs in a wrapper of their own, beside the wrapper of
+    the story's body rather than beside its text."""
+    found: list[str] = []
+    above = _parent(_parent(containers[0]))
+    chosen = frozenset(containers)
+    for _ in range(levels - 1):
+        if not above:
+            break
+        found += sibling_paragraphs(paragraphs, above, chosen)
+        above = _parent(above)
+    return found
 
 
 def semantic_main(best: str, subtrees: _Subtrees) -> str:
@@ -1023,6 +1045,11 @@ def container_pass(
         return tuple(paragraphs)
     region = main_region(paragraphs, containers, options, subtrees)
     in_region = inside_containers(paragraphs, [region] if region else [])
+    if options.paragraph_levels > 1 and options.join_sibling_paragraphs:
+        # joined once the container is settled: the region and the furniture
+        # retry weigh the container readability chose, not these
+        extra = frozenset(ancestor_paragraphs(paragraphs, containers, options.paragraph_levels))
+        inside = [i or p.xpath in extra for p, i in zip(paragraphs, inside, strict=True)]
     if options.furniture_outside and skipped is not None:
         # readability removed these before it chose: they are not in its article
         inside = [i and not s for i, s in zip(inside, skipped, strict=True)]

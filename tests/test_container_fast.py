@@ -102,6 +102,7 @@ PYTHON_ONLY: dict[Preset, frozenset[str]] = {
             "furniture_outside",
             # issue 13, article4: the fallback when no block is kept
             "fallback_to_container",
+            "paragraph_levels",
         }
     ),
 }

@@ -3,7 +3,8 @@ fallback.
 
 - `page_links_only`: an <a> is link text only when it links to a page;
 - `drop_hidden_inline`: an inline element a browser hides leaves its block's text;
-- `fallback_to_container`: when no block is kept, the container's are.
+- `fallback_to_container`: when no block is kept, the container's are;
+- `paragraph_levels`: readability's sibling paragraphs one wrapper further up.
 
 Each is off by default (the `reference`, `seed` and `corpus` presets walk and
 classify as before); the tests run the real walkers, both of them, and show each
@@ -199,3 +200,21 @@ def test_the_fallback_does_not_touch_a_page_that_keeps_text() -> None:
     html = f"<html><body><div>{article}</div><div><p>Short note.</p></div></body></html>"
     assert _article(html) == _article(html, fallback_to_container=False)
     assert "Short note." not in _article(html)
+
+
+def test_lead_paragraphs_one_wrapper_up_join_the_article() -> None:
+    # a news page: the lead paragraphs in the story wrapper, the body one level down
+    lead = "".join(f"<p>{SENTENCE}</p>" for _ in range(2))
+    story = "".join(f"<p>{SENTENCE}{SENTENCE}</p>" for _ in range(6))
+    menu = "".join(f"<li><a href='/s{i}'>Section {i}</a></li>" for i in range(12))
+    teasers = "".join(f"<p><a href='/t{i}'>Another story number {i}</a></p>" for i in range(8))
+    html = (
+        f"<html><body><ul>{menu}</ul><div class='page'><div class='story'>{lead}"
+        f"<div class='tools'><div class='text'>{story}</div></div></div>"
+        f"<div class='more'>{teasers}</div></div></body></html>"
+    )
+    assert _article(html).count(SENTENCE.strip()) == 2
+    assert _article(html, paragraph_levels=1).count(SENTENCE.strip()) == 0
+    assert ContainerOptions().paragraph_levels == 1
+    corpus = container_options(Preset.CORPUS)
+    assert corpus is not None and corpus.paragraph_levels == 1
