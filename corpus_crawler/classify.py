@@ -394,6 +394,11 @@ class ContainerOptions:
     #: ...and the <p> children of this many of the container's ancestors (1: its
     #: parent's, readability's rule).
     paragraph_levels: int = 1
+    #: The nearest <article> element around the container is its region when
+    #: the region lies inside it: HTML5's <article> is the author's statement of
+    #: where the article is (a slideshow caption or a closing section beside
+    #: the body's wrapper belong to it).
+    article_region: bool = False
     #: readability's conditional cleaning of the container: a table, list, div,
     #: aside, header, footer or section inside it with fewer than 10 commas and a
     #: link density above `clean_link_density` (readability: 0.2 for elements
@@ -496,6 +501,7 @@ class ContainerOptions:
             "credits_inside",
             "drop_ad_labels",
             "fallback_to_container",
+            "article_region",
             "page_links_only",
             "drop_hidden_inline",
         ):
@@ -699,6 +705,26 @@ def main_containers(
     if options.join_sibling_paragraphs:
         chosen += sibling_paragraphs(paragraphs, parent, frozenset(chosen))
     return chosen
+
+
+#: Parts of an <article> that are not its text: its header (title, byline,
+#: standfirst), footer and asides (readability.js removes footers and asides).
+_ARTICLE_TRIM = ("/header[", "/footer[", "/aside[")
+
+
+def _in_trim(xpath: str, start: int) -> bool:
+    """Is there a header, footer or aside on the xpath after position `start`?"""
+    return any(xpath.find(step, start) >= 0 for step in _ARTICLE_TRIM)
+
+
+def _article_above(xpath: str) -> str | None:
+    """The nearest <article> element above an xpath (None: none)."""
+    path = _parent(xpath)
+    while path:
+        if _tag(path) == "article":
+            return path
+        path = _parent(path)
+    return None
 
 
 def ancestor_paragraphs(
@@ -1045,6 +1071,15 @@ def container_pass(
         return tuple(paragraphs)
     region = main_region(paragraphs, containers, options, subtrees)
     in_region = inside_containers(paragraphs, [region] if region else [])
+    if options.article_region and region:
+        frame = _article_above(containers[0])
+        if frame is not None and region.startswith(frame + "/"):
+            # the author's <article> around the container is the article's region
+            framed = inside_containers(paragraphs, [frame])
+            in_region = [
+                r or (f and not p.heading and not _in_trim(p.xpath, len(frame)))
+                for p, r, f in zip(paragraphs, in_region, framed, strict=True)
+            ]
     if options.paragraph_levels > 1 and options.join_sibling_paragraphs:
         # joined once the container is settled: the region and the furniture
         # retry weigh the container readability chose, not these

@@ -103,6 +103,7 @@ PYTHON_ONLY: dict[Preset, frozenset[str]] = {
             # issue 13, article4: the fallback when no block is kept
             "fallback_to_container",
             "paragraph_levels",
+            "article_region",
         }
     ),
 }

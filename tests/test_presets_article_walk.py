@@ -4,7 +4,8 @@ fallback.
 - `page_links_only`: an <a> is link text only when it links to a page;
 - `drop_hidden_inline`: an inline element a browser hides leaves its block's text;
 - `fallback_to_container`: when no block is kept, the container's are;
-- `paragraph_levels`: readability's sibling paragraphs one wrapper further up.
+- `paragraph_levels`: readability's sibling paragraphs one wrapper further up;
+- `article_region`: the <article> around the container is its region.
 
 Each is off by default (the `reference`, `seed` and `corpus` presets walk and
 classify as before); the tests run the real walkers, both of them, and show each
@@ -218,3 +219,25 @@ def test_lead_paragraphs_one_wrapper_up_join_the_article() -> None:
     assert ContainerOptions().paragraph_levels == 1
     corpus = container_options(Preset.CORPUS)
     assert corpus is not None and corpus.paragraph_levels == 1
+
+
+def test_the_article_element_around_the_container_is_its_region() -> None:
+    # a slideshow caption beside the body's wrapper, in the same <article>; the
+    # article's footer stays out
+    caption = (
+        "In this photo taken on Tuesday the rocket is installed on the launch pad, a few"
+        " days before the launch that failed."
+    )
+    footer = "Filed under space, rockets and the launches of this year, in the news."
+    story = "".join(f"<p>{SENTENCE}{SENTENCE}</p>" for _ in range(6))
+    menu = "".join(f"<li><a href='/s{i}'>Section {i}</a></li>" for i in range(12))
+    html = (
+        f"<html><body><ul>{menu}</ul><div><article><h1>The launch</h1>"
+        f"<div class='gallery'><div><div>1 / 5</div><div>{caption}</div></div></div>"
+        f"<div class='body'>{story}</div><footer><p>{footer}</p></footer>"
+        "</article></div></body></html>"
+    )
+    assert caption in _article(html)
+    assert caption not in _article(html, article_region=False)
+    assert footer not in _article(html)
+    assert ContainerOptions().article_region is False
