@@ -399,6 +399,10 @@ class ContainerOptions:
     #: where the article is (a slideshow caption or a closing section beside
     #: the body's wrapper belong to it).
     article_region: bool = False
+    #: A <p> in the container moves with it whatever its link density:
+    #: readability's conditional cleaning drops lists, tables and divs, never
+    #: a paragraph of its article ("Read more: ..." lines inside the text).
+    linked_paragraphs_inside: bool = False
     #: readability's conditional cleaning of the container: a table, list, div,
     #: aside, header, footer or section inside it with fewer than 10 commas and a
     #: link density above `clean_link_density` (readability: 0.2 for elements
@@ -502,6 +506,7 @@ class ContainerOptions:
             "drop_ad_labels",
             "fallback_to_container",
             "article_region",
+            "linked_paragraphs_inside",
             "page_links_only",
             "drop_hidden_inline",
         ):
@@ -1112,7 +1117,12 @@ def container_pass(
         paragraphs, inside, in_region, templated, strict=True
     ):
         if is_inside:
-            steps = options.inside_shift if p.link_density <= options.max_link_density else 0
+            steps = (
+                options.inside_shift
+                if p.link_density <= options.max_link_density
+                or (options.linked_paragraphs_inside and _tag(p.xpath) == "p")
+                else 0
+            )
         elif is_in_region:
             steps = options.region_shift
         else:

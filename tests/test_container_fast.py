@@ -104,6 +104,7 @@ PYTHON_ONLY: dict[Preset, frozenset[str]] = {
             "fallback_to_container",
             "paragraph_levels",
             "article_region",
+            "linked_paragraphs_inside",
         }
     ),
 }

@@ -5,7 +5,8 @@ fallback.
 - `drop_hidden_inline`: an inline element a browser hides leaves its block's text;
 - `fallback_to_container`: when no block is kept, the container's are;
 - `paragraph_levels`: readability's sibling paragraphs one wrapper further up;
-- `article_region`: the <article> around the container is its region.
+- `article_region`: the <article> around the container is its region;
+- `linked_paragraphs_inside`: a <p> in the container moves with it whatever its links.
 
 Each is off by default (the `reference`, `seed` and `corpus` presets walk and
 classify as before); the tests run the real walkers, both of them, and show each
@@ -241,3 +242,21 @@ def test_the_article_element_around_the_container_is_its_region() -> None:
     assert caption not in _article(html, article_region=False)
     assert footer not in _article(html)
     assert ContainerOptions().article_region is False
+
+
+def test_a_linked_paragraph_inside_the_article_moves_with_it() -> None:
+    related = "Related: the council will vote on the harbour plan next week"
+    story = "".join(f"<p>{SENTENCE}{SENTENCE}</p>" for _ in range(3))
+    menu = "".join(f"<li><a href='/s{i}'>Section {i}</a></li>" for i in range(12))
+    html = (
+        f"<html><body><ul>{menu}</ul><div class='story'>{story}"
+        f"<p><a href='/r'>{related}</a></p>{story}"
+        "<ul><li><a href='/a'>Share this story on a network</a></li>"
+        "<li><a href='/b'>Share this story on another one</a></li></ul>"
+        "</div></body></html>"
+    )
+    assert related in _article(html)
+    assert related not in _article(html, linked_paragraphs_inside=False)
+    # lists are not paragraphs: link lines in a list stay out
+    assert not any("Share this story" in text for text in _article(html))
+    assert ContainerOptions().linked_paragraphs_inside is False
