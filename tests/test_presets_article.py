@@ -311,9 +311,9 @@ def test_the_article_preset_runs_the_rules_through_extract() -> None:
 
 
 #: The article preset on the gold sets, a little under the figures measured with
-#: these rules and article4's (in-sample 0.8895 / 0.9588 / 0.9585, presets.yaml);
+#: these rules and article4's (in-sample 0.8927 / 0.9568 / 0.9654, presets.yaml);
 #: test_quality.py keeps the floors of the step before.
-ARTICLE_FLOORS = {"cleaneval-dev": 0.885, "cleanportaleval": 0.955, "readability": 0.955}
+ARTICLE_FLOORS = {"cleaneval-dev": 0.89, "cleanportaleval": 0.955, "readability": 0.962}
 
 
 @pytest.mark.parametrize("set_name", sorted(ARTICLE_FLOORS))
