@@ -1175,7 +1175,11 @@ def container_pass(
     else:
         final = [p.final_class for p in paragraphs]
     if options.fallback_to_container and GOOD not in final:
-        return _kept_by_fallback(paragraphs, inside, options)
+        kept = _fallback_kept(paragraphs, inside, options)
+        if any(kept):
+            cf_classes = [GOOD if k else cls for k, cls in zip(kept, cf_classes, strict=True)]
+            final = [GOOD if k else cls for k, cls in zip(kept, final, strict=True)]
+            changed = True
     if not changed:
         return tuple(paragraphs)
     return tuple(
@@ -1197,27 +1201,27 @@ def _kept_without_container(
         return tuple(paragraphs)
     if any(p.text and (p.link_density > limit or _ruled_bad(p)) for p in paragraphs):
         return tuple(paragraphs)
-    return _kept_by_fallback(paragraphs, [True] * len(paragraphs), options)
-
-
-def _kept_by_fallback(
-    paragraphs: Sequence[Paragraph], candidate: Sequence[bool], options: ContainerOptions
-) -> tuple[Paragraph, ...]:
-    """The page's blocks when its classes keep none: the candidate's blocks with
-    text are GOOD (headings included), except link lists (link density above
-    `max_link_density`, what readability's cleaning drops) and blocks the
-    seed's hard rules make bad (images, copyright lines, <select> options);
-    the rest keep their classes (none GOOD). A page whose candidate holds only
-    link lists stays empty: its right answer is no text."""
-    limit = options.max_link_density
-    kept = [
-        is_candidate and bool(p.text) and p.link_density <= limit and not _ruled_bad(p)
-        for p, is_candidate in zip(paragraphs, candidate, strict=True)
-    ]
+    kept = _fallback_kept(paragraphs, [True] * len(paragraphs), options)
     return tuple(
         _reclassified(p, GOOD, GOOD) if keep else p
         for p, keep in zip(paragraphs, kept, strict=True)
     )
+
+
+def _fallback_kept(
+    paragraphs: Sequence[Paragraph], candidate: Sequence[bool], options: ContainerOptions
+) -> list[bool]:
+    """Which blocks the fallback keeps when the classes keep none: the
+    candidate's blocks with text (headings included), except link lists (link
+    density above `max_link_density`, what readability's cleaning drops) and
+    blocks the seed's hard rules make bad (images, copyright lines, <select>
+    options). A candidate holding only link lists keeps nothing: the page's
+    right answer is no text."""
+    limit = options.max_link_density
+    return [
+        is_candidate and bool(p.text) and p.link_density <= limit and not _ruled_bad(p)
+        for p, is_candidate in zip(paragraphs, candidate, strict=True)
+    ]
 
 
 @functools.lru_cache(maxsize=64)
