@@ -38,7 +38,12 @@ from typing import Any
 import lxml.html
 
 from corpus_crawler import ExtractConfig, JustextParams, Preset, dom, extract
-from corpus_crawler.classify import ContainerOptions, classify_segments, container_pass
+from corpus_crawler.classify import (
+    WALK_FIELDS,
+    ContainerOptions,
+    classify_segments,
+    container_pass,
+)
 from corpus_crawler.crossval import cross_validate, in_sample
 from corpus_crawler.decode import decode_html
 from corpus_crawler.evaluate import (
@@ -200,15 +205,24 @@ def _text(paragraphs: Sequence[Paragraph]) -> str:
 
 
 def _preset_blocks(
-    html: bytes, config: ExtractConfig
+    html: bytes, config: ExtractConfig, walk: ContainerOptions | None = None
 ) -> tuple[tuple[Paragraph, ...], JustextParams, list[bool]]:
     """A page's visible blocks classified as the presets classify them before
     their container pass, with each block's furniture mark (extractors._justext
-    up to the pass; both presets share these steps)."""
+    up to the pass; both presets share these steps but for the walk options,
+    the preset's or `walk`'s)."""
     root = dom.parse(decode_html(html, None).text)
     if root is None:
         return (), JustextParams(), []
-    segments = visible(segment(dom.preprocess_seed(root), marked=True))
+    options = walk or container_options(config.preset)
+    segments = visible(
+        segment(
+            dom.preprocess_seed(root),
+            marked=True,
+            page_links_only=options is not None and options.page_links_only,
+            drop_hidden_inline=options is not None and options.drop_hidden_inline,
+        )
+    )
     if not segments:
         return (), JustextParams(), []
     language, _ = choose_language([s.text for s in segments], config)
@@ -232,19 +246,30 @@ def tuning_tables(gold_sets: Sequence[GoldSet], language: str | None) -> list[st
     `container_pass` then runs per grid point on those paragraphs, which is
     exactly what the presets do next.
     """
-    config = ExtractConfig(language=language, preset=Preset.CORPUS)
-    seeds: dict[str, list[tuple[tuple[Paragraph, ...], JustextParams, list[bool], str]]] = {}
-    for gold_set in gold_sets:
-        rows = []
-        for page in gold_set.pages:
-            rows.append((*_preset_blocks(page.html, config), page.gold))
-        seeds[gold_set.name] = rows
+    Rows = list[tuple[tuple[Paragraph, ...], JustextParams, list[bool], str]]
+    # the presets walk alike unless their walk options differ (article's
+    # page_links_only, drop_hidden_inline): blocks once per set of walk options
+    by_walk: dict[tuple[bool, ...], dict[str, Rows]] = {}
+
+    def seeds_of(options: ContainerOptions) -> dict[str, Rows]:
+        walk = tuple(getattr(options, name) for name in sorted(WALK_FIELDS))
+        if walk not in by_walk:
+            preset = next(p for p in OBJECTIVES if _walk_of(p) == walk)
+            config = ExtractConfig(language=language, preset=preset)
+            by_walk[walk] = {
+                gold_set.name: [
+                    (*_preset_blocks(page.html, config), page.gold) for page in gold_set.pages
+                ]
+                for gold_set in gold_sets
+            }
+        return by_walk[walk]
+
     page_ids = {g.name: [p.id for p in g.pages] for g in gold_sets}
     cache: dict[tuple[str, int, str], PageScore] = {}
 
     def scored(options: ContainerOptions) -> dict[str, list[PageScore]]:
         by_set: dict[str, list[PageScore]] = {}
-        for name, rows in seeds.items():
+        for name, rows in seeds_of(options).items():
             scores = []
             for index, (paragraphs, params, unlikely, gold) in enumerate(rows):
                 passed = container_pass(paragraphs, params, options, unlikely)
@@ -292,6 +317,12 @@ def tuning_tables(gold_sets: Sequence[GoldSet], language: str | None) -> list[st
             "",
         ]
     return lines
+
+
+def _walk_of(preset: Preset) -> tuple[bool, ...]:
+    options = container_options(preset)
+    assert options is not None
+    return tuple(getattr(options, name) for name in sorted(WALK_FIELDS))
 
 
 def _cell(summary: Summary) -> str:

@@ -512,8 +512,32 @@ cdef int _own_marks(xmlNode* node, object marker) except -1:
     return marks
 
 
+#: elementmarks.HIDDEN
+cdef int _HIDDEN = 1
+
+
+cdef bint _href_links_elsewhere(str href):
+    # as elementmarks.links_elsewhere
+    href = href.strip()
+    if not href or href == "#":
+        return False
+    return href[:11].lower() != "javascript:"
+
+
+cdef bint _links_elsewhere(xmlNode* node):
+    """Does this <a> link to a page (an href that is not empty, not "#" and not
+    a `javascript:` action)? Its text is link text only then (segment.py's
+    `links_elsewhere` is the specification)."""
+    cdef xmlAttr* attr = node.properties
+    while attr != NULL:
+        if strcmp(<const char*>attr.name, "href") == 0:
+            return _href_links_elsewhere(_attribute_value(attr))
+        attr = attr.next
+    return False
+
+
 def walk(root_element, bint reference, long max_blocks=100_000, marker=None,
-         type block_type=None):
+         type block_type=None, bint page_links_only=False, bint drop_hidden_inline=False):
     """Blocks in document order: (folded text, link characters, dom path, xpath,
     images, marks); marks are `marker(tag, class, id, role, hidden, aria-hidden,
     style)` of the block's element and its ancestors OR-ed (0 without a marker).
@@ -522,6 +546,10 @@ def walk(root_element, bint reference, long max_blocks=100_000, marker=None,
 
     Blocks whose text folds to nothing and that hold no image are left out.
     Returns None when the page has more than max_blocks blocks (counting those).
+
+    `page_links_only`: only an <a> that links to a page makes link text
+    (segment.links_elsewhere). `drop_hidden_inline` (needs `marker`): an inline
+    element marked HIDDEN is left out with its text, its tail kept.
     """
     cdef xmlNode* root = (<cetree._Element>root_element)._c_node
     cdef xmlNode* parent = root
@@ -541,6 +569,8 @@ def walk(root_element, bint reference, long max_blocks=100_000, marker=None,
     w.marker = marker
     if block_type is not None and not issubclass(block_type, tuple):
         raise TypeError(f"block_type must be a tuple subclass, got {block_type!r}")
+    if drop_hidden_inline and marker is None:
+        raise ValueError("drop_hidden_inline reads the elements' marks: pass a marker")
     w.block_type = block_type
 
     # start of the root element
@@ -555,7 +585,7 @@ def walk(root_element, bint reference, long max_blocks=100_000, marker=None,
         w.has_nodes = True
     else:
         if kind == LINK:
-            in_link = True
+            in_link = not page_links_only or _links_elsewhere(root)
         elif kind == IMAGE and count_images:
             w.images += 1
     cur = root.children
@@ -590,6 +620,17 @@ def walk(root_element, bint reference, long max_blocks=100_000, marker=None,
                 PyErr_CheckSignals()
             w.push(cur)
             kind = _kind(<const char*>cur.name)
+            if (
+                drop_hidden_inline
+                and kind != BLOCK
+                and kind != BR
+                and w.frames[w.depth].marks & _HIDDEN
+                and _own_marks(cur, marker) & _HIDDEN
+            ):
+                # a browser shows nothing of it; the text after it (its tail) stays
+                w.pop()
+                cur = cur.next
+                continue
             if kind == BLOCK or (after_br and kind == BR):
                 if w.close_block():
                     return None
@@ -602,7 +643,7 @@ def walk(root_element, bint reference, long max_blocks=100_000, marker=None,
             else:
                 after_br = False
                 if kind == LINK:
-                    in_link = True
+                    in_link = not page_links_only or _links_elsewhere(cur)
                 elif kind == IMAGE and count_images:
                     w.images += 1
             parent = cur

@@ -391,6 +391,18 @@ class ContainerOptions:
     #: longer than 80 characters with link density < 0.25, or shorter with no
     #: links and a sentence end.
     join_sibling_paragraphs: bool = False
+    #: ...and the <p> children of this many of the container's ancestors (1: its
+    #: parent's, readability's rule).
+    paragraph_levels: int = 1
+    #: The nearest <article> element around the container is its region when
+    #: the region lies inside it: HTML5's <article> is the author's statement of
+    #: where the article is (a slideshow caption or a closing section beside
+    #: the body's wrapper belong to it).
+    article_region: bool = False
+    #: A <p> in the container moves with it whatever its link density:
+    #: readability's conditional cleaning drops lists, tables and divs, never
+    #: a paragraph of its article ("Read more: ..." lines inside the text).
+    linked_paragraphs_inside: bool = False
     #: readability's conditional cleaning of the container: a table, list, div,
     #: aside, header, footer or section inside it with fewer than 10 commas and a
     #: link density above `clean_link_density` (readability: 0.2 for elements
@@ -427,18 +439,32 @@ class ContainerOptions:
     template_shift: int = 0
     #: Blocks sharing a dom path that make a template (listings, comments, posts).
     template_min_blocks: int = 3
+    #: When no block of the page is kept, the container's blocks are (headings
+    #: included): readability always returns its top candidate, and an article
+    #: extractor that returns nothing for a page with text loses the page.
+    fallback_to_container: bool = False
+    #: Walk options (segment.segment), read by the extractor before the blocks
+    #: exist; off, the walk is jusText's. An <a> is link text only when it links
+    #: to a page (not `javascript:`, empty or "#"): readability.js turns such
+    #: links into their text, and a page whose text sits in a script's click
+    #: target otherwise reads as one link list.
+    page_links_only: bool = False
+    #: Inline elements a browser hides (elementmarks.HIDDEN: a MathML fallback
+    #: in a display:none span, NOSCRIPT markup) are left out of their block's
+    #: text, as `drop_hidden` leaves out hidden blocks.
+    drop_hidden_inline: bool = False
 
     @property
     def uses_marks(self) -> bool:
         """Whether the blocks need their elementmarks (segment(..., marked=True))."""
-        return self.drop_hidden or self.skip_unlikely
+        return self.drop_hidden or self.skip_unlikely or self.drop_hidden_inline
 
     def __post_init__(self) -> None:
         for name in ("min_block_length", "length_per_point", "max_length_points"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ConfigError(f"{name} must be a whole number >= 1, got {value!r}")
-        for name in ("min_container_chars", "template_min_blocks"):
+        for name in ("min_container_chars", "template_min_blocks", "paragraph_levels"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ConfigError(f"{name} must be a whole number >= 1, got {value!r}")
@@ -478,6 +504,11 @@ class ContainerOptions:
             "container_link_density",
             "credits_inside",
             "drop_ad_labels",
+            "fallback_to_container",
+            "article_region",
+            "linked_paragraphs_inside",
+            "page_links_only",
+            "drop_hidden_inline",
         ):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"{name} must be true or false, got {getattr(self, name)!r}")
@@ -679,6 +710,45 @@ def main_containers(
     if options.join_sibling_paragraphs:
         chosen += sibling_paragraphs(paragraphs, parent, frozenset(chosen))
     return chosen
+
+
+#: Parts of an <article> that are not its text: its header (title, byline,
+#: standfirst), footer and asides (readability.js removes footers and asides).
+_ARTICLE_TRIM = ("/header[", "/footer[", "/aside[")
+
+
+def _in_trim(xpath: str, start: int) -> bool:
+    """Is there a header, footer or aside on the xpath after position `start`?"""
+    return any(xpath.find(step, start) >= 0 for step in _ARTICLE_TRIM)
+
+
+def _article_above(xpath: str) -> str | None:
+    """The nearest <article> element above an xpath (None: none)."""
+    path = _parent(xpath)
+    while path:
+        if _tag(path) == "article":
+            return path
+        path = _parent(path)
+    return None
+
+
+def ancestor_paragraphs(
+    paragraphs: Sequence[Paragraph], containers: Sequence[str], levels: int
+) -> list[str]:
+    """readability's sibling paragraphs one level further up each time, for
+    `levels` - 1 levels above the container's parent: the <p> children of its
+    grandparent (and above) that pass the sibling-paragraph test. News pages
+    put the lead paragraphs in a wrapper of their own, beside the wrapper of
+    the story's body rather than beside its text."""
+    found: list[str] = []
+    above = _parent(_parent(containers[0]))
+    chosen = frozenset(containers)
+    for _ in range(levels - 1):
+        if not above:
+            break
+        found += sibling_paragraphs(paragraphs, above, chosen)
+        above = _parent(above)
+    return found
 
 
 def semantic_main(best: str, subtrees: _Subtrees) -> str:
@@ -1001,9 +1071,25 @@ def container_pass(
             inside = inside_containers(paragraphs, containers)
             skipped = None
     if not containers:
+        if options.fallback_to_container and not any(p.final_class is GOOD for p in paragraphs):
+            return _kept_without_container(paragraphs, unlikely, options)
         return tuple(paragraphs)
     region = main_region(paragraphs, containers, options, subtrees)
     in_region = inside_containers(paragraphs, [region] if region else [])
+    if options.article_region and region:
+        frame = _article_above(containers[0])
+        if frame is not None and region.startswith(frame + "/"):
+            # the author's <article> around the container is the article's region
+            framed = inside_containers(paragraphs, [frame])
+            in_region = [
+                r or (f and not p.heading and not _in_trim(p.xpath, len(frame)))
+                for p, r, f in zip(paragraphs, in_region, framed, strict=True)
+            ]
+    if options.paragraph_levels > 1 and options.join_sibling_paragraphs:
+        # joined once the container is settled: the region and the furniture
+        # retry weigh the container readability chose, not these
+        extra = frozenset(ancestor_paragraphs(paragraphs, containers, options.paragraph_levels))
+        inside = [i or p.xpath in extra for p, i in zip(paragraphs, inside, strict=True)]
     if options.furniture_outside and skipped is not None:
         # readability removed these before it chose: they are not in its article
         inside = [i and not s for i, s in zip(inside, skipped, strict=True)]
@@ -1031,7 +1117,12 @@ def container_pass(
         paragraphs, inside, in_region, templated, strict=True
     ):
         if is_inside:
-            steps = options.inside_shift if p.link_density <= options.max_link_density else 0
+            steps = (
+                options.inside_shift
+                if p.link_density <= options.max_link_density
+                or (options.linked_paragraphs_inside and _tag(p.xpath) == "p")
+                else 0
+            )
         elif is_in_region:
             steps = options.region_shift
         else:
@@ -1075,17 +1166,62 @@ def container_pass(
             cls = _SCALE[max(0, min(3, _RANK[cls] + steps))]
         changed = changed or cls is not p.cf_class
         cf_classes.append(cls)
+    if changed:
+        headings = [p.heading for p in paragraphs]
+        lengths = [p.length for p in paragraphs]
+        revised = headings_pre_pass(cf_classes, headings, lengths, params)
+        final = classify_context_sensitive(revised)
+        final = headings_post_pass(final, cf_classes, headings, lengths, params)
+    else:
+        final = [p.final_class for p in paragraphs]
+    if options.fallback_to_container and GOOD not in final:
+        kept = _fallback_kept(paragraphs, inside, options)
+        if any(kept):
+            cf_classes = [GOOD if k else cls for k, cls in zip(kept, cf_classes, strict=True)]
+            final = [GOOD if k else cls for k, cls in zip(kept, final, strict=True)]
+            changed = True
     if not changed:
         return tuple(paragraphs)
-    headings = [p.heading for p in paragraphs]
-    lengths = [p.length for p in paragraphs]
-    revised = headings_pre_pass(cf_classes, headings, lengths, params)
-    final = classify_context_sensitive(revised)
-    final = headings_post_pass(final, cf_classes, headings, lengths, params)
     return tuple(
         p if p.cf_class is cf and p.final_class is fin else _reclassified(p, cf, fin)
         for p, cf, fin in zip(paragraphs, cf_classes, final, strict=True)
     )
+
+
+def _kept_without_container(
+    paragraphs: Sequence[Paragraph], unlikely: Sequence[bool] | None, options: ContainerOptions
+) -> tuple[Paragraph, ...]:
+    """The fallback when nothing scored (no block of readability's 25
+    characters): readability then takes the whole body as its article. Here
+    only when the body is all text, no block of it page furniture, a link list
+    or a hard-ruled bad block: a short note of a few lines is its text; a page
+    with menus and link lists around nothing is a navigation page, with none."""
+    limit = options.max_link_density
+    if unlikely is not None and any(unlikely):
+        return tuple(paragraphs)
+    if any(p.text and (p.link_density > limit or _ruled_bad(p)) for p in paragraphs):
+        return tuple(paragraphs)
+    kept = _fallback_kept(paragraphs, [True] * len(paragraphs), options)
+    return tuple(
+        _reclassified(p, GOOD, GOOD) if keep else p
+        for p, keep in zip(paragraphs, kept, strict=True)
+    )
+
+
+def _fallback_kept(
+    paragraphs: Sequence[Paragraph], candidate: Sequence[bool], options: ContainerOptions
+) -> list[bool]:
+    """Which blocks the fallback keeps when the classes keep none: the
+    candidate's blocks with text (headings included), except link lists (link
+    density above `max_link_density`, what readability's cleaning drops) and
+    blocks the seed's hard rules make bad (images, copyright lines, <select>
+    options). A candidate holding only link lists keeps nothing: the page's
+    right answer is no text."""
+    limit = options.max_link_density
+    return [
+        is_candidate and bool(p.text) and p.link_density <= limit and not _ruled_bad(p)
+        for p, is_candidate in zip(paragraphs, candidate, strict=True)
+    ]
 
 
 @functools.lru_cache(maxsize=64)
@@ -1095,8 +1231,12 @@ def compiled_container_pass(options: ContainerOptions) -> bool:
     ContainerOptions after it) is at its default, where it changes nothing."""
     if _fast is None:
         return False
-    known = _fast.CONTAINER_FIELDS
+    known = _fast.CONTAINER_FIELDS | WALK_FIELDS
     return all(f.name in known or getattr(options, f.name) == f.default for f in fields(options))
+
+
+#: ContainerOptions read by the segmentation walk, not by the container pass.
+WALK_FIELDS = frozenset({"page_links_only", "drop_hidden_inline"})
 
 
 def _context_free_class(

@@ -18,6 +18,9 @@ compiled walk calls `element_marks` only for elements that carry one of
   blocks out of the main-container scoring (configs/extractors/presets.yaml).
 
 A block carries the marks of its element and of every ancestor.
+
+One more attribute is read by the walk when a preset asks (`page_links_only`):
+whether an <a> links to a page at all (`links_elsewhere`).
 """
 
 from __future__ import annotations
@@ -90,3 +93,16 @@ def element_marks(
     ):
         marks |= UNLIKELY
     return marks
+
+
+def links_elsewhere(href: str | None) -> bool:
+    """Does an <a> with this href link to a page? Not without an href (a named
+    anchor), with an empty one or "#" (a script's click target), or with a
+    `javascript:` action: their text is what the reader reads, not the label of
+    a way out (readability.js replaces such links by their text)."""
+    if href is None:
+        return False
+    href = href.strip()
+    if not href or href == "#":
+        return False
+    return href[:11].lower() != "javascript:"

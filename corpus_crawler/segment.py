@@ -22,7 +22,7 @@ from typing import NamedTuple
 
 from lxml import etree
 
-from .elementmarks import MARKED_ATTRIBUTES, element_marks
+from .elementmarks import HIDDEN, MARKED_ATTRIBUTES, element_marks, links_elsewhere
 
 _fast: ModuleType | None
 try:  # the compiled walker (corpus_crawler/_segment_fast.pyx), built by pip install
@@ -174,12 +174,18 @@ class _Paths:
 
 
 def _walk_python(
-    root: etree._Element, reference: bool, max_blocks: int = DEFAULT_MAX_BLOCKS
+    root: etree._Element,
+    reference: bool,
+    max_blocks: int = DEFAULT_MAX_BLOCKS,
+    *,
+    page_links_only: bool = False,
+    drop_hidden_inline: bool = False,
 ) -> list[tuple[list[str], int, etree._Element | None, int]]:
     """Raw blocks: (text nodes, link characters, anchor element, images).
 
     Stops after max_blocks + 1 blocks: the caller treats more than max_blocks
-    as a page too large to segment.
+    as a page too large to segment. `page_links_only` and `drop_hidden_inline`
+    as in `segment`.
     """
     block_tags = REFERENCE_BLOCK_TAGS if reference else SEED_BLOCK_TAGS
     # jusText 3.0.2 has no image blocks; the seed classifies them BAD.
@@ -200,9 +206,33 @@ def _walk_python(
     in_link = False
     after_br = False
 
-    for event, el in etree.iterwalk(root, events=("start", "end", "pi")):
+    walker = etree.iterwalk(root, events=("start", "end", "pi"))
+    skipped: etree._Element | None = None
+    for event, el in walker:
+        if skipped is not None:
+            # the end of a hidden inline element: only its tail is shown
+            skipped = None
+            if el is not root and el.tail:
+                content = el.tail
+                if not content.isspace():
+                    nodes.append(content)
+                    if in_link:
+                        link_chars += link_length(content)
+                    after_br = False
+                elif keep_blank:
+                    nodes.append(content)
+            continue
         if event == "start":
             tag = el.tag
+            if (
+                drop_hidden_inline
+                and tag not in block_tags
+                and tag != "br"
+                and _own_marks(el) & HIDDEN
+            ):
+                walker.skip_subtree()
+                skipped = el
+                continue
             if tag in block_tags or (after_br and tag == "br"):
                 if nodes or images:
                     append_raw((nodes, link_chars, anchor, images))
@@ -218,7 +248,7 @@ def _walk_python(
             else:
                 after_br = False
                 if tag == "a":
-                    in_link = True
+                    in_link = not page_links_only or links_elsewhere(el.get("href"))
                 elif tag == image_tag:
                     images += 1
             content = el.text
@@ -265,6 +295,14 @@ def _walk_python(
 _cached_marks = functools.lru_cache(maxsize=4096)(element_marks)
 
 
+def _own_marks(el: etree._Element) -> int:
+    """elementmarks bits of one element, without its ancestors'."""
+    attrib = el.attrib
+    if el.tag != "noscript" and not any(name in attrib for name in MARKED_ATTRIBUTES):
+        return 0
+    return _cached_marks(el.tag, *(attrib.get(n) for n in MARKED_ATTRIBUTES))
+
+
 class _Marks:
     """elementmarks bits of elements and their ancestors, cached per element."""
 
@@ -303,6 +341,8 @@ def segment(
     compiled: bool | None = None,
     max_blocks: int = DEFAULT_MAX_BLOCKS,
     marked: bool = False,
+    page_links_only: bool = False,
+    drop_hidden_inline: bool = False,
 ) -> list[Segment]:
     """Split the tree into text blocks in document order.
 
@@ -310,17 +350,36 @@ def segment(
     both give the same blocks. Raises TooManyBlocks past `max_blocks`.
     `marked` fills each block's `marks` from its element's and its ancestors'
     attributes (corpus_crawler.elementmarks) during the same walk.
+
+    Two options of the `article` preset (off: jusText's walk):
+    `page_links_only` counts an <a>'s text as link text only when it links to a
+    page (elementmarks.links_elsewhere: not a `javascript:`, empty or "#" href);
+    `drop_hidden_inline` (with `marked`) leaves out an inline element a browser
+    hides (elementmarks.HIDDEN: a MathML fallback span, NOSCRIPT) with its text,
+    as `drop_hidden` in the presets leaves out a hidden block.
     """
+    if drop_hidden_inline and not marked:
+        raise ValueError("drop_hidden_inline reads the elements' marks: pass marked=True")
     if compiled is None:
         compiled = _fast is not None
     if compiled and _fast is not None:
         # text folded, empty blocks left out and paths found during the walk
-        found = _fast.walk(root, reference, max_blocks, _cached_marks if marked else None, Segment)
+        found = _fast.walk(
+            root,
+            reference,
+            max_blocks,
+            _cached_marks if marked else None,
+            Segment,
+            page_links_only,
+            drop_hidden_inline,
+        )
         if found is None:
             raise TooManyBlocks(f"more than {max_blocks} blocks")
         blocks = found
     else:
-        blocks = _segment_python(root, reference, max_blocks, marked)
+        blocks = _segment_python(
+            root, reference, max_blocks, marked, page_links_only, drop_hidden_inline
+        )
     if not reference and _CONTROL_CHARS.search("".join([b.text for b in blocks])) is not None:
         cleaned = [b._replace(text=block_text(_CONTROL_CHARS.sub("", b.text))) for b in blocks]
         blocks = [b for b in cleaned if b.text or b.images]
@@ -328,9 +387,20 @@ def segment(
 
 
 def _segment_python(
-    root: etree._Element, reference: bool, max_blocks: int, marked: bool = False
+    root: etree._Element,
+    reference: bool,
+    max_blocks: int,
+    marked: bool = False,
+    page_links_only: bool = False,
+    drop_hidden_inline: bool = False,
 ) -> list[Segment]:
-    raw = _walk_python(root, reference, max_blocks)
+    raw = _walk_python(
+        root,
+        reference,
+        max_blocks,
+        page_links_only=page_links_only,
+        drop_hidden_inline=drop_hidden_inline,
+    )
     if len(raw) > max_blocks:
         raise TooManyBlocks(f"more than {max_blocks} blocks")
     paths = _Paths(root)

@@ -100,13 +100,19 @@ PYTHON_ONLY: dict[Preset, frozenset[str]] = {
             "drop_ad_labels",
             "semantic_main",
             "furniture_outside",
+            # issue 13, article4: the fallback when no block is kept
+            "fallback_to_container",
+            "paragraph_levels",
+            "article_region",
+            "linked_paragraphs_inside",
         }
     ),
 }
 
 
 def python_only(options: ContainerOptions) -> frozenset[str]:
-    known = classify_module._fast.CONTAINER_FIELDS
+    # the walk options (page_links_only, drop_hidden_inline) are the walk's, not the pass's
+    known = classify_module._fast.CONTAINER_FIELDS | classify_module.WALK_FIELDS
     return frozenset(
         f.name
         for f in dataclasses.fields(options)

@@ -121,7 +121,9 @@ def test_an_article_split_over_one_templates_sections_is_joined() -> None:
         f"<div><div>{second}</div></div><div><p>{links}</p></div></article>"
     )
     joined = kept(html, article_options())
-    alone = kept(html, article_options(join_segments=False))
+    # article4's article_region also takes the <article>'s other parts in: off
+    # here, to show what the segment rule does alone
+    alone = kept(html, article_options(join_segments=False, article_region=False))
     assert sum(OTHER in text for text in joined) == 3
     assert not any(OTHER in text for text in alone)
     assert sum(SENTENCE in text for text in joined) == sum(SENTENCE in text for text in alone) == 6
@@ -269,7 +271,9 @@ def test_a_reference_list_does_not_outscore_the_article() -> None:
     article = "".join(f"<p>{SENTENCE}{OTHER}</p>" for _ in range(4))
     html = body(f"<div><div>{article}</div><div><ol>{references}</ol></div></div>")
     with_limit = kept(html, article_options())
-    all_items = kept(html, article_options(item_link_density=1.0))
+    # without the fallback (article4), which takes the whole container back when
+    # nothing is kept and would hide what the item rule does on this page
+    all_items = kept(html, article_options(item_link_density=1.0, fallback_to_container=False))
     assert sum(SENTENCE in text for text in with_limit) == 4
     assert sum(SENTENCE in text for text in all_items) < 4
 
@@ -307,9 +311,9 @@ def test_the_article_preset_runs_the_rules_through_extract() -> None:
 
 
 #: The article preset on the gold sets, a little under the figures measured with
-#: these rules (in-sample 0.889 / 0.959 / 0.9485, configs/extractors/presets.yaml);
+#: these rules and article4's (in-sample 0.8927 / 0.9568 / 0.9654, presets.yaml);
 #: test_quality.py keeps the floors of the step before.
-ARTICLE_FLOORS = {"cleaneval-dev": 0.885, "cleanportaleval": 0.955, "readability": 0.945}
+ARTICLE_FLOORS = {"cleaneval-dev": 0.89, "cleanportaleval": 0.955, "readability": 0.962}
 
 
 @pytest.mark.parametrize("set_name", sorted(ARTICLE_FLOORS))

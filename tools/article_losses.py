@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from extractor_table import _preset_blocks, _text  # noqa: E402
 
 from corpus_crawler import ExtractConfig, Preset  # noqa: E402
-from corpus_crawler.classify import ContainerOptions, container_pass  # noqa: E402
+from corpus_crawler.classify import WALK_FIELDS, ContainerOptions, container_pass  # noqa: E402
 from corpus_crawler.evaluate import (  # noqa: E402
     Summary,
     find_gold_sets,
@@ -47,9 +47,16 @@ from corpus_crawler.model import Paragraph, ParagraphClass  # noqa: E402
 from corpus_crawler.presets import container_options  # noqa: E402
 
 
-def _blocks(cache: Path | None, gold: Path, sets: Sequence[str]) -> dict[str, list[Any]]:
+def _blocks(
+    cache: Path | None, gold: Path, sets: Sequence[str], walk: ContainerOptions
+) -> dict[str, list[Any]]:
     """set -> [(page id, paragraphs, params, unlikely, gold text)], cached on disk when asked
-    (the classification is the slow part; the container pass is what changes)."""
+    (the classification is the slow part; the container pass is what changes).
+    The walk options (classify.WALK_FIELDS) are `walk`'s; the cache file's name
+    says which are on."""
+    walk_on = [name for name in sorted(WALK_FIELDS) if getattr(walk, name)]
+    if cache is not None and walk_on:
+        cache = cache.with_name(f"{cache.stem}.{'.'.join(walk_on)}{cache.suffix}")
     if cache is not None and cache.exists():
         data: dict[str, list[Any]] = pickle.loads(cache.read_bytes())
         if all(s in data for s in sets):
@@ -61,7 +68,8 @@ def _blocks(cache: Path | None, gold: Path, sets: Sequence[str]) -> dict[str, li
         if sets and gold_set.name not in sets:
             continue
         data[gold_set.name] = [
-            (page.id, *_preset_blocks(page.html, config), page.gold) for page in gold_set.pages
+            (page.id, *_preset_blocks(page.html, config, walk), page.gold)
+            for page in gold_set.pages
         ]
     if cache is not None:
         cache.write_bytes(pickle.dumps(data))
@@ -122,7 +130,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     assert shipped is not None
     options = _options(shipped, args.option, "--option")
     base_options = _options(shipped, args.base, "--base")
-    data = _blocks(args.cache, args.gold, args.set)
+    data = _blocks(args.cache, args.gold, args.set, options)
     for set_name, rows in data.items():
         if args.set and set_name not in args.set:
             continue
