@@ -92,6 +92,9 @@ SHIFT_GRID: dict[Preset, dict[str, tuple[object, ...]]] = {
         "outside_shift": (0,),
         "region_share": (0.0, 0.5, 0.7),
         "template_shift": (0, 1),
+        # jusText's link test at readability's 0.5 in the container and region (corpus4)
+        "container_link_density": (False, True),
+        "region_link_density": (False, True),
     },
     Preset.ARTICLE: {
         "inside_shift": (1, 2, 3),
@@ -309,6 +312,8 @@ def _point_text(point: Any) -> str:
         "outside_shift": "out",
         "clean_link_density": "clean",
         "template_shift": "template",
+        "container_link_density": "links-in",
+        "region_link_density": "links-region",
     }
     return " ".join(f"{short.get(k, 'share')} {v}" for k, v in point)
 

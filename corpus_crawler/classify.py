@@ -408,6 +408,10 @@ class ContainerOptions:
     #: readability keeps every paragraph of its article whatever its links,
     #: and an encyclopedia's paragraphs link a third of their words.
     container_link_density: bool = False
+    #: The same for blocks in the region but not the container (the `corpus`
+    #: preset): an article's region holds its teasers and linked summaries, and
+    #: an encyclopedia's paragraphs that sit beside the chosen wrapper.
+    region_link_density: bool = False
     #: Blocks inside the container longer than jusText's `length_high` are not
     #: bad for a copyright sign (a photo credit in the article's text).
     credits_inside: bool = False
@@ -476,6 +480,7 @@ class ContainerOptions:
             "furniture_outside",
             "semantic_main",
             "container_link_density",
+            "region_link_density",
             "credits_inside",
             "drop_ad_labels",
         ):
@@ -943,6 +948,27 @@ def template_groups(
     return [p.dom_path in passing for p in paragraphs]
 
 
+def relaxed_classes(
+    paragraphs: Sequence[Paragraph], params: JustextParams, options: ContainerOptions
+) -> list[ParagraphClass | None] | None:
+    """Per block, the context-free class it gets with `options.max_link_density`
+    as jusText's link limit, where that differs from its own BAD (None
+    elsewhere); None when neither `container_link_density` nor
+    `region_link_density` is on. Where it applies is the container pass's
+    choice; the classes are the same wherever the block lies, so the compiled
+    pass takes them from here (few blocks sit between the two limits)."""
+    if not (options.container_link_density or options.region_link_density):
+        return None
+    relaxed = dataclasses.replace(params, max_link_density=options.max_link_density)
+    low, high = params.max_link_density, options.max_link_density
+    return [
+        _context_free_class(p, relaxed)
+        if p.cf_class is BAD and low < p.link_density <= high
+        else None
+        for p in paragraphs
+    ]
+
+
 def container_pass(
     paragraphs: Sequence[Paragraph],
     params: JustextParams,
@@ -986,7 +1012,13 @@ def container_pass(
             else None
         )
         return _fast.container_pass(
-            tuple(paragraphs), params, options, skipped, _TAG_SCORES, templated
+            tuple(paragraphs),
+            params,
+            options,
+            skipped,
+            _TAG_SCORES,
+            templated,
+            relaxed_classes(paragraphs, params, options),
         )
     subtrees = _Subtrees(paragraphs, options, skipped)
     containers = main_containers(paragraphs, options, subtrees)
@@ -1018,7 +1050,7 @@ def container_pass(
             in_region = [r and not c for r, c in zip(in_region, cleaned, strict=True)]
     relaxed_params = (
         dataclasses.replace(params, max_link_density=options.max_link_density)
-        if options.container_link_density
+        if options.container_link_density or options.region_link_density
         else None
     )
     if options.template_shift:
@@ -1054,7 +1086,10 @@ def container_pass(
             continue
         if (
             relaxed_params is not None
-            and is_inside
+            and (
+                (is_inside and options.container_link_density)
+                or (is_in_region and not is_inside and options.region_link_density)
+            )
             and cls is BAD
             and params.max_link_density < p.link_density <= options.max_link_density
         ):

@@ -12,6 +12,7 @@ from corpus_crawler.classify import (
     ContainerOptions,
     classify_segments,
     container_pass,
+    relaxed_classes,
     template_groups,
 )
 from corpus_crawler.combined import (
@@ -114,3 +115,37 @@ def test_combined_with_the_corpus_preset_keeps_what_the_votes_keep(gold_dir: Pat
 
     assert shipped_combined_options().corpus_container_shifts is False
     assert f1(stack=True) + 0.05 < f1(stack=False)
+
+
+def test_news_items_in_the_region_are_judged_with_the_containers_link_limit(
+    gold_dir: Path,
+) -> None:
+    """cleaneval-dev page 27: a game site's news items, each a summary under
+    "[ 7 Comments ] Print News | Mail News" links (link density 0.23-0.38), lie
+    in the container's region; jusText's 0.2 link limit makes them BAD, the
+    container's 0.5 (readability's) keeps them, and the gold keeps them."""
+    shipped = container_options(Preset.CORPUS)
+    assert shipped is not None
+    assert shipped.container_link_density and shipped.region_link_density
+    off = replace(shipped, container_link_density=False, region_link_density=False)
+    inside_only = replace(shipped, region_link_density=False)
+    assert _recall(gold_dir, "27", off) == _recall(gold_dir, "27", inside_only) < 0.82
+    assert _recall(gold_dir, "27", shipped) > 0.87
+
+
+def test_the_relaxed_link_test_only_reaches_blocks_between_the_two_limits() -> None:
+    """classify.relaxed_classes: a class only for a BAD block whose link density
+    lies in (jusText's limit, the container's]; the rest keep theirs (None)."""
+    params = JustextParams()  # max_link_density 0.2, stopwords_high 0.32
+    prose = "the of and a to in is it that was " * 12  # 120 words, all stop words
+    blocks = [
+        _block(prose, "html.body.div.p", 120, links=int(len(prose) * ratio))
+        for ratio in (0.1, 0.3, 0.5, 0.6)
+    ]
+    assert relaxed_classes(blocks, params, ContainerOptions()) is None
+    relaxed = relaxed_classes(blocks, params, ContainerOptions(region_link_density=True))
+    assert relaxed is not None
+    assert relaxed[0] is None and relaxed[3] is None
+    assert relaxed[1] is ParagraphClass.GOOD and relaxed[2] is ParagraphClass.GOOD
+    strict = ContainerOptions(container_link_density=True, max_link_density=0.2)
+    assert relaxed_classes(blocks, params, strict) == [None] * 4
