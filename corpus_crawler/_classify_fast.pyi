@@ -24,4 +24,5 @@ def container_pass(
     tag_scores: dict[str, int],
     templated: Sequence[bool] | None = None,
     relaxed: Sequence[ParagraphClass | None] | None = None,
+    functional: Sequence[bool] | None = None,
 ) -> tuple[Paragraph, ...]: ...

@@ -53,6 +53,8 @@ VARIANTS: dict[str, dict[str, object]] = {
     "no-relaxed-links": {"container_link_density": False, "region_link_density": False},
     "relaxed-links-inside": {"container_link_density": True, "region_link_density": False},
     "relaxed-links-region": {"container_link_density": False, "region_link_density": True},
+    "no-function-blocks": {"function_max_length": 0},
+    "long-function-blocks": {"function_max_length": 10**30, "template_min_blocks": 2},
     "relaxed-links-odd-limit": {
         "container_link_density": True,
         "region_link_density": True,
@@ -254,6 +256,7 @@ _options = st.builds(
     template_min_blocks=st.integers(1, 4),
     container_link_density=st.booleans(),
     region_link_density=st.booleans(),
+    function_max_length=st.sampled_from([0, 30, 80, 10**30]),
 )
 _params = st.builds(
     JustextParams,
