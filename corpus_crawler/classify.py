@@ -959,7 +959,9 @@ def template_groups(
 #: Kimatu's share of a function block's words that recur across its template
 #: (seed 003's function_shared_words, configs/extractors/kimatu.yaml): not tuned.
 FUNCTION_SHARED_WORDS = 0.7
-_WORD = re.compile(r"\w+")
+#: A byline's words are letters: its numbers (dates, times, counts) are what
+#: changes from post to post, so they are left out of the measure.
+_LETTER_WORD = re.compile(r"[^\W\d_]+")
 
 
 def function_blocks(
@@ -976,7 +978,8 @@ def function_blocks(
     when most of their words recur across it. Here a block of at most
     `max_length` characters (not a heading) in a template of at least
     `min_blocks` blocks is one when at least FUNCTION_SHARED_WORDS of its words
-    each occur in a quarter of the template's blocks (and at least 3): one
+    (letters only: numbers are the date or count that changes from post to
+    post) each occur in a quarter of the template's blocks (and at least 3): one
     byline per post, beside the post's title or text. Only the template's blocks
     up to jusText's `length_high` are read for the words: the labels recur among
     short blocks, and the long ones are running text (and the cost).
@@ -996,7 +999,7 @@ def function_blocks(
         if len(short) < recurring:
             continue
         words = {
-            i: _WORD.findall(paragraphs[i].text.lower())
+            i: _LETTER_WORD.findall(paragraphs[i].text.lower())
             for i in members
             if paragraphs[i].length <= params.length_high
         }

@@ -186,6 +186,9 @@ def test_function_blocks_are_the_bylines_a_template_repeats() -> None:
     assert function_blocks(menu, params, max_length=80, min_blocks=3) == [False] * 4
     headed = [replace(p, heading=True) for p in page]
     assert function_blocks(headed, params, max_length=80, min_blocks=3) == [False] * 8
+    # a forum's post counts: the numbers change, the label recurs
+    counts = [_block(f"Posts: {n}", "html.body.td.span", 0) for n in (2783, 110, 4071, 623)]
+    assert function_blocks(counts, params, max_length=80, min_blocks=3) == [True] * 4
 
 
 def test_a_blogs_post_footers_are_not_lifted_by_the_container(gold_dir: Path) -> None:
