@@ -97,6 +97,12 @@ SHIFT_GRID: dict[Preset, dict[str, tuple[object, ...]]] = {
         "outside_shift": (0,),
         "region_share": (0.0, 0.5, 0.7),
         "template_shift": (0, 1),
+        # jusText's link test at readability's 0.5 in the container and region, and
+        # Kimatu's function blocks kept from the lift (corpus4; both flags on/off
+        # were cross-validated before function_max_length joined the grid)
+        "container_link_density": (True,),
+        "region_link_density": (False, True),
+        "function_max_length": (0, 60, 80, 100),
     },
     Preset.ARTICLE: {
         "inside_shift": (1, 2, 3),
@@ -340,6 +346,9 @@ def _point_text(point: Any) -> str:
         "outside_shift": "out",
         "clean_link_density": "clean",
         "template_shift": "template",
+        "container_link_density": "links-in",
+        "region_link_density": "links-region",
+        "function_max_length": "function",
     }
     return " ".join(f"{short.get(k, 'share')} {v}" for k, v in point)
 

@@ -2,7 +2,7 @@ from collections.abc import Callable, Sequence
 
 from .classify import ContainerOptions
 from .config import JustextParams
-from .model import Paragraph
+from .model import Paragraph, ParagraphClass
 
 FAST_PARAGRAPHS: bool
 
@@ -23,4 +23,6 @@ def container_pass(
     unlikely: Sequence[bool] | None,
     tag_scores: dict[str, int],
     templated: Sequence[bool] | None = None,
+    relaxed: Sequence[ParagraphClass | None] | None = None,
+    functional: Sequence[bool] | None = None,
 ) -> tuple[Paragraph, ...]: ...

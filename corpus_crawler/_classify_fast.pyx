@@ -462,6 +462,7 @@ CONTAINER_FIELDS = frozenset((
     "sibling_share", "sibling_min_score", "max_link_density", "region_share",
     "inside_shift", "region_shift", "outside_shift", "drop_hidden", "skip_unlikely",
     "min_container_chars", "tag_scores", "template_shift", "template_min_blocks",
+    "container_link_density", "region_link_density", "function_max_length",
 ))
 
 cdef enum:
@@ -768,12 +769,15 @@ cdef Py_ssize_t _main_region(_Nodes nodes, Py_ssize_t best, double region_share)
 
 
 def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores,
-                   templated=None):
+                   templated=None, relaxed=None, functional=None):
     """classify.container_pass for a non-empty tuple of Paragraphs and options
     with at least one shift; `unlikely` is the furniture flags only when they are
     used for scoring (skip_unlikely and some block is furniture), else None;
     `templated` is classify.template_groups' flags when options.template_shift
-    is on, else None (the grouping is a dict pass, as cheap in Python)."""
+    is on, else None (the grouping is a dict pass, as cheap in Python); `relaxed` is classify.relaxed_classes'
+    list when container_link_density or region_link_density is on, else None;
+    `functional` is classify.function_blocks' flags when options.function_max_length
+    is on, else None."""
     cdef Py_ssize_t n = len(paragraphs)
     # whole-number options past any real length are clamped to what a C long holds
     cdef long long min_length = min(options.min_block_length, _LIMIT)
@@ -789,6 +793,9 @@ def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores,
     cdef int outside_shift = options.outside_shift
     cdef int template_shift = options.template_shift
     cdef bint use_templates = templated is not None and template_shift != 0
+    cdef bint relax_inside = relaxed is not None and options.container_link_density
+    cdef bint relax_region = relaxed is not None and options.region_link_density
+    cdef bint use_functions = functional is not None and options.function_max_length != 0
     cdef double params_max_link_density = params.max_link_density
     cdef long long min_container_chars = min(options.min_container_chars, _LIMIT)
     cdef bint tag_scores_on = options.tag_scores
@@ -814,6 +821,10 @@ def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores,
         raise ValueError(f"{len(unlikely)} furniture flags for {n} paragraphs")
     if use_templates and len(templated) != n:
         raise ValueError(f"{len(templated)} template flags for {n} paragraphs")
+    if relaxed is not None and len(relaxed) != n:
+        raise ValueError(f"{len(relaxed)} relaxed classes for {n} paragraphs")
+    if use_functions and len(functional) != n:
+        raise ValueError(f"{len(functional)} function flags for {n} paragraphs")
 
     cdef _Nodes nodes = _Nodes()
     cdef Candidate* blocks = <Candidate*>PyMem_Malloc(n * sizeof(Candidate))
@@ -890,9 +901,16 @@ def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores,
                 <= params_max_link_density
             ):
                 steps += template_shift
-            if steps > 0 and _ruled_bad(paragraphs[i], direct):
+            if steps > 0 and ((use_functions and functional[i]) or _ruled_bad(paragraphs[i], direct)):
                 steps = 0
             cls = old_cf[i]
+            if (
+                (relax_inside and nodes.inside[b.node])
+                or (relax_region and nodes.in_region[b.node] and not nodes.inside[b.node])
+            ) and relaxed[i] is not None:
+                # jusText's test again with the container's link limit
+                cls = _code(relaxed[i])
+                changed = changed or cls != old_cf[i]
             if steps:
                 cls = max(C_BAD, min(C_GOOD, cls + steps))
                 changed = changed or cls != old_cf[i]

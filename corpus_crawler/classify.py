@@ -420,6 +420,10 @@ class ContainerOptions:
     #: readability keeps every paragraph of its article whatever its links,
     #: and an encyclopedia's paragraphs link a third of their words.
     container_link_density: bool = False
+    #: The same for blocks in the region but not the container (the `corpus`
+    #: preset): an article's region holds its teasers and linked summaries, and
+    #: an encyclopedia's paragraphs that sit beside the chosen wrapper.
+    region_link_density: bool = False
     #: Blocks inside the container longer than jusText's `length_high` are not
     #: bad for a copyright sign (a photo credit in the article's text).
     credits_inside: bool = False
@@ -439,6 +443,11 @@ class ContainerOptions:
     template_shift: int = 0
     #: Blocks sharing a dom path that make a template (listings, comments, posts).
     template_min_blocks: int = 3
+    #: Blocks of at most this many characters that repeat their template's words
+    #: (Kimatu's function blocks: "Posted by X at 5:31 PM", "permalink | comments
+    #: (0)") are not moved up by the container, region or template (0: off; see
+    #: `function_blocks`).
+    function_max_length: int = 0
     #: When no block of the page is kept, the container's blocks are (headings
     #: included): readability always returns its top candidate, and an article
     #: extractor that returns nothing for a page with text loses the page.
@@ -468,6 +477,9 @@ class ContainerOptions:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ConfigError(f"{name} must be a whole number >= 1, got {value!r}")
+        value = self.function_max_length
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ConfigError(f"function_max_length must be a whole number >= 0, got {value!r}")
         for name in ("inside_shift", "region_shift", "outside_shift", "template_shift"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or not -3 <= value <= 3:
@@ -502,6 +514,7 @@ class ContainerOptions:
             "furniture_outside",
             "semantic_main",
             "container_link_density",
+            "region_link_density",
             "credits_inside",
             "drop_ad_labels",
             "fallback_to_container",
@@ -1013,6 +1026,86 @@ def template_groups(
     return [p.dom_path in passing for p in paragraphs]
 
 
+#: Kimatu's share of a function block's words that recur across its template
+#: (seed 003's function_shared_words, configs/extractors/kimatu.yaml): not tuned.
+FUNCTION_SHARED_WORDS = 0.7
+#: A byline's words are letters: its numbers (dates, times, counts) are what
+#: changes from post to post, so they are left out of the measure.
+_LETTER_WORD = re.compile(r"[^\W\d_]+")
+
+
+def function_blocks(
+    paragraphs: Sequence[Paragraph],
+    params: JustextParams,
+    max_length: int,
+    min_blocks: int,
+) -> list[bool]:
+    """Per block: whether it is a function block of its template, the byline or
+    footer a blog or forum repeats on every post ("Posted by X at 5:31 PM",
+    "Monday December 25, 2006 | permalink | comments (0)").
+
+    Kimatu (seed 003, its function step) takes out a template's short elements
+    when most of their words recur across it. Here a block of at most
+    `max_length` characters (not a heading) in a template of at least
+    `min_blocks` blocks is one when at least FUNCTION_SHARED_WORDS of its words
+    (letters only: numbers are the date or count that changes from post to
+    post) each occur in a quarter of the template's blocks (and at least 3): one
+    byline per post, beside the post's title or text. Only the template's blocks
+    up to jusText's `length_high` are read for the words: the labels recur among
+    short blocks, and the long ones are running text (and the cost).
+    """
+    templates: dict[str, list[int]] = {}
+    for index, p in enumerate(paragraphs):
+        templates.setdefault(p.dom_path, []).append(index)
+    found = [False] * len(paragraphs)
+    for members in templates.values():
+        count = len(members)
+        if count < min_blocks:
+            continue
+        recurring = max(3, -(-count // 4))
+        short = [
+            i for i in members if paragraphs[i].length <= max_length and not paragraphs[i].heading
+        ]
+        if len(short) < recurring:
+            continue
+        words = {
+            i: _LETTER_WORD.findall(paragraphs[i].text.lower())
+            for i in members
+            if paragraphs[i].length <= params.length_high
+        }
+        spread: dict[str, int] = {}
+        for found_words in words.values():
+            for word in set(found_words):
+                spread[word] = spread.get(word, 0) + 1
+        for i in short:
+            own = words.get(i)
+            if own:
+                shared = sum(1 for word in own if spread[word] >= recurring)
+                found[i] = shared >= FUNCTION_SHARED_WORDS * len(own)
+    return found
+
+
+def relaxed_classes(
+    paragraphs: Sequence[Paragraph], params: JustextParams, options: ContainerOptions
+) -> list[ParagraphClass | None] | None:
+    """Per block, the context-free class it gets with `options.max_link_density`
+    as jusText's link limit, where that differs from its own BAD (None
+    elsewhere); None when neither `container_link_density` nor
+    `region_link_density` is on. Where it applies is the container pass's
+    choice; the classes are the same wherever the block lies, so the compiled
+    pass takes them from here (few blocks sit between the two limits)."""
+    if not (options.container_link_density or options.region_link_density):
+        return None
+    relaxed = dataclasses.replace(params, max_link_density=options.max_link_density)
+    low, high = params.max_link_density, options.max_link_density
+    return [
+        _context_free_class(p, relaxed)
+        if p.cf_class is BAD and low < p.link_density <= high
+        else None
+        for p in paragraphs
+    ]
+
+
 def container_pass(
     paragraphs: Sequence[Paragraph],
     params: JustextParams,
@@ -1056,7 +1149,18 @@ def container_pass(
             else None
         )
         return _fast.container_pass(
-            tuple(paragraphs), params, options, skipped, _TAG_SCORES, templated
+            tuple(paragraphs),
+            params,
+            options,
+            skipped,
+            _TAG_SCORES,
+            templated,
+            relaxed_classes(paragraphs, params, options),
+            function_blocks(
+                paragraphs, params, options.function_max_length, options.template_min_blocks
+            )
+            if options.function_max_length
+            else None,
         )
     subtrees = _Subtrees(paragraphs, options, skipped)
     containers = main_containers(paragraphs, options, subtrees)
@@ -1104,17 +1208,23 @@ def container_pass(
             in_region = [r and not c for r, c in zip(in_region, cleaned, strict=True)]
     relaxed_params = (
         dataclasses.replace(params, max_link_density=options.max_link_density)
-        if options.container_link_density
+        if options.container_link_density or options.region_link_density
         else None
     )
     if options.template_shift:
         templated = template_groups(paragraphs, params, options.template_min_blocks)
     else:
         templated = [False] * len(paragraphs)
+    if options.function_max_length:
+        functional = function_blocks(
+            paragraphs, params, options.function_max_length, options.template_min_blocks
+        )
+    else:
+        functional = [False] * len(paragraphs)
     cf_classes = []
     changed = False
-    for p, is_inside, is_in_region, is_templated in zip(
-        paragraphs, inside, in_region, templated, strict=True
+    for p, is_inside, is_in_region, is_templated, is_function in zip(
+        paragraphs, inside, in_region, templated, functional, strict=True
     ):
         if is_inside:
             steps = (
@@ -1135,7 +1245,7 @@ def container_pass(
             and p.link_density <= params.max_link_density
         ):
             steps += options.template_shift
-        if steps > 0 and _ruled_bad(p):
+        if steps > 0 and (is_function or _ruled_bad(p)):
             steps = 0
         cls = p.cf_class
         if options.drop_ad_labels and is_inside and _AD_OR_LOADING.match(p.text.strip()):
@@ -1145,7 +1255,10 @@ def container_pass(
             continue
         if (
             relaxed_params is not None
-            and is_inside
+            and (
+                (is_inside and options.container_link_density)
+                or (is_in_region and not is_inside and options.region_link_density)
+            )
             and cls is BAD
             and params.max_link_density < p.link_density <= options.max_link_density
         ):

@@ -96,7 +96,8 @@ class CombinedOptions:
     #: region) move the voted classes too. The votes already carry declutter's
     #: main-content subtree and Kimatu's blocks, and stacking the container on
     #: them drops CleanEval's lists and comments; its template evidence
-    #: (ContainerOptions.template_shift) applies either way.
+    #: (ContainerOptions.template_shift) and its link limit for the container
+    #: and region (container_link_density, region_link_density) apply either way.
     corpus_container_shifts: bool = False
     declutter: DeclutterOptions = field(default_factory=_combined_declutter_defaults)
     kimatu: KimatuOptions = DEFAULT_KIMATU_OPTIONS

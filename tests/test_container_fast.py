@@ -48,6 +48,18 @@ VARIANTS: dict[str, dict[str, object]] = {
     "small-points": {"min_block_length": 1, "length_per_point": 7, "max_length_points": 10**30},
     "no-templates": {"template_shift": 0},
     "strong-small-templates": {"template_shift": 2, "template_min_blocks": 2},
+    # jusText's link test with the container's limit: off, inside only, region only,
+    # and at a limit that is not a binary fraction
+    "no-relaxed-links": {"container_link_density": False, "region_link_density": False},
+    "relaxed-links-inside": {"container_link_density": True, "region_link_density": False},
+    "relaxed-links-region": {"container_link_density": False, "region_link_density": True},
+    "no-function-blocks": {"function_max_length": 0},
+    "long-function-blocks": {"function_max_length": 10**30, "template_min_blocks": 2},
+    "relaxed-links-odd-limit": {
+        "container_link_density": True,
+        "region_link_density": True,
+        "max_link_density": 0.33,
+    },
 }
 
 
@@ -95,7 +107,6 @@ PYTHON_ONLY: dict[Preset, frozenset[str]] = {
             "clean_conditionally",
             "clean_link_density",
             "item_link_density",
-            "container_link_density",
             "credits_inside",
             "drop_ad_labels",
             "semantic_main",
@@ -249,6 +260,9 @@ _options = st.builds(
     min_container_chars=st.integers(1, 2000),
     template_shift=st.integers(0, 2),
     template_min_blocks=st.integers(1, 4),
+    container_link_density=st.booleans(),
+    region_link_density=st.booleans(),
+    function_max_length=st.sampled_from([0, 30, 80, 10**30]),
 )
 _params = st.builds(
     JustextParams,

@@ -2,7 +2,8 @@
 
 For each page: the preset's shingle F1, precision and recall, and for each
 block whether the gold keeps it (at least half of its 4-token shingles are in
-the gold text). Lost characters are then grouped two ways: kept but not in the
+the gold text; a block of fewer than 4 tokens, a user name or a date, when its
+tokens run together in the gold's). Lost characters are then grouped two ways: kept but not in the
 gold (precision loss) and in the gold but dropped (recall loss), by the block's
 kind (heading, list item, table cell, paragraph), its place against the main
 container (inside, region, outside, furniture) and its context-free class.
@@ -33,7 +34,7 @@ from corpus_crawler.classify import (
     main_region,
 )
 from corpus_crawler.decode import decode_html
-from corpus_crawler.evaluate import load_gold_set, page_scores, shingles
+from corpus_crawler.evaluate import SHINGLE_SIZE, load_gold_set, page_scores, shingles, tokens
 from corpus_crawler.extractors import furniture, visible
 from corpus_crawler.language_setup import choose_language, stoplist_and_params
 from corpus_crawler.model import Paragraph, ParagraphClass
@@ -83,17 +84,25 @@ def page_blocks(html: bytes, gold: str, preset: Preset) -> tuple[list[Block], st
     inside = inside_containers(seeded, containers)
     in_region = inside_containers(seeded, [region] if region else [])
     gold_shingles = shingles(gold)
+    # a block shorter than a shingle yields one shingle of its own tokens, which
+    # no 4-token gold shingle matches: look its tokens up as a run instead
+    gold_run = " " + " ".join(tokens(gold)) + " "
     blocks = []
     for p, is_inside, is_region, is_furniture in zip(
         passed, inside, in_region, unlikely, strict=True
     ):
-        own = shingles(p.text)
-        total = sum(own.values())
-        hits = sum(min(n, gold_shingles.get(s, 0)) for s, n in own.items())
+        own_tokens = tokens(p.text)
+        if 0 < len(own_tokens) < SHINGLE_SIZE:
+            in_gold = " " + " ".join(own_tokens) + " " in gold_run
+        else:
+            own = shingles(p.text)
+            total = sum(own.values())
+            hits = sum(min(n, gold_shingles.get(s, 0)) for s, n in own.items())
+            in_gold = total > 0 and hits * 2 >= total
         place = "inside" if is_inside else "region" if is_region else "outside"
         if is_furniture:
             place += "+furniture"
-        blocks.append(Block(p, place, total > 0 and hits * 2 >= total))
+        blocks.append(Block(p, place, in_gold))
     good = [p for p in passed if p.final_class is GOOD]
     text = "" if all(p.heading for p in good) else "\n".join(p.text for p in good)
     return blocks, text
