@@ -88,6 +88,17 @@ CREATE TABLE IF NOT EXISTS frontier (
     -- the site it is leased in turn with (its budget key; '' in rows of older campaigns)
     site TEXT NOT NULL DEFAULT ''
 );
+-- the lease order: runs of consecutive queued frontier rows of one priority and site
+-- (rows head..tail; head moves on as they are leased), one index entry per run instead
+-- of one per row (`CampaignStore._write_rows`)
+CREATE TABLE IF NOT EXISTS frontier_runs (
+    id INTEGER PRIMARY KEY,
+    priority INTEGER NOT NULL,
+    site TEXT NOT NULL,
+    head INTEGER NOT NULL,
+    tail INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS frontier_runs_order ON frontier_runs (priority DESC, site, head);
 -- the seen set: the first 64 bits of each request fingerprint (`fingerprint_key`), as rowid
 CREATE TABLE IF NOT EXISTS seen_keys (key INTEGER PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS budgets (key TEXT PRIMARY KEY, pages INTEGER NOT NULL) WITHOUT ROWID;
@@ -136,20 +147,18 @@ CREATE TABLE IF NOT EXISTS payloads (
 ) WITHOUT ROWID;
 """
 
-#: The schema of the campaign database (`PRAGMA user_version`). 2: the seen set holds
-#: 64-bit integer keys (table `seen_keys`); 0 or 1: 20-byte fingerprints (table `seen`),
-#: converted when a campaign is opened (`_migrate_seen_set`).
-SCHEMA_VERSION = 2
+#: The schema of the campaign database (`PRAGMA user_version`). 3: the lease order is
+#: kept by runs of frontier rows (`frontier_runs`); 2 and older: by an index on every
+#: queued row (`frontier_sites`), converted when a campaign is opened (`_migrate_frontier`).
+#: 2: the seen set holds 64-bit integer keys (table `seen_keys`); 0 or 1: 20-byte
+#: fingerprints (table `seen`), converted when a campaign is opened (`_migrate_seen_set`).
+SCHEMA_VERSION = 3
 #: Old seen marks converted per INSERT statement while migrating.
 _MIGRATION_CHUNK = 1024
 
-#: After _SCHEMA, once older frontiers have their `site` column: the lease order (sites
-#: in turn within a priority, FIFO within a site). It replaces the priority-then-FIFO
-#: index of older campaigns.
-_QUEUE_INDEX = """
-DROP INDEX IF EXISTS frontier_queue;
-CREATE INDEX IF NOT EXISTS frontier_sites ON frontier (priority DESC, site, id) WHERE state = 0;
-"""
+#: The per-row lease indexes of older campaigns (schema 2: sites in turn; before it:
+#: priority then FIFO), replaced by `frontier_runs`.
+_OLD_QUEUE_INDEXES = ("frontier_sites", "frontier_queue")
 
 #: The key of the campaign-wide page count in `budgets` (no host is empty).
 _TOTAL = ""
@@ -158,7 +167,7 @@ _CACHE_KIB = 16 * 1024
 #: Queue rows held back before they are inserted together, and rows per INSERT.
 _PENDING_ROWS = 512
 _ROWS_PER_INSERT = 64
-#: The part of a queue row (priority, site, request) that places it in the lease index.
+#: The part of a queue row (priority, site, request) that places it in the lease order.
 _LEASE_ORDER = operator.itemgetter(0, 1)
 #: Seen keys per INSERT of `enqueue_many` (well under SQLite's 32766 variables).
 _KEYS_PER_INSERT = 256
@@ -166,7 +175,9 @@ _KEYS_PER_INSERT = 256
 
 @functools.lru_cache(maxsize=_ROWS_PER_INSERT)
 def _insert_rows_sql(rows: int) -> str:
-    return "INSERT INTO frontier (priority, site, request) VALUES " + ",".join(["(?, ?, ?)"] * rows)
+    return "INSERT INTO frontier (id, priority, site, request) VALUES " + ",".join(
+        ["(?, ?, ?, ?)"] * rows
+    )
 
 
 @functools.lru_cache(maxsize=_KEYS_PER_INSERT)
@@ -239,10 +250,10 @@ class CampaignTooNew(RuntimeError):
     """The campaign database was written by a newer corpus-crawler."""
 
 
-def _migrate_seen_set(db: sqlite3.Connection, path: Path) -> None:
-    """Bring the seen set of a campaign written before `SCHEMA_VERSION` 2 to 64-bit keys
-    (inside the caller's transaction: a run killed while converting leaves the old table
-    whole, and the next run converts it again)."""
+def _migrate(db: sqlite3.Connection, path: Path) -> None:
+    """Bring a campaign written by an older corpus-crawler to `SCHEMA_VERSION` (inside the
+    caller's transaction: a run killed or stopped by a full disk while converting leaves
+    the old tables whole, and the next run converts them again); refuse a newer one."""
     version = int(db.execute("PRAGMA user_version").fetchone()[0])
     if version > SCHEMA_VERSION:
         raise CampaignTooNew(
@@ -252,26 +263,48 @@ def _migrate_seen_set(db: sqlite3.Connection, path: Path) -> None:
         )
     if version == SCHEMA_VERSION:
         return
-    old = db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'seen'")
-    if old.fetchone() is not None:
-        marks = int(db.execute("SELECT count(*) FROM seen").fetchone()[0])
-        logger.info("campaign %s: converting %d seen marks to 64-bit keys", path, marks)
-        after = b""
-        while True:
-            # in key order, a chunk at a time: the old set need not fit in RAM
-            chunk = db.execute(
-                "SELECT fingerprint FROM seen WHERE fingerprint > ? ORDER BY fingerprint LIMIT ?",
-                (after, _MIGRATION_CHUNK),
-            ).fetchall()
-            if not chunk:
-                break
-            db.execute(
-                "INSERT OR IGNORE INTO seen_keys (key) VALUES " + ",".join(["(?)"] * len(chunk)),
-                [fingerprint_key(bytes(fingerprint)) for (fingerprint,) in chunk],
-            )
-            after = chunk[-1][0]
-        db.execute("DROP TABLE seen")
+    if version < 2:
+        _migrate_seen_set(db, path)
+    _migrate_frontier(db, path)
     db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+
+def _migrate_seen_set(db: sqlite3.Connection, path: Path) -> None:
+    """The seen set of a campaign written before schema 2, as 64-bit keys."""
+    old = db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'seen'")
+    if old.fetchone() is None:
+        return
+    marks = int(db.execute("SELECT count(*) FROM seen").fetchone()[0])
+    logger.info("campaign %s: converting %d seen marks to 64-bit keys", path, marks)
+    after = b""
+    while True:
+        # in key order, a chunk at a time: the old set need not fit in RAM
+        chunk = db.execute(
+            "SELECT fingerprint FROM seen WHERE fingerprint > ? ORDER BY fingerprint LIMIT ?",
+            (after, _MIGRATION_CHUNK),
+        ).fetchall()
+        if not chunk:
+            break
+        db.execute(
+            "INSERT OR IGNORE INTO seen_keys (key) VALUES " + ",".join(["(?)"] * len(chunk)),
+            [fingerprint_key(bytes(fingerprint)) for (fingerprint,) in chunk],
+        )
+        after = chunk[-1][0]
+    db.execute("DROP TABLE seen")
+
+
+def _migrate_frontier(db: sqlite3.Connection, path: Path) -> None:
+    """The lease order of a frontier written before schema 3 (an index entry per queued
+    row) as runs: one run per queued row, which leases them in the same order (runs of
+    several rows are made only for rows queued from now on)."""
+    logger.info("campaign %s: converting the frontier's lease order", path)
+    db.execute("DELETE FROM frontier_runs")
+    db.execute(
+        "INSERT INTO frontier_runs (priority, site, head, tail)"
+        " SELECT priority, site, id, id FROM frontier WHERE state = 0 ORDER BY id"
+    )
+    for index in _OLD_QUEUE_INDEXES:
+        db.execute(f"DROP INDEX IF EXISTS {index}")
 
 
 class Admission(enum.Enum):
@@ -371,12 +404,15 @@ class CampaignStore:
             columns = {row[1] for row in self._db.execute("PRAGMA table_info(frontier)")}
             if "site" not in columns:
                 self._db.execute("ALTER TABLE frontier ADD COLUMN site TEXT NOT NULL DEFAULT ''")
-            self._db.executescript(_QUEUE_INDEX)
             self._db.execute("BEGIN IMMEDIATE")
-            _migrate_seen_set(self._db, self.path)
+            _migrate(self._db, self.path)
+            # leased by a run that ended before finishing them: each a run of its own, so
+            # they go first within their site, as they were leased first
             self._requeued = self._db.execute(
-                "UPDATE frontier SET state = 0 WHERE state = 1"
+                "INSERT INTO frontier_runs (priority, site, head, tail)"
+                " SELECT priority, site, id, id FROM frontier WHERE state = 1 ORDER BY id"
             ).rowcount
+            self._db.execute("UPDATE frontier SET state = 0 WHERE state = 1")
             self._queued = self._scalar("SELECT count(*) FROM frontier WHERE state = 0")
             self._budgets: dict[str, int] = dict(
                 self._db.execute("SELECT key, pages FROM budgets").fetchall()
@@ -384,6 +420,9 @@ class CampaignStore:
             self.run = int(
                 self._db.execute("INSERT INTO runs (started) VALUES (?)", (_now(),)).lastrowid or 0
             )
+            #: The id of the next frontier row (ids are given here, so that the rows of a
+            #: run are consecutive).
+            self._next_row = self._scalar("SELECT max(id) FROM frontier") + 1
             self._db.execute("COMMIT")
             self._db.execute("BEGIN IMMEDIATE")
         except BaseException:
@@ -504,7 +543,8 @@ class CampaignStore:
                 ).rowcount
                 if not inserted:
                     return Admission.DUPLICATE
-            return self._admit(request, priority, budget, limits, site)
+            refusals = self._admit_all([(0, request, priority, budget, site)], limits)
+            return refusals.get(0, Admission.QUEUED)
 
     def enqueue_many(
         self, entries: Sequence[QueueEntry], limits: BudgetLimits = BudgetLimits()
@@ -512,29 +552,27 @@ class CampaignStore:
         """`enqueue` of each entry in turn (no recrawls), with the same admissions, as one
         atomic change: the seen marks of a whole page's links go in with one INSERT per
         256 links instead of one each (benchmarks/campaign_state.py: the seen set was a
-        quarter of the upkeep of a page of new links)."""
+        quarter of the upkeep of a page of new links). A request that cannot be
+        serialised is refused alone (`Admission.UNSERIALISABLE`)."""
         with self._lock, self._breaks_on_error(Exception):
+            from_bytes = int.from_bytes
             keys = [
-                None if fingerprint is None else fingerprint_key(fingerprint)
-                for _, _, _, fingerprint, _, _ in entries
+                None if entry[3] is None else from_bytes(entry[3][:8], "big", signed=True)
+                for entry in entries
             ]
             new = self._mark_seen([key for key in keys if key is not None])
-            admissions: list[Admission] = []
-            admit = self._admit
-            for (_, request, priority, _, budget, site), key in zip(entries, keys, strict=True):
+            requests = []
+            refused: dict[int, Admission] = {}
+            for number, (entry, key) in enumerate(zip(entries, keys, strict=True)):
                 if key is not None:
                     if key not in new:
-                        admissions.append(Admission.DUPLICATE)
+                        refused[number] = Admission.DUPLICATE
                         continue
                     new.discard(key)  # a second copy in this batch is a duplicate
-                try:
-                    admissions.append(admit(request, priority, budget, limits, site))
-                except (TypeError, ValueError):
-                    # meta that is not plain data, a callback that is no method of the
-                    # spider: this one is refused, the batch goes on (its seen mark
-                    # stays: the same request would be refused again)
-                    admissions.append(Admission.UNSERIALISABLE)
-            return admissions
+                requests.append((number, entry[1], entry[2], entry[4], entry[5]))
+            refused.update(self._admit_all(requests, limits, tolerant=True))
+            queued = Admission.QUEUED
+            return [refused.get(number, queued) for number in range(len(entries))]
 
     @contextmanager
     def _breaks_on_error(
@@ -557,55 +595,94 @@ class CampaignStore:
             new.update(key for (key,) in db.execute(_mark_seen_sql(len(chunk)), chunk))
         return new
 
-    def _admit(
+    def _admit_all(
         self,
-        request: str | Callable[[], str],
-        priority: int,
-        budget: str | None,
+        requests: Iterable[tuple[int, str | Callable[[], str], int, str | None, str]],
         limits: BudgetLimits,
-        site: str,
-    ) -> Admission:
-        """The page budget and the queue row of a request whose seen mark is set (caller
-        holds the lock)."""
+        *,
+        tolerant: bool = False,
+    ) -> dict[int, Admission]:
+        """The page budgets and the queue rows of (number, request, priority, budget key,
+        site) whose seen marks are set (caller holds the lock), in turn; the refused
+        ones by number (the others are queued). A request that cannot be serialised
+        raises, or with `tolerant` is refused as `Admission.UNSERIALISABLE` (its seen
+        mark stays: the same request would be refused again). One loop for a page's
+        links: a call per link was ~1 us of the upkeep of each."""
+        refused: dict[int, Admission] = {}
         budgets = self._budgets
-        total = used = 0
-        if budget is not None:
-            total = budgets.get(_TOTAL, 0)
-            if limits.max_pages is not None and total >= limits.max_pages:
-                return Admission.OVER_MAX_PAGES
-            used = budgets.get(budget, 0)
-            if limits.max_pages_per_domain is not None and used >= limits.max_pages_per_domain:
-                return Admission.OVER_MAX_PAGES_PER_DOMAIN
-        # made before anything is counted: a request that cannot be serialised is not queued
-        text = request if isinstance(request, str) else request()
-        if budget is not None:
-            budgets[_TOTAL] = total + 1
-            budgets[budget] = used + 1
-            # written at the next commit, in the same transaction as this row
-            self._dirty_budgets.add(budget)
+        dirty = self._dirty_budgets
         pending = self._pending_rows
-        pending.append((priority, site, text))
-        if len(pending) >= _PENDING_ROWS:
-            self._write_rows()
-        self._queued += 1
-        self._changes += 1
-        return Admission.QUEUED
+        max_pages = limits.max_pages
+        per_domain = limits.max_pages_per_domain
+        queued = 0
+        total = used = 0
+        for number, request, priority, budget, site in requests:
+            if budget is not None:
+                total = budgets.get(_TOTAL, 0)
+                if max_pages is not None and total >= max_pages:
+                    refused[number] = Admission.OVER_MAX_PAGES
+                    continue
+                used = budgets.get(budget, 0)
+                if per_domain is not None and used >= per_domain:
+                    refused[number] = Admission.OVER_MAX_PAGES_PER_DOMAIN
+                    continue
+            if not isinstance(request, str):
+                # made before anything is counted: a request that cannot be serialised
+                # is not queued
+                try:
+                    request = request()
+                except (TypeError, ValueError):
+                    if not tolerant:
+                        raise
+                    refused[number] = Admission.UNSERIALISABLE
+                    continue
+            if budget is not None:
+                budgets[_TOTAL] = total + 1
+                budgets[budget] = used + 1
+                # written at the next commit, in the same transaction as this row
+                dirty.add(budget)
+            pending.append((priority, site, request))
+            queued += 1
+        if queued:
+            self._queued += queued
+            self._changes += queued
+            if len(pending) >= _PENDING_ROWS:
+                self._write_rows()
+        return refused
 
     def _write_rows(self) -> None:
-        """Insert the queue rows held back by `enqueue` (caller holds the lock): one
-        multi-row INSERT per 64 rows costs ~40% of one INSERT per row (measured here:
-        1.6 against 4.0 us a row), and a page's new links come together."""
+        """Insert the queue rows held back by `enqueue` (caller holds the lock), with their
+        runs: one multi-row INSERT per 64 rows costs ~40% of one INSERT per row, and
+        one run per (priority, site) of the batch takes the place of an index entry per
+        row, the largest share of a queue row's cost while the frontier had one
+        (benchmarks/campaign_state.py, 100 new links a page over 50 sites)."""
         pending = self._pending_rows
         if not pending:
             return
-        # grouped by their place in the lease index (stable: FIFO within a site stays);
-        # rows of one site in a row land on one index page instead of one page each
-        # (benchmarks/campaign_state.py, links spread over 50 sites: ~35% less a row)
+        # grouped by their place in the lease order (stable: FIFO within a site stays),
+        # so that each group is a run of consecutive ids
         pending.sort(key=_LEASE_ORDER)
+        head = row = self._next_row
+        values: list[int | str] = []
+        runs: list[tuple[int, str, int, int]] = []
+        place = pending[0][:2]
+        for priority, site, text in pending:
+            if priority != place[0] or site != place[1]:
+                runs.append((place[0], place[1], head, row - 1))
+                place, head = (priority, site), row
+            values += (row, priority, site, text)
+            row += 1
+        runs.append((place[0], place[1], head, row - 1))
         db = self._db
-        for start in range(0, len(pending), _ROWS_PER_INSERT):
-            chunk = pending[start : start + _ROWS_PER_INSERT]
-            db.execute(_insert_rows_sql(len(chunk)), [value for row in chunk for value in row])
+        columns = 4 * _ROWS_PER_INSERT
+        for start in range(0, len(values), columns):
+            chunk = values[start : start + columns]
+            db.execute(_insert_rows_sql(len(chunk) // 4), chunk)
+        db.executemany(
+            "INSERT INTO frontier_runs (priority, site, head, tail) VALUES (?, ?, ?, ?)", runs
+        )
+        # only once the rows are in: a failed INSERT must not leave a gap the runs skip
+        self._next_row = row
         pending.clear()
 
     def lease(self, count: int) -> list[tuple[int, str]]:
@@ -626,9 +703,17 @@ class CampaignStore:
                 if found is None:  # the priority is all leased: the next one
                     priority, after = self._top_priority(), None
                     continue
-                row, after, text = found
-                db.execute("UPDATE frontier SET state = 1 WHERE id = ?", (row,))
-                leased.append((row, text))
+                run, after, row, tail = found
+                if row >= tail:
+                    db.execute("DELETE FROM frontier_runs WHERE id = ?", (run,))
+                else:
+                    db.execute("UPDATE frontier_runs SET head = ? WHERE id = ?", (row + 1, run))
+                taken = db.execute(
+                    "UPDATE frontier SET state = 1 WHERE id = ? AND state = 0 RETURNING request",
+                    (row,),
+                ).fetchone()
+                if taken is not None:  # (a run only ever holds queued rows: never None)
+                    leased.append((row, str(taken[0])))
             if leased:
                 self._turn = None if priority is None or after is None else (priority, after)
                 self._queued -= len(leased)
@@ -636,25 +721,28 @@ class CampaignStore:
             return leased
 
     def _top_priority(self) -> int | None:
-        found = self._db.execute("SELECT max(priority) FROM frontier WHERE state = 0").fetchone()
+        found = self._db.execute("SELECT max(priority) FROM frontier_runs").fetchone()
         return None if found is None or found[0] is None else int(found[0])
 
-    def _next_in_turn(self, priority: int, after: str | None) -> tuple[int, str, str] | None:
-        """The oldest queued request of the first site after `after` (None: of the first
-        site) at `priority`: one step down the (priority, site, id) index."""
+    def _next_in_turn(self, priority: int, after: str | None) -> tuple[int, str, int, int] | None:
+        """(run, site, row, run's last row) of the oldest queued request of the first site
+        after `after` (None: of the first site) at `priority`: one step down the runs'
+        (priority, site, head) index."""
         if after is None:
             found = self._db.execute(
-                "SELECT id, site, request FROM frontier WHERE state = 0 AND priority = ?"
-                " ORDER BY site, id LIMIT 1",
+                "SELECT id, site, head, tail FROM frontier_runs WHERE priority = ?"
+                " ORDER BY site, head LIMIT 1",
                 (priority,),
             ).fetchone()
         else:
             found = self._db.execute(
-                "SELECT id, site, request FROM frontier WHERE state = 0 AND priority = ?"
-                " AND site > ? ORDER BY site, id LIMIT 1",
+                "SELECT id, site, head, tail FROM frontier_runs WHERE priority = ?"
+                " AND site > ? ORDER BY site, head LIMIT 1",
                 (priority, after),
             ).fetchone()
-        return None if found is None else (int(found[0]), str(found[1]), str(found[2]))
+        return (
+            None if found is None else (int(found[0]), str(found[1]), int(found[2]), int(found[3]))
+        )
 
     # -- the writer thread: done, totals, commits -----------------------------------------
 
