@@ -237,10 +237,14 @@ def test_a_frontier_conversion_stopped_by_a_full_disk_leaves_the_old_frontier_wh
 # -- the seen log -----------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("filter_bits", [3, 23], ids=["saturated-filter", "sized-filter"])
 def test_seen_marks_survive_the_logs_move_into_seen_keys_and_a_restart(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, filter_bits: int
 ) -> None:
     monkeypatch.setattr(state, "_SEEN_LOG_KEYS", 50)
+    # 8 bits: every key "may" be in seen_keys, so each is looked up; 2**23: almost none
+    monkeypatch.setattr(state, "_FILTER_MIN_BITS", filter_bits)
+    monkeypatch.setattr(state, "_FILTER_MAX_BITS", filter_bits)
 
     def entries(numbers: range) -> list[QueueEntry]:
         return [(f"http://a.cz/{n}", f"r{n}", 0, b"fp%d" % n, None, "a.cz") for n in numbers]
@@ -265,3 +269,20 @@ def test_seen_marks_survive_the_logs_move_into_seen_keys_and_a_restart(
     assert again.enqueue("x", 0, fingerprint=b"fp5") is Admission.DUPLICATE
     assert again.enqueue("x", 0, fingerprint=b"fp200") is Admission.QUEUED
     again.close()
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    keys=st.lists(st.integers(-(2**63), 2**63 - 1), max_size=300),
+    others=st.lists(st.integers(-(2**63), 2**63 - 1), max_size=300),
+    size=st.integers(0, 10**6),
+)
+def test_the_seen_filter_never_calls_a_key_it_was_given_new(
+    keys: list[int], others: list[int], size: int
+) -> None:
+    seen_filter = state.SeenFilter(size)
+    seen_filter.add_all(keys)
+    assert all(seen_filter.may_hold(key) for key in keys)
+    # (and it is a filter: with a few hundred keys in 2**23 bits, others are mostly new)
+    if len(set(others) - set(keys)) >= 100:
+        assert sum(seen_filter.may_hold(key) for key in others) < len(others) // 2
