@@ -191,7 +191,10 @@ def _link_json(request: Request, spider: Spider | None, method_names: MethodName
     if not url.isascii():
         return None  # (a verbatim URL kept as given: orjson decides on its characters)
     referer = _json_string(referers[0].decode("latin-1"))
-    text = f'{{"u":{_json_string(url)},"p":{int(request.priority)}{callbacks}'
+    priority = request.priority
+    # (as _compact_form: no "p" for the default 0)
+    text = f',"p":{int(priority)}{callbacks}' if priority else callbacks
+    text = f'{{"u":{_json_string(url)}{text}'
     if meta_json is None:
         return f'{text},"h":{{"Referer":[{referer}]}}}}'
     return f'{text},"h":{{"Referer":[{referer}]}},"m":{meta_json}}}'
