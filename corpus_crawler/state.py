@@ -278,6 +278,17 @@ class SeenFilter:
             table[low >> 3] |= 1 << (low & 7)
             table[high >> 3] |= 1 << (high & 7)
 
+    def maybe_held(self, keys: Iterable[int]) -> list[int]:
+        """The keys of `keys` that may be in the set (`may_hold` of each, in one loop:
+        a method call per key cost as much as the probes)."""
+        table, mask = self._bits, self._mask
+        return [
+            key
+            for key in keys
+            if table[(key & mask) >> 3] >> (key & 7) & 1
+            and table[((key >> 32) & mask) >> 3] >> ((key >> 32) & 7) & 1
+        ]
+
     def may_hold(self, key: int) -> bool:
         low = key & self._mask
         if not self._bits[low >> 3] >> (low & 7) & 1:
@@ -437,6 +448,10 @@ class CampaignStore:
             #: The database existed before: this run continues a campaign.
             self.resumed = self.path.exists()
             self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+            # 16 KiB pages instead of 4 (a new database only: an existing one keeps its
+            # size): a commit writes a page's new rows in fewer, fuller pages
+            # (benchmarks/campaign_state.py, 100 new links a page: the COMMIT ~70 -> ~45 us)
+            self._db.execute("PRAGMA page_size=16384")
             self._db.execute("PRAGMA journal_mode=WAL")
             # 16 MiB of page cache instead of SQLite's 2 MiB: the seen set takes a random
             # insert per new link, and once its pages outgrow the cache each one is a read
@@ -641,8 +656,7 @@ class CampaignStore:
         if not new:
             return new
         db = self._db
-        may_hold = self._seen_filter.may_hold
-        candidates = [key for key in new if may_hold(key)]
+        candidates = self._seen_filter.maybe_held(new)
         if candidates:
             for start in range(0, len(candidates), _KEYS_PER_INSERT):
                 chunk = candidates[start : start + _KEYS_PER_INSERT]

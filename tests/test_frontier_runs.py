@@ -283,6 +283,8 @@ def test_the_seen_filter_never_calls_a_key_it_was_given_new(
     seen_filter = state.SeenFilter(size)
     seen_filter.add_all(keys)
     assert all(seen_filter.may_hold(key) for key in keys)
+    assert seen_filter.maybe_held(keys) == keys
+    assert seen_filter.maybe_held(others) == [key for key in others if seen_filter.may_hold(key)]
     # (and it is a filter: with a few hundred keys in 2**23 bits, others are mostly new)
     if len(set(others) - set(keys)) >= 100:
         assert sum(seen_filter.may_hold(key) for key in others) < len(others) // 2
