@@ -317,6 +317,10 @@ def _migrate(db: sqlite3.Connection, path: Path) -> None:
             " output folder (-o OUTDIR)"
         )
     if version == SCHEMA_VERSION:
+        # a corpus-crawler of schema 2 creates its lease index before it refuses a newer
+        # campaign: kept, it would cost an index entry per queued row again
+        for index in _OLD_QUEUE_INDEXES:
+            db.execute(f"DROP INDEX IF EXISTS {index}")
         return
     if version < 2:
         _migrate_seen_set(db, path)

@@ -234,6 +234,17 @@ def test_a_frontier_conversion_stopped_by_a_full_disk_leaves_the_old_frontier_wh
     store.close("finished")
 
 
+def test_the_lease_index_an_older_corpus_crawler_left_is_dropped(tmp_path: Path) -> None:
+    # what a schema-2 corpus-crawler does to a schema-3 campaign before it refuses it
+    CampaignStore(tmp_path).close("finished")
+    with sqlite3.connect(tmp_path / DATABASE_NAME) as db:
+        db.execute(_SCHEMA_2_FRONTIER[1])
+    CampaignStore(tmp_path).close("finished")
+    with sqlite3.connect(tmp_path / DATABASE_NAME) as db:
+        indexes = {name for (name,) in db.execute("SELECT name FROM sqlite_master")}
+    assert "frontier_sites" not in indexes
+
+
 # -- the seen log -----------------------------------------------------------------------------
 
 
