@@ -179,6 +179,8 @@ _KEYS_PER_INSERT = 256
 #: dirtied its own page of the table: with 10^6 keys, ~3000 pages written per commit,
 #: ~600 us a page of 100 new links (benchmarks/campaign_state.py --seen-keys 1000000).
 _SEEN_LOG_KEYS = 65536
+#: Keys the seen log holds at most, commit or not.
+_SEEN_LOG_MAX_KEYS = 4 * _SEEN_LOG_KEYS
 #: Size bounds of the `SeenFilter` (log2 of its bits): 1 MB and 16 MB.
 _FILTER_MIN_BITS = 23
 _FILTER_MAX_BITS = 27
@@ -673,6 +675,10 @@ class CampaignStore:
                 chunk = appended[start : start + _KEYS_PER_INSERT]
                 db.execute(_log_seen_sql(len(chunk)), chunk)
             logged.update(appended)
+            if len(logged) >= _SEEN_LOG_MAX_KEYS:
+                # no commit for a long while (commits normally move the log): RAM stays
+                # bounded all the same (the move is part of the open transaction)
+                self._merge_seen_log()
         return new
 
     def _merge_seen_log(self) -> None:

@@ -299,3 +299,30 @@ def test_the_seen_filter_never_calls_a_key_it_was_given_new(
     # (and it is a filter: with a few hundred keys in 2**23 bits, others are mostly new)
     if len(set(others) - set(keys)) >= 100:
         assert sum(seen_filter.may_hold(key) for key in others) < len(others) // 2
+
+
+def test_the_seen_log_is_moved_without_a_commit_once_it_holds_its_most(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(state, "_SEEN_LOG_KEYS", 10)
+    monkeypatch.setattr(state, "_SEEN_LOG_MAX_KEYS", 40)
+    store = CampaignStore(tmp_path)
+    for start in range(0, 100, 20):
+        store.enqueue_many(
+            [
+                (f"http://a.cz/{n}", f"r{n}", 0, b"fp%d" % n, None, "a.cz")
+                for n in range(start, start + 20)
+            ]
+        )
+    assert len(store._seen_logged) < 40  # moved twice, at 40 and 80 keys
+    assert set(
+        store.enqueue_many(
+            [(f"http://a.cz/{n}", f"r{n}", 0, b"fp%d" % n, None, "a.cz") for n in range(100)]
+        )
+    ) == {Admission.DUPLICATE}
+    store.commit({})
+    store.close()
+    with sqlite3.connect(tmp_path / DATABASE_NAME) as db:
+        moved = db.execute("SELECT count(*) FROM seen_keys").fetchone()[0]
+        logged = db.execute("SELECT count(*) FROM seen_log").fetchone()[0]
+    assert moved + logged == 100 and moved >= 80
