@@ -27,7 +27,6 @@ import enum
 import functools
 import json
 import logging
-import operator
 import os
 import re
 import sqlite3
@@ -36,6 +35,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from itertools import chain, repeat
 from pathlib import Path
 from typing import IO, Any, TypeAlias
 from urllib.parse import urlsplit
@@ -170,8 +170,6 @@ _CACHE_KIB = 16 * 1024
 #: Queue rows held back before they are inserted together, and rows per INSERT.
 _PENDING_ROWS = 512
 _ROWS_PER_INSERT = 64
-#: The part of a queue row (priority, site, request) that places it in the lease order.
-_LEASE_ORDER = operator.itemgetter(0, 1)
 #: Seen keys per statement of `enqueue_many` (well under SQLite's 32766 variables).
 _KEYS_PER_INSERT = 256
 #: Keys the seen log holds (in the database and in RAM, ~4 MB) before a commit moves them
@@ -504,9 +502,10 @@ class CampaignStore:
             raise
         self._pending_counts: dict[str, int] = {}
         self._dirty_budgets: set[str] = set()
-        #: Queue rows (priority, site, request) not inserted yet: written before any read
-        #: of the frontier and at every commit (`_write_rows`).
-        self._pending_rows: list[tuple[int, str, str]] = []
+        #: Queue rows not inserted yet, by (priority, site), in arrival order: written
+        #: before any read of the frontier and at every commit (`_write_rows`).
+        self._pending_rows: dict[tuple[int, str], list[str]] = {}
+        self._pending_count = 0
         #: The priority and site `lease` served last: the next lease goes on from there.
         self._turn: tuple[int, str] | None = None
         #: Changes since the last commit (any thread).
@@ -626,16 +625,25 @@ class CampaignStore:
                 for entry in entries
             ]
             new = self._mark_seen([key for key in keys if key is not None])
-            requests = []
             refused: dict[int, Admission] = {}
-            for number, (entry, key) in enumerate(zip(entries, keys, strict=True)):
-                if key is not None:
-                    if key not in new:
-                        refused[number] = Admission.DUPLICATE
-                        continue
-                    new.discard(key)  # a second copy in this batch is a duplicate
-                requests.append((number, entry[1], entry[2], entry[4], entry[5]))
+            if len(new) == len(entries):
+                # each has its own key and each key is new (a page of new links)
+                requests = [
+                    (number, entry[1], entry[2], entry[4], entry[5])
+                    for number, entry in enumerate(entries)
+                ]
+            else:
+                requests = []
+                for number, (entry, key) in enumerate(zip(entries, keys, strict=True)):
+                    if key is not None:
+                        if key not in new:
+                            refused[number] = Admission.DUPLICATE
+                            continue
+                        new.discard(key)  # a second copy in this batch is a duplicate
+                    requests.append((number, entry[1], entry[2], entry[4], entry[5]))
             refused.update(self._admit_all(requests, limits, tolerant=True))
+            if not refused:
+                return [Admission.QUEUED] * len(entries)
             queued = Admission.QUEUED
             return [refused.get(number, queued) for number in range(len(entries))]
 
@@ -752,12 +760,18 @@ class CampaignStore:
                 budgets[budget] = used + 1
                 # written at the next commit, in the same transaction as this row
                 dirty.add(budget)
-            pending.append((priority, site, request))
+            place = (priority, site)
+            group = pending.get(place)
+            if group is None:
+                pending[place] = [request]
+            else:
+                group.append(request)
             queued += 1
         if queued:
             self._queued += queued
             self._changes += queued
-            if len(pending) >= _PENDING_ROWS:
+            self._pending_count += queued
+            if self._pending_count >= _PENDING_ROWS:
                 self._write_rows()
         return refused
 
@@ -770,20 +784,26 @@ class CampaignStore:
         pending = self._pending_rows
         if not pending:
             return
-        # grouped by their place in the lease order (stable: FIFO within a site stays),
-        # so that each group is a run of consecutive ids
-        pending.sort(key=_LEASE_ORDER)
-        head = row = self._next_row
+        # in the lease order's (priority, site) order, FIFO within each: each group is a
+        # run of consecutive ids
+        row = self._next_row
         values: list[int | str] = []
         runs: list[tuple[int, str, int, int]] = []
-        place = pending[0][:2]
-        for priority, site, text in pending:
-            if priority != place[0] or site != place[1]:
-                runs.append((place[0], place[1], head, row - 1))
-                place, head = (priority, site), row
-            values += (row, priority, site, text)
-            row += 1
-        runs.append((place[0], place[1], head, row - 1))
+        for place in sorted(pending):
+            texts = pending[place]
+            priority, site = place
+            size = len(texts)
+            values += chain.from_iterable(
+                zip(
+                    range(row, row + size),
+                    repeat(priority, size),
+                    repeat(site, size),
+                    texts,
+                    strict=True,
+                )
+            )
+            runs.append((priority, site, row, row + size - 1))
+            row += size
         db = self._db
         columns = 4 * _ROWS_PER_INSERT
         for start in range(0, len(values), columns):
@@ -795,6 +815,7 @@ class CampaignStore:
         # only once the rows are in: a failed INSERT must not leave a gap the runs skip
         self._next_row = row
         pending.clear()
+        self._pending_count = 0
 
     def lease(self, count: int) -> list[tuple[int, str]]:
         """Up to `count` queued requests, highest priority first; within a priority the
@@ -1108,6 +1129,7 @@ class CampaignStore:
                 return
             self._closed = True
             self._pending_rows.clear()
+            self._pending_count = 0
             try:
                 self._db.execute("ROLLBACK")
                 self._db.close()
