@@ -483,7 +483,7 @@ class CampaignStore:
             self.run = int(
                 self._db.execute("INSERT INTO runs (started) VALUES (?)", (_now(),)).lastrowid or 0
             )
-            #: The keys of the seen log (`_mark_seen`), and whether `seen_keys` holds any.
+            #: The keys of the seen log (`_mark_seen`), and the filter of `seen_keys`.
             self._seen_logged: set[int] = {
                 key for (key,) in self._db.execute("SELECT key FROM seen_log")
             }
@@ -614,12 +614,13 @@ class CampaignStore:
         self, entries: Sequence[QueueEntry], limits: BudgetLimits = BudgetLimits()
     ) -> list[Admission]:
         """`enqueue` of each entry in turn (no recrawls), with the same admissions, as one
-        atomic change: the seen marks of a whole page's links go in with one INSERT per
-        256 links instead of one each (benchmarks/campaign_state.py: the seen set was a
+        atomic change: the seen marks of a whole page's links go in with one statement
+        per 256 links instead of one each (benchmarks/campaign_state.py: the seen set was a
         quarter of the upkeep of a page of new links). A request that cannot be
         serialised is refused alone (`Admission.UNSERIALISABLE`)."""
         with self._lock, self._breaks_on_error(Exception):
             from_bytes = int.from_bytes
+            # (fingerprint_key, without a call per link)
             keys = [
                 None if entry[3] is None else from_bytes(entry[3][:8], "big", signed=True)
                 for entry in entries
