@@ -20,6 +20,11 @@ processes only ever add time). Printed per page: microseconds and the share of
 a 1 ms budget, for pages with
 0, 10 and 100 links of which 10 or 100 are new; the links seen before are
 either the same menu on every page or links to pages anywhere in the crawl.
+A last row (`--seen-keys`, 10^6 by default, 0: none) runs the 100-new-links
+page on a campaign whose seen set already holds that many keys, as a campaign
+of that size resumed: the keys are written into the fresh campaign database with
+SQLite directly before the store opens (set-up, not timed); what is timed is
+the same real path as in the other rows.
 
 ``frontier`` (real crawls, each in its own process): a generated site on
 127.0.0.1 where every page links to `--links` new pages; the crawl fetches
@@ -30,7 +35,7 @@ URLs in the frontier at the end, and the RSS ratio; a frontier held in RAM would
 grow by ~1 KB per URL (a Scrapy Request), here it should not grow at all.
 
     python benchmarks/campaign_state.py [--pages 1000] [--links 1000] [--only upkeep|frontier]
-                                        [--upkeep-pages 2000] [--repeat 3]
+                                        [--upkeep-pages 2000] [--repeat 3] [--seen-keys 1000000]
 
 The machine may be shared: read the ratios, not the absolute times.
 """
@@ -39,6 +44,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import random
 import sqlite3
 import subprocess
 import sys
@@ -148,7 +154,24 @@ class Upkeep:
     building: float
 
 
-def upkeep(pages: int, links: int, new: int, *, navigation: bool = True) -> Upkeep:
+def _fill_seen_set(directory: Path, keys: int) -> None:
+    """A campaign database whose seen set holds `keys` random 64-bit keys."""
+    CampaignStore(directory).close("finished")
+    generator = random.Random(8)
+    with sqlite3.connect(directory / "campaign.sqlite") as db:
+        for start in range(0, keys, 100_000):
+            count = min(100_000, keys - start)
+            db.executemany(
+                "INSERT OR IGNORE INTO seen_keys (key) VALUES (?)",
+                ((generator.getrandbits(64) - 2**63,) for _ in range(count)),
+            )
+        db.commit()
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+
+def upkeep(
+    pages: int, links: int, new: int, *, navigation: bool = True, seen_keys: int = 0
+) -> Upkeep:
     """Campaign-state work per crawled page, through the crawl's own `CampaignScheduler`:
     the page's request taken from the frontier (leased in batches, rebuilt from its
     JSON), its `links` links scheduled, the page finished (its held links flushed
@@ -157,8 +180,11 @@ def upkeep(pages: int, links: int, new: int, *, navigation: bool = True) -> Upke
 
     `new` of a page's links were never seen; the others are links seen before:
     `navigation` True, the same menu on every page (a site's navigation); False,
-    links to pages anywhere in the crawl so far (no recent-URL cache helps)."""
+    links to pages anywhere in the crawl so far (no recent-URL cache helps).
+    `seen_keys`: keys in the seen set before the run starts (`_fill_seen_set`)."""
     with tempfile.TemporaryDirectory() as tmp:
+        if seen_keys:
+            _fill_seen_set(Path(tmp), seen_keys)
         scheduler, spider, campaign = _scheduler(Path(tmp))
         store = campaign.store
         seeds = [f"http://h0.example/seed/{i}" for i in range(pages)]
@@ -297,21 +323,37 @@ def main() -> None:
     parser.add_argument(
         "--repeat", type=int, default=3, help="upkeep runs per row (the least CPU time counts)"
     )
+    parser.add_argument(
+        "--seen-keys",
+        type=int,
+        default=1_000_000,
+        help="keys in the seen set before the last upkeep row (0: no such row)",
+    )
     args = parser.parse_args()
     if args.only in (None, "upkeep"):
         print(
             "upkeep per page: CPU us of the state work (share of 1 ms) | wall us |"
             " CPU us building the page's link requests (spider's part) | ratio"
         )
-        rows = ((0, 0, True), (10, 10, True), (100, 10, True), (100, 10, False), (100, 100, True))
-        for links, new, navigation in rows:
+        rows = [
+            (0, 0, True, 0),
+            (10, 10, True, 0),
+            (100, 10, True, 0),
+            (100, 10, False, 0),
+            (100, 100, True, 0),
+        ]
+        if args.seen_keys:
+            rows.append((100, 100, True, args.seen_keys))
+        for links, new, navigation, seen_keys in rows:
             # the least of a few runs: other processes on a shared machine only add time
             runs = [
-                upkeep(args.upkeep_pages, links, new, navigation=navigation)
+                upkeep(args.upkeep_pages, links, new, navigation=navigation, seen_keys=seen_keys)
                 for _ in range(args.repeat)
             ]
             cost = min(runs, key=lambda run: run.cpu)
             seen = "" if new == links else (", seen: menu" if navigation else ", seen: anywhere")
+            if seen_keys:
+                seen = f", {seen_keys:.0e} seen"
             ratio = f"{cost.cpu / cost.building:5.2f}x" if cost.building else "    -"
             print(
                 f"  {links:3d} links, {new:3d} new{seen:16s}: {cost.cpu:7.1f} us"

@@ -27,7 +27,6 @@ import enum
 import functools
 import json
 import logging
-import operator
 import os
 import re
 import sqlite3
@@ -36,6 +35,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from itertools import chain, repeat
 from pathlib import Path
 from typing import IO, Any, TypeAlias
 from urllib.parse import urlsplit
@@ -88,8 +88,22 @@ CREATE TABLE IF NOT EXISTS frontier (
     -- the site it is leased in turn with (its budget key; '' in rows of older campaigns)
     site TEXT NOT NULL DEFAULT ''
 );
+-- the lease order: runs of consecutive queued frontier rows of one priority and site
+-- (rows head..tail; head moves on as they are leased), one index entry per run instead
+-- of one per row (`CampaignStore._write_rows`)
+CREATE TABLE IF NOT EXISTS frontier_runs (
+    id INTEGER PRIMARY KEY,
+    priority INTEGER NOT NULL,
+    site TEXT NOT NULL,
+    head INTEGER NOT NULL,
+    tail INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS frontier_runs_order ON frontier_runs (priority DESC, site, head);
 -- the seen set: the first 64 bits of each request fingerprint (`fingerprint_key`), as rowid
 CREATE TABLE IF NOT EXISTS seen_keys (key INTEGER PRIMARY KEY);
+-- the newest part of the seen set, appended as keys come (held in RAM too) and moved into
+-- seen_keys by the commit once it holds `_SEEN_LOG_KEYS` (`CampaignStore._mark_seen`)
+CREATE TABLE IF NOT EXISTS seen_log (key INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS budgets (key TEXT PRIMARY KEY, pages INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS files (name TEXT PRIMARY KEY, length INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS counters (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
@@ -136,20 +150,18 @@ CREATE TABLE IF NOT EXISTS payloads (
 ) WITHOUT ROWID;
 """
 
-#: The schema of the campaign database (`PRAGMA user_version`). 2: the seen set holds
-#: 64-bit integer keys (table `seen_keys`); 0 or 1: 20-byte fingerprints (table `seen`),
-#: converted when a campaign is opened (`_migrate_seen_set`).
-SCHEMA_VERSION = 2
+#: The schema of the campaign database (`PRAGMA user_version`). 3: the lease order is
+#: kept by runs of frontier rows (`frontier_runs`); 2 and older: by an index on every
+#: queued row (`frontier_sites`), converted when a campaign is opened (`_migrate_frontier`).
+#: 2: the seen set holds 64-bit integer keys (table `seen_keys`); 0 or 1: 20-byte
+#: fingerprints (table `seen`), converted when a campaign is opened (`_migrate_seen_set`).
+SCHEMA_VERSION = 3
 #: Old seen marks converted per INSERT statement while migrating.
 _MIGRATION_CHUNK = 1024
 
-#: After _SCHEMA, once older frontiers have their `site` column: the lease order (sites
-#: in turn within a priority, FIFO within a site). It replaces the priority-then-FIFO
-#: index of older campaigns.
-_QUEUE_INDEX = """
-DROP INDEX IF EXISTS frontier_queue;
-CREATE INDEX IF NOT EXISTS frontier_sites ON frontier (priority DESC, site, id) WHERE state = 0;
-"""
+#: The per-row lease indexes of older campaigns (schema 2: sites in turn; before it:
+#: priority then FIFO), replaced by `frontier_runs`.
+_OLD_QUEUE_INDEXES = ("frontier_sites", "frontier_queue")
 
 #: The key of the campaign-wide page count in `budgets` (no host is empty).
 _TOTAL = ""
@@ -158,26 +170,35 @@ _CACHE_KIB = 16 * 1024
 #: Queue rows held back before they are inserted together, and rows per INSERT.
 _PENDING_ROWS = 512
 _ROWS_PER_INSERT = 64
-#: The part of a queue row (priority, site, request) that places it in the lease index.
-_LEASE_ORDER = operator.itemgetter(0, 1)
-#: Seen keys per INSERT of `enqueue_many` (well under SQLite's 32766 variables).
+#: Seen keys per statement of `enqueue_many` (well under SQLite's 32766 variables).
 _KEYS_PER_INSERT = 256
+#: Keys the seen log holds (in the database and in RAM, ~4 MB) before a commit moves them
+#: into `seen_keys`, all at once in key order. A key inserted into `seen_keys` as it came
+#: dirtied its own page of the table: with 10^6 keys, ~3000 pages written per commit,
+#: ~600 us a page of 100 new links (benchmarks/campaign_state.py --seen-keys 1000000).
+_SEEN_LOG_KEYS = 65536
+#: Keys the seen log holds at most, commit or not.
+_SEEN_LOG_MAX_KEYS = 4 * _SEEN_LOG_KEYS
+#: Size bounds of the `SeenFilter` (log2 of its bits): 1 MB and 16 MB.
+_FILTER_MIN_BITS = 23
+_FILTER_MAX_BITS = 27
 
 
 @functools.lru_cache(maxsize=_ROWS_PER_INSERT)
 def _insert_rows_sql(rows: int) -> str:
-    return "INSERT INTO frontier (priority, site, request) VALUES " + ",".join(["(?, ?, ?)"] * rows)
+    return "INSERT INTO frontier (id, priority, site, request) VALUES " + ",".join(
+        ["(?, ?, ?, ?)"] * rows
+    )
 
 
 @functools.lru_cache(maxsize=_KEYS_PER_INSERT)
-def _mark_seen_sql(keys: int) -> str:
-    # OR IGNORE + RETURNING: the keys that were not in the set (a key twice in one
-    # statement is returned once); the order of RETURNING rows is arbitrary
-    return (
-        "INSERT OR IGNORE INTO seen_keys (key) VALUES "
-        + ",".join(["(?)"] * keys)
-        + " RETURNING key"
-    )
+def _seen_before_sql(keys: int) -> str:
+    return "SELECT key FROM seen_keys WHERE key IN (" + ",".join(["?"] * keys) + ")"
+
+
+@functools.lru_cache(maxsize=_KEYS_PER_INSERT)
+def _log_seen_sql(keys: int) -> str:
+    return "INSERT INTO seen_log (key) VALUES " + ",".join(["(?)"] * keys)
 
 
 def fingerprint_key(fingerprint: bytes) -> int:
@@ -231,6 +252,51 @@ def _authority_budget_key(authority: str) -> str:
     return registered_domain((urlsplit(f"http://{authority}/").hostname or "").lower())
 
 
+class SeenFilter:
+    """A Bloom filter of the keys in `seen_keys`, in RAM: a key it does not know is new
+    without a lookup in the table (~1.5 us a key once the table holds 10^6 keys,
+    benchmarks/campaign_state.py). Never a false "new": every key that goes into
+    `seen_keys` goes into the filter first; a false "maybe" only costs the lookup.
+
+    Two probes (the key's low and high 32 bits: fingerprint keys are uniformly random)
+    into 2**bits bits, sized when the campaign is opened for 16 bits a key (2 MB per
+    10^6 keys, between 1 and 16 MB): ~1.4% false "maybe" at that size, and the
+    share grows smoothly if one run doubles the set (~5%) or more."""
+
+    __slots__ = ("_bits", "_mask")
+
+    def __init__(self, keys: int) -> None:
+        bits = max(_FILTER_MIN_BITS, min(_FILTER_MAX_BITS, (16 * keys).bit_length()))
+        self._mask = (1 << bits) - 1
+        self._bits = bytearray(1 << (bits - 3))
+
+    def add_all(self, keys: Iterable[int]) -> None:
+        table, mask = self._bits, self._mask
+        for key in keys:
+            low = key & mask
+            high = (key >> 32) & mask
+            table[low >> 3] |= 1 << (low & 7)
+            table[high >> 3] |= 1 << (high & 7)
+
+    def maybe_held(self, keys: Iterable[int]) -> list[int]:
+        """The keys of `keys` that may be in the set (`may_hold` of each, in one loop:
+        a method call per key cost as much as the probes)."""
+        table, mask = self._bits, self._mask
+        return [
+            key
+            for key in keys
+            if table[(key & mask) >> 3] >> (key & 7) & 1
+            and table[((key >> 32) & mask) >> 3] >> ((key >> 32) & 7) & 1
+        ]
+
+    def may_hold(self, key: int) -> bool:
+        low = key & self._mask
+        if not self._bits[low >> 3] >> (low & 7) & 1:
+            return False
+        high = (key >> 32) & self._mask
+        return bool(self._bits[high >> 3] >> (high & 7) & 1)
+
+
 class CampaignLocked(RuntimeError):
     """Another process holds the campaign folder."""
 
@@ -239,10 +305,10 @@ class CampaignTooNew(RuntimeError):
     """The campaign database was written by a newer corpus-crawler."""
 
 
-def _migrate_seen_set(db: sqlite3.Connection, path: Path) -> None:
-    """Bring the seen set of a campaign written before `SCHEMA_VERSION` 2 to 64-bit keys
-    (inside the caller's transaction: a run killed while converting leaves the old table
-    whole, and the next run converts it again)."""
+def _migrate(db: sqlite3.Connection, path: Path) -> None:
+    """Bring a campaign written by an older corpus-crawler to `SCHEMA_VERSION` (inside the
+    caller's transaction: a run killed or stopped by a full disk while converting leaves
+    the old tables whole, and the next run converts them again); refuse a newer one."""
     version = int(db.execute("PRAGMA user_version").fetchone()[0])
     if version > SCHEMA_VERSION:
         raise CampaignTooNew(
@@ -251,27 +317,53 @@ def _migrate_seen_set(db: sqlite3.Connection, path: Path) -> None:
             " output folder (-o OUTDIR)"
         )
     if version == SCHEMA_VERSION:
+        # a corpus-crawler of schema 2 creates its lease index before it refuses a newer
+        # campaign: kept, it would cost an index entry per queued row again
+        for index in _OLD_QUEUE_INDEXES:
+            db.execute(f"DROP INDEX IF EXISTS {index}")
         return
-    old = db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'seen'")
-    if old.fetchone() is not None:
-        marks = int(db.execute("SELECT count(*) FROM seen").fetchone()[0])
-        logger.info("campaign %s: converting %d seen marks to 64-bit keys", path, marks)
-        after = b""
-        while True:
-            # in key order, a chunk at a time: the old set need not fit in RAM
-            chunk = db.execute(
-                "SELECT fingerprint FROM seen WHERE fingerprint > ? ORDER BY fingerprint LIMIT ?",
-                (after, _MIGRATION_CHUNK),
-            ).fetchall()
-            if not chunk:
-                break
-            db.execute(
-                "INSERT OR IGNORE INTO seen_keys (key) VALUES " + ",".join(["(?)"] * len(chunk)),
-                [fingerprint_key(bytes(fingerprint)) for (fingerprint,) in chunk],
-            )
-            after = chunk[-1][0]
-        db.execute("DROP TABLE seen")
+    if version < 2:
+        _migrate_seen_set(db, path)
+    _migrate_frontier(db, path)
     db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+
+def _migrate_seen_set(db: sqlite3.Connection, path: Path) -> None:
+    """The seen set of a campaign written before schema 2, as 64-bit keys."""
+    old = db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'seen'")
+    if old.fetchone() is None:
+        return
+    marks = int(db.execute("SELECT count(*) FROM seen").fetchone()[0])
+    logger.info("campaign %s: converting %d seen marks to 64-bit keys", path, marks)
+    after = b""
+    while True:
+        # in key order, a chunk at a time: the old set need not fit in RAM
+        chunk = db.execute(
+            "SELECT fingerprint FROM seen WHERE fingerprint > ? ORDER BY fingerprint LIMIT ?",
+            (after, _MIGRATION_CHUNK),
+        ).fetchall()
+        if not chunk:
+            break
+        db.execute(
+            "INSERT OR IGNORE INTO seen_keys (key) VALUES " + ",".join(["(?)"] * len(chunk)),
+            [fingerprint_key(bytes(fingerprint)) for (fingerprint,) in chunk],
+        )
+        after = chunk[-1][0]
+    db.execute("DROP TABLE seen")
+
+
+def _migrate_frontier(db: sqlite3.Connection, path: Path) -> None:
+    """The lease order of a frontier written before schema 3 (an index entry per queued
+    row) as runs: one run per queued row, which leases them in the same order (runs of
+    several rows are made only for rows queued from now on)."""
+    logger.info("campaign %s: converting the frontier's lease order", path)
+    db.execute("DELETE FROM frontier_runs")
+    db.execute(
+        "INSERT INTO frontier_runs (priority, site, head, tail)"
+        " SELECT priority, site, id, id FROM frontier WHERE state = 0 ORDER BY id"
+    )
+    for index in _OLD_QUEUE_INDEXES:
+        db.execute(f"DROP INDEX IF EXISTS {index}")
 
 
 class Admission(enum.Enum):
@@ -360,6 +452,10 @@ class CampaignStore:
             #: The database existed before: this run continues a campaign.
             self.resumed = self.path.exists()
             self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+            # 16 KiB pages instead of 4 (a new database only: an existing one keeps its
+            # size): a commit writes a page's new rows in fewer, fuller pages
+            # (benchmarks/campaign_state.py, 100 new links a page: the COMMIT ~70 -> ~45 us)
+            self._db.execute("PRAGMA page_size=16384")
             self._db.execute("PRAGMA journal_mode=WAL")
             # 16 MiB of page cache instead of SQLite's 2 MiB: the seen set takes a random
             # insert per new link, and once its pages outgrow the cache each one is a read
@@ -371,12 +467,15 @@ class CampaignStore:
             columns = {row[1] for row in self._db.execute("PRAGMA table_info(frontier)")}
             if "site" not in columns:
                 self._db.execute("ALTER TABLE frontier ADD COLUMN site TEXT NOT NULL DEFAULT ''")
-            self._db.executescript(_QUEUE_INDEX)
             self._db.execute("BEGIN IMMEDIATE")
-            _migrate_seen_set(self._db, self.path)
+            _migrate(self._db, self.path)
+            # leased by a run that ended before finishing them: each a run of its own, so
+            # they go first within their site, as they were leased first
             self._requeued = self._db.execute(
-                "UPDATE frontier SET state = 0 WHERE state = 1"
+                "INSERT INTO frontier_runs (priority, site, head, tail)"
+                " SELECT priority, site, id, id FROM frontier WHERE state = 1 ORDER BY id"
             ).rowcount
+            self._db.execute("UPDATE frontier SET state = 0 WHERE state = 1")
             self._queued = self._scalar("SELECT count(*) FROM frontier WHERE state = 0")
             self._budgets: dict[str, int] = dict(
                 self._db.execute("SELECT key, pages FROM budgets").fetchall()
@@ -384,6 +483,14 @@ class CampaignStore:
             self.run = int(
                 self._db.execute("INSERT INTO runs (started) VALUES (?)", (_now(),)).lastrowid or 0
             )
+            #: The keys of the seen log (`_mark_seen`), and the filter of `seen_keys`.
+            self._seen_logged: set[int] = {
+                key for (key,) in self._db.execute("SELECT key FROM seen_log")
+            }
+            self._seen_filter = self._load_seen_filter()
+            #: The id of the next frontier row (ids are given here, so that the rows of a
+            #: run are consecutive).
+            self._next_row = self._scalar("SELECT max(id) FROM frontier") + 1
             self._db.execute("COMMIT")
             self._db.execute("BEGIN IMMEDIATE")
         except BaseException:
@@ -395,9 +502,10 @@ class CampaignStore:
             raise
         self._pending_counts: dict[str, int] = {}
         self._dirty_budgets: set[str] = set()
-        #: Queue rows (priority, site, request) not inserted yet: written before any read
-        #: of the frontier and at every commit (`_write_rows`).
-        self._pending_rows: list[tuple[int, str, str]] = []
+        #: Queue rows not inserted yet, by (priority, site), in arrival order: written
+        #: before any read of the frontier and at every commit (`_write_rows`).
+        self._pending_rows: dict[tuple[int, str], list[str]] = {}
+        self._pending_count = 0
         #: The priority and site `lease` served last: the next lease goes on from there.
         self._turn: tuple[int, str] | None = None
         #: Changes since the last commit (any thread).
@@ -497,44 +605,48 @@ class CampaignStore:
                 ).rowcount
                 if not marked:
                     return Admission.DUPLICATE
-            if fingerprint is not None:
-                inserted = db.execute(
-                    "INSERT OR IGNORE INTO seen_keys (key) VALUES (?)",
-                    (fingerprint_key(fingerprint),),
-                ).rowcount
-                if not inserted:
-                    return Admission.DUPLICATE
-            return self._admit(request, priority, budget, limits, site)
+            if fingerprint is not None and not self._mark_seen([fingerprint_key(fingerprint)]):
+                return Admission.DUPLICATE
+            refusals = self._admit_all([(0, request, priority, budget, site)], limits)
+            return refusals.get(0, Admission.QUEUED)
 
     def enqueue_many(
         self, entries: Sequence[QueueEntry], limits: BudgetLimits = BudgetLimits()
     ) -> list[Admission]:
         """`enqueue` of each entry in turn (no recrawls), with the same admissions, as one
-        atomic change: the seen marks of a whole page's links go in with one INSERT per
-        256 links instead of one each (benchmarks/campaign_state.py: the seen set was a
-        quarter of the upkeep of a page of new links)."""
+        atomic change: the seen marks of a whole page's links go in with one statement
+        per 256 links instead of one each (benchmarks/campaign_state.py: the seen set was a
+        quarter of the upkeep of a page of new links). A request that cannot be
+        serialised is refused alone (`Admission.UNSERIALISABLE`)."""
         with self._lock, self._breaks_on_error(Exception):
+            from_bytes = int.from_bytes
+            # (fingerprint_key, without a call per link)
             keys = [
-                None if fingerprint is None else fingerprint_key(fingerprint)
-                for _, _, _, fingerprint, _, _ in entries
+                None if entry[3] is None else from_bytes(entry[3][:8], "big", signed=True)
+                for entry in entries
             ]
             new = self._mark_seen([key for key in keys if key is not None])
-            admissions: list[Admission] = []
-            admit = self._admit
-            for (_, request, priority, _, budget, site), key in zip(entries, keys, strict=True):
-                if key is not None:
-                    if key not in new:
-                        admissions.append(Admission.DUPLICATE)
-                        continue
-                    new.discard(key)  # a second copy in this batch is a duplicate
-                try:
-                    admissions.append(admit(request, priority, budget, limits, site))
-                except (TypeError, ValueError):
-                    # meta that is not plain data, a callback that is no method of the
-                    # spider: this one is refused, the batch goes on (its seen mark
-                    # stays: the same request would be refused again)
-                    admissions.append(Admission.UNSERIALISABLE)
-            return admissions
+            refused: dict[int, Admission] = {}
+            if len(new) == len(entries):
+                # each has its own key and each key is new (a page of new links)
+                requests = [
+                    (number, entry[1], entry[2], entry[4], entry[5])
+                    for number, entry in enumerate(entries)
+                ]
+            else:
+                requests = []
+                for number, (entry, key) in enumerate(zip(entries, keys, strict=True)):
+                    if key is not None:
+                        if key not in new:
+                            refused[number] = Admission.DUPLICATE
+                            continue
+                        new.discard(key)  # a second copy in this batch is a duplicate
+                    requests.append((number, entry[1], entry[2], entry[4], entry[5]))
+            refused.update(self._admit_all(requests, limits, tolerant=True))
+            if not refused:
+                return [Admission.QUEUED] * len(entries)
+            queued = Admission.QUEUED
+            return [refused.get(number, queued) for number in range(len(entries))]
 
     @contextmanager
     def _breaks_on_error(
@@ -549,64 +661,162 @@ class CampaignStore:
             raise
 
     def _mark_seen(self, keys: list[int]) -> set[int]:
-        """Add `keys` to the seen set (caller holds the lock); the ones that were new."""
-        new: set[int] = set()
+        """Add `keys` to the seen set (caller holds the lock); the ones that were new
+        (a key twice in `keys` is in it once). New keys are appended to the seen log,
+        the set's newest part, also held in RAM: an append per new key (and a lookup
+        in `seen_keys` when its `SeenFilter` may hold it), instead of an insert at a
+        random place of `seen_keys`."""
+        logged = self._seen_logged
+        new = {key for key in keys if key not in logged}
+        if not new:
+            return new
         db = self._db
-        for start in range(0, len(keys), _KEYS_PER_INSERT):
-            chunk = keys[start : start + _KEYS_PER_INSERT]
-            new.update(key for (key,) in db.execute(_mark_seen_sql(len(chunk)), chunk))
+        candidates = self._seen_filter.maybe_held(new)
+        if candidates:
+            for start in range(0, len(candidates), _KEYS_PER_INSERT):
+                chunk = candidates[start : start + _KEYS_PER_INSERT]
+                new.difference_update(
+                    key for (key,) in db.execute(_seen_before_sql(len(chunk)), chunk)
+                )
+        if new:
+            appended = list(new)
+            for start in range(0, len(appended), _KEYS_PER_INSERT):
+                chunk = appended[start : start + _KEYS_PER_INSERT]
+                db.execute(_log_seen_sql(len(chunk)), chunk)
+            logged.update(appended)
+            if len(logged) >= _SEEN_LOG_MAX_KEYS:
+                # no commit for a long while (commits normally move the log): RAM stays
+                # bounded all the same (the move is part of the open transaction)
+                self._merge_seen_log()
         return new
 
-    def _admit(
+    def _merge_seen_log(self) -> None:
+        """Move the seen log into `seen_keys` (caller holds the lock, in the transaction
+        of a commit) once it is full: in key order, so each page of `seen_keys` is
+        written once for all the keys it takes."""
+        if len(self._seen_logged) < _SEEN_LOG_KEYS:
+            return
+        db = self._db
+        # the filter first: a key in seen_keys that it did not know would be taken as new
+        self._seen_filter.add_all(self._seen_logged)
+        db.execute("INSERT OR IGNORE INTO seen_keys (key) SELECT key FROM seen_log ORDER BY key")
+        db.execute("DELETE FROM seen_log")
+        self._seen_logged = set()
+
+    def _load_seen_filter(self) -> SeenFilter:
+        """The `SeenFilter` of `seen_keys`, read a chunk at a time (at open: ~1 s a
+        10^6 keys)."""
+        db = self._db
+        keys = self._scalar("SELECT count(*) FROM seen_keys")
+        seen_filter = SeenFilter(keys + _SEEN_LOG_KEYS)
+        if keys:
+            cursor = db.execute("SELECT key FROM seen_keys")
+            while chunk := cursor.fetchmany(65536):
+                seen_filter.add_all(key for (key,) in chunk)
+        return seen_filter
+
+    def _admit_all(
         self,
-        request: str | Callable[[], str],
-        priority: int,
-        budget: str | None,
+        requests: Iterable[tuple[int, str | Callable[[], str], int, str | None, str]],
         limits: BudgetLimits,
-        site: str,
-    ) -> Admission:
-        """The page budget and the queue row of a request whose seen mark is set (caller
-        holds the lock)."""
+        *,
+        tolerant: bool = False,
+    ) -> dict[int, Admission]:
+        """The page budgets and the queue rows of (number, request, priority, budget key,
+        site) whose seen marks are set (caller holds the lock), in turn; the refused
+        ones by number (the others are queued). A request that cannot be serialised
+        raises, or with `tolerant` is refused as `Admission.UNSERIALISABLE` (its seen
+        mark stays: the same request would be refused again). One loop for a page's
+        links: a call per link was ~1 us of the upkeep of each."""
+        refused: dict[int, Admission] = {}
         budgets = self._budgets
-        total = used = 0
-        if budget is not None:
-            total = budgets.get(_TOTAL, 0)
-            if limits.max_pages is not None and total >= limits.max_pages:
-                return Admission.OVER_MAX_PAGES
-            used = budgets.get(budget, 0)
-            if limits.max_pages_per_domain is not None and used >= limits.max_pages_per_domain:
-                return Admission.OVER_MAX_PAGES_PER_DOMAIN
-        # made before anything is counted: a request that cannot be serialised is not queued
-        text = request if isinstance(request, str) else request()
-        if budget is not None:
-            budgets[_TOTAL] = total + 1
-            budgets[budget] = used + 1
-            # written at the next commit, in the same transaction as this row
-            self._dirty_budgets.add(budget)
+        dirty = self._dirty_budgets
         pending = self._pending_rows
-        pending.append((priority, site, text))
-        if len(pending) >= _PENDING_ROWS:
-            self._write_rows()
-        self._queued += 1
-        self._changes += 1
-        return Admission.QUEUED
+        max_pages = limits.max_pages
+        per_domain = limits.max_pages_per_domain
+        queued = 0
+        total = used = 0
+        for number, request, priority, budget, site in requests:
+            if budget is not None:
+                total = budgets.get(_TOTAL, 0)
+                if max_pages is not None and total >= max_pages:
+                    refused[number] = Admission.OVER_MAX_PAGES
+                    continue
+                used = budgets.get(budget, 0)
+                if per_domain is not None and used >= per_domain:
+                    refused[number] = Admission.OVER_MAX_PAGES_PER_DOMAIN
+                    continue
+            if not isinstance(request, str):
+                # made before anything is counted: a request that cannot be serialised
+                # is not queued
+                try:
+                    request = request()
+                except (TypeError, ValueError):
+                    if not tolerant:
+                        raise
+                    refused[number] = Admission.UNSERIALISABLE
+                    continue
+            if budget is not None:
+                budgets[_TOTAL] = total + 1
+                budgets[budget] = used + 1
+                # written at the next commit, in the same transaction as this row
+                dirty.add(budget)
+            place = (priority, site)
+            group = pending.get(place)
+            if group is None:
+                pending[place] = [request]
+            else:
+                group.append(request)
+            queued += 1
+        if queued:
+            self._queued += queued
+            self._changes += queued
+            self._pending_count += queued
+            if self._pending_count >= _PENDING_ROWS:
+                self._write_rows()
+        return refused
 
     def _write_rows(self) -> None:
-        """Insert the queue rows held back by `enqueue` (caller holds the lock): one
-        multi-row INSERT per 64 rows costs ~40% of one INSERT per row (measured here:
-        1.6 against 4.0 us a row), and a page's new links come together."""
+        """Insert the queue rows held back by `enqueue` (caller holds the lock), with their
+        runs: one multi-row INSERT per 64 rows costs ~40% of one INSERT per row, and
+        one run per (priority, site) of the batch takes the place of an index entry per
+        row, the largest share of a queue row's cost while the frontier had one
+        (benchmarks/campaign_state.py, 100 new links a page over 50 sites)."""
         pending = self._pending_rows
         if not pending:
             return
-        # grouped by their place in the lease index (stable: FIFO within a site stays);
-        # rows of one site in a row land on one index page instead of one page each
-        # (benchmarks/campaign_state.py, links spread over 50 sites: ~35% less a row)
-        pending.sort(key=_LEASE_ORDER)
+        # in the lease order's (priority, site) order, FIFO within each: each group is a
+        # run of consecutive ids
+        row = self._next_row
+        values: list[int | str] = []
+        runs: list[tuple[int, str, int, int]] = []
+        for place in sorted(pending):
+            texts = pending[place]
+            priority, site = place
+            size = len(texts)
+            values += chain.from_iterable(
+                zip(
+                    range(row, row + size),
+                    repeat(priority, size),
+                    repeat(site, size),
+                    texts,
+                    strict=True,
+                )
+            )
+            runs.append((priority, site, row, row + size - 1))
+            row += size
         db = self._db
-        for start in range(0, len(pending), _ROWS_PER_INSERT):
-            chunk = pending[start : start + _ROWS_PER_INSERT]
-            db.execute(_insert_rows_sql(len(chunk)), [value for row in chunk for value in row])
+        columns = 4 * _ROWS_PER_INSERT
+        for start in range(0, len(values), columns):
+            chunk = values[start : start + columns]
+            db.execute(_insert_rows_sql(len(chunk) // 4), chunk)
+        db.executemany(
+            "INSERT INTO frontier_runs (priority, site, head, tail) VALUES (?, ?, ?, ?)", runs
+        )
+        # only once the rows are in: a failed INSERT must not leave a gap the runs skip
+        self._next_row = row
         pending.clear()
+        self._pending_count = 0
 
     def lease(self, count: int) -> list[tuple[int, str]]:
         """Up to `count` queued requests, highest priority first; within a priority the
@@ -626,9 +836,17 @@ class CampaignStore:
                 if found is None:  # the priority is all leased: the next one
                     priority, after = self._top_priority(), None
                     continue
-                row, after, text = found
-                db.execute("UPDATE frontier SET state = 1 WHERE id = ?", (row,))
-                leased.append((row, text))
+                run, after, row, tail = found
+                if row >= tail:
+                    db.execute("DELETE FROM frontier_runs WHERE id = ?", (run,))
+                else:
+                    db.execute("UPDATE frontier_runs SET head = ? WHERE id = ?", (row + 1, run))
+                taken = db.execute(
+                    "UPDATE frontier SET state = 1 WHERE id = ? AND state = 0 RETURNING request",
+                    (row,),
+                ).fetchone()
+                if taken is not None:  # (a run only ever holds queued rows: never None)
+                    leased.append((row, str(taken[0])))
             if leased:
                 self._turn = None if priority is None or after is None else (priority, after)
                 self._queued -= len(leased)
@@ -636,25 +854,28 @@ class CampaignStore:
             return leased
 
     def _top_priority(self) -> int | None:
-        found = self._db.execute("SELECT max(priority) FROM frontier WHERE state = 0").fetchone()
+        found = self._db.execute("SELECT max(priority) FROM frontier_runs").fetchone()
         return None if found is None or found[0] is None else int(found[0])
 
-    def _next_in_turn(self, priority: int, after: str | None) -> tuple[int, str, str] | None:
-        """The oldest queued request of the first site after `after` (None: of the first
-        site) at `priority`: one step down the (priority, site, id) index."""
+    def _next_in_turn(self, priority: int, after: str | None) -> tuple[int, str, int, int] | None:
+        """(run, site, row, run's last row) of the oldest queued request of the first site
+        after `after` (None: of the first site) at `priority`: one step down the runs'
+        (priority, site, head) index."""
         if after is None:
             found = self._db.execute(
-                "SELECT id, site, request FROM frontier WHERE state = 0 AND priority = ?"
-                " ORDER BY site, id LIMIT 1",
+                "SELECT id, site, head, tail FROM frontier_runs WHERE priority = ?"
+                " ORDER BY site, head LIMIT 1",
                 (priority,),
             ).fetchone()
         else:
             found = self._db.execute(
-                "SELECT id, site, request FROM frontier WHERE state = 0 AND priority = ?"
-                " AND site > ? ORDER BY site, id LIMIT 1",
+                "SELECT id, site, head, tail FROM frontier_runs WHERE priority = ?"
+                " AND site > ? ORDER BY site, head LIMIT 1",
                 (priority, after),
             ).fetchone()
-        return None if found is None else (int(found[0]), str(found[1]), str(found[2]))
+        return (
+            None if found is None else (int(found[0]), str(found[1]), int(found[2]), int(found[3]))
+        )
 
     # -- the writer thread: done, totals, commits -----------------------------------------
 
@@ -866,6 +1087,7 @@ class CampaignStore:
         lock): a queue row is committed with its seen mark and its budget count."""
         db = self._db
         self._write_rows()
+        self._merge_seen_log()
         if self._dirty_budgets:
             self._dirty_budgets.add(_TOTAL)
             db.executemany(
@@ -908,6 +1130,7 @@ class CampaignStore:
                 return
             self._closed = True
             self._pending_rows.clear()
+            self._pending_count = 0
             try:
                 self._db.execute("ROLLBACK")
                 self._db.close()

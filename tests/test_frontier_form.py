@@ -12,7 +12,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from scrapy import FormRequest, Request, Spider, signals
 from scrapy.utils.request import RequestFingerprinter
@@ -298,7 +298,9 @@ def test_queue_rows_inserted_together_keep_order_and_commit_with_their_seen_mark
     store.abandon()
     with sqlite3.connect(tmp_path / "campaign.sqlite") as db:
         rows = db.execute("SELECT priority, request FROM frontier ORDER BY id").fetchall()
-        seen = db.execute("SELECT count(*) FROM seen_keys").fetchone()[0]
+        seen = db.execute(
+            "SELECT (SELECT count(*) FROM seen_keys) + (SELECT count(*) FROM seen_log)"
+        ).fetchone()[0]
     # rows go in grouped by their place in the lease order, in FIFO order within it
     for priority in (0, -1, -2):
         assert [text for p, text in rows if p == priority] == [
@@ -312,3 +314,93 @@ def test_queue_rows_inserted_together_keep_order_and_commit_with_their_seen_mark
     # the uncommitted ones were never seen: they can be queued again
     assert again.enqueue("r700", 0, fingerprint=b"f700") is Admission.QUEUED
     again.close()
+
+
+# -- every form comes back as the request it was ------------------------------------------
+
+_PLAIN = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(-(2**62), 2**62), st.text(max_size=8)),
+    lambda children: (
+        st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=5), children, max_size=3)
+    ),
+    max_leaves=6,
+)
+_HEADERS = st.sampled_from(
+    [
+        None,
+        {"Referer": "http://a.example/from"},
+        {"Referer": "http://a.example/\u00e9"},
+        {"Referer": "http://a.example/", "Accept": "text/html"},
+        {"Referer": [b"http://a/1", b"http://a/2"]},
+        {"If-None-Match": b'"\xe9tag"'},
+    ]
+)
+
+
+@settings(max_examples=200, deadline=None)
+@example(
+    path="p",
+    priority=0,
+    meta={},
+    headers={"Referer": "http://a.example/from"},
+    callbacks="parse",
+    post=False,
+    dont_filter=False,
+)
+@given(
+    path=st.text(max_size=12),
+    priority=st.integers(-(2**40), 2**40),
+    meta=st.dictionaries(st.text(max_size=12), _PLAIN, max_size=4),
+    headers=_HEADERS,
+    callbacks=st.sampled_from(["parse+errback", "parse", "none", "private"]),
+    post=st.booleans(),
+    dont_filter=st.booleans(),
+)
+def test_every_request_form_rebuilds_the_request_it_was_made_from(
+    path: str,
+    priority: int,
+    meta: dict[str, Any],
+    headers: dict[str, Any] | None,
+    callbacks: str,
+    post: bool,
+    dont_filter: bool,
+) -> None:
+    from pipelines.scheduler import _link_json
+
+    spider = _Spider()
+    callback = {
+        "parse+errback": spider.parse,
+        "parse": spider.parse,
+        "none": None,
+        "private": spider.private_callback(),
+    }[callbacks]
+    request = Request(
+        "http://a.example/" + path,
+        callback=callback,
+        errback=spider._download_failed if callbacks == "parse+errback" else None,
+        method="POST" if post else "GET",
+        body=b"a=1" if post else b"",
+        headers=headers,
+        meta=meta,
+        priority=priority,
+        dont_filter=dont_filter,
+    )
+    method_names: dict[Any, str | None] = {}
+    text = request_to_json(request, spider, method_names)
+    _same(request_from_json(text, spider), request)
+    # the text-built form is taken for exactly the requests it describes: the commonest
+    # link (a GET naming the spider's methods, one Referer of one value)
+    referers = dict.get(request.headers, b"Referer")
+    is_link = (
+        not post
+        and not dont_filter
+        and callbacks != "private"
+        and len(request.headers) == 1
+        and referers is not None
+        and len(referers) == 1
+    )
+    assert (_link_json(request, spider, method_names) is not None) is is_link
+    # and it is what the general compact form would have written, as JSON
+    if is_link:
+        assert json.loads(text) == json.loads(request_to_json(request, spider, None))
+        assert text == request_to_json(request, spider, method_names)
