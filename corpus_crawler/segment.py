@@ -212,17 +212,8 @@ def _walk_python(
         if skipped is not None:
             # the end of a hidden inline element: only its tail is shown
             skipped = None
-            if el is not root and el.tail:
-                content = el.tail
-                if not content.isspace():
-                    nodes.append(content)
-                    if in_link:
-                        link_chars += link_length(content)
-                    after_br = False
-                elif keep_blank:
-                    nodes.append(content)
-            continue
-        if event == "start":
+            content = None if el is root else el.tail
+        elif event == "start":
             tag = el.tag
             if (
                 drop_hidden_inline
