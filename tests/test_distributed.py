@@ -383,6 +383,35 @@ def uncommitted_bytes(
     return False
 
 
+def kill_when_uncommitted_and_restart(
+    redis: RedisServer,
+    processes: list[subprocess.Popen[bytes]],
+    logs: list[Path],
+    command: list[str],
+    folder: Path,
+    log_name: str,
+    pattern: str = "*.warc.gz.open",
+    *,
+    new_files: bool = False,
+) -> str:
+    """`kill -9` the second process while its files in `folder` hold output it has not
+    committed (`uncommitted_bytes`), then run the same command again, logging to
+    `log_name`: it takes the killed process's slot and identity. Returns that identity."""
+    victim = processes[1]
+    worker = worker_of(logs[1])
+    deadline = time.monotonic() + TIMEOUT
+    while not uncommitted_bytes(redis, folder / worker, worker, pattern, new_files=new_files):
+        assert victim.poll() is None, "the crawler ended before the fault"
+        assert time.monotonic() < deadline, "no uncommitted output seen"
+        time.sleep(0.002)
+    victim.send_signal(signal.SIGKILL)
+    victim.wait(timeout=30)
+    log = logs[1].with_name(log_name)
+    processes[1] = start(command, log)
+    logs[1] = log
+    return worker
+
+
 def check_exactly_once(site: Site, out: Path, single: list[tuple[str, str]]) -> list[Path]:
     folders = [p for p in worker_folders(out) if any(p.glob("*.warc.gz"))]
     assert not [p for p in out.rglob("*.open") if "uncommitted" not in p.parts]
@@ -454,21 +483,17 @@ def test_a_killed_process_rejoins_and_nothing_is_lost_or_archived_twice(
         processes: list[subprocess.Popen[bytes]], logs: list[Path], command: list[str]
     ) -> None:
         wait_for_requests(site, PAGES // 3, processes)
-        victim = processes[1]
-        worker = worker_of(logs[1])
-        # kill it while its files hold pages it has not committed yet (the state to repair)
-        deadline = time.monotonic() + TIMEOUT
-        while not uncommitted_bytes(redis_server, tmp_path / "shared" / worker, worker):
-            assert victim.poll() is None, "the crawler ended before the fault"
-            assert time.monotonic() < deadline, "no uncommitted output seen"
-            time.sleep(0.002)
-        victim.send_signal(signal.SIGKILL)
-        victim.wait(timeout=30)
-        # the same command again: it takes the killed process's slot and identity
-        log = logs[1].with_name("worker1-restarted.log")
-        processes[1] = start(command, log)
-        logs[1] = log
-        restarted.append(worker)
+        # killed while its files hold pages it has not committed yet (the state to repair)
+        restarted.append(
+            kill_when_uncommitted_and_restart(
+                redis_server,
+                processes,
+                logs,
+                command,
+                tmp_path / "shared",
+                "worker1-restarted.log",
+            )
+        )
 
     # commits 2 s apart: the kill lands on uncommitted output, not on a commit's instant
     slow_commits = ("CORPUS_CAMPAIGN_COMMIT_INTERVAL=2",)

@@ -19,10 +19,8 @@ from __future__ import annotations
 
 import collections
 import json
-import signal
 import subprocess
 import threading
-import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -32,9 +30,9 @@ from test_distributed import (
     TIMEOUT,
     RedisServer,
     crawl_command,
+    kill_when_uncommitted_and_restart,
     redis_server,
     start,
-    uncommitted_bytes,
     wait_all,
     worker_of,
 )
@@ -297,23 +295,20 @@ def test_a_worker_killed_between_keeping_a_document_and_its_commit_loses_and_dou
     def kill_one(
         processes: list[subprocess.Popen[bytes]], logs: list[Path], command: list[str], out: Path
     ) -> None:
-        victim = processes[1]
-        worker = worker_of(logs[1])
-        # kill it while it holds kept documents (in Redis) that its commit has not covered
-        deadline = time.monotonic() + TIMEOUT
+        # killed while it holds kept documents (in Redis) that its commit has not covered:
         # the prevertical file holds documents past the length the worker committed
-        while not uncommitted_bytes(
-            redis_server, out / worker, worker, "*.prevert*.open", new_files=True
-        ):
-            assert victim.poll() is None, "the crawler ended before the fault"
-            assert time.monotonic() < deadline, "no uncommitted document seen"
-            time.sleep(0.002)
-        victim.send_signal(signal.SIGKILL)
-        victim.wait(timeout=30)
-        log = logs[1].with_name("restarted.log")
-        processes[1] = start(command, log)
-        logs[1] = log
-        killed.append(worker)
+        killed.append(
+            kill_when_uncommitted_and_restart(
+                redis_server,
+                processes,
+                logs,
+                command,
+                out,
+                "restarted.log",
+                "*.prevert*.open",
+                new_files=True,
+            )
+        )
 
     with dup_site.MultiHostServer(dup.hosts) as server:
         seeds = [server.base_url(address) + "/" for address in dup.hosts]
