@@ -22,6 +22,7 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import DeferredSemaphore
 
 from corpus_crawler.sitemaps import SitemapContent, SitemapLimits, read_sitemap
+from corpus_crawler.spool import ResultSpool
 from pipelines.glue import deferred_from_future
 from pipelines.worker import _watch_crawl
 
@@ -39,6 +40,9 @@ class SitemapReader:
         # one sitemap at a time: bounds the memory of the worker and of the bodies sent
         self._turn = DeferredSemaphore(1)
         self._executor: ProcessPoolExecutor | None = None
+        # the sitemap's content comes back by file: a worker killed while sending it
+        # through the pool's pipe would hang the reader (corpus_crawler/spool.py)
+        self._spool: ResultSpool | None = None
 
     def _worker(self) -> ProcessPoolExecutor:
         if self._executor is None:
@@ -58,7 +62,9 @@ class SitemapReader:
         try:
             executor = self._worker()
             try:
-                future = executor.submit(read_sitemap, body, url, self.limits)
+                if self._spool is None:
+                    self._spool = ResultSpool()
+                future = self._spool.submit(executor, read_sitemap, body, url, self.limits)
                 return await maybe_deferred_to_future(deferred_from_future(future))
             except BrokenProcessPool as exc:
                 logger.warning("the sitemap worker stopped (%s) reading %s", exc, url)
@@ -72,3 +78,6 @@ class SitemapReader:
         if self._executor is not None:
             self._executor.shutdown(wait=False, cancel_futures=True)
             self._executor = None
+        if self._spool is not None:
+            self._spool.close()
+            self._spool = None
