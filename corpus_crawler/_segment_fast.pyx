@@ -561,6 +561,7 @@ def walk(root_element, bint reference, long max_blocks=100_000, marker=None,
     cdef bint in_link = False
     cdef bint after_br = False
     cdef bint count_images = not reference
+    cdef bint after_root = False
     cdef str content
     cdef Py_ssize_t nonspace, runs
     cdef int pending
@@ -591,6 +592,8 @@ def walk(root_element, bint reference, long max_blocks=100_000, marker=None,
     cur = root.children
     while True:
         if cur == NULL:
+            if after_root:
+                break
             # end of `parent`, the top frame
             kind = _kind(<const char*>parent.name)
             if kind == BLOCK:
@@ -608,11 +611,17 @@ def walk(root_element, bint reference, long max_blocks=100_000, marker=None,
                     w.anchor_depth = w.depth - 1
             w.leave_anchor()
             if parent == root:
-                break
+                # jusText reads the tree as SAX events from the root, which end
+                # with the root's tail: a fragment's text after its </body>
+                after_root = True
+                cur = root.next
+                continue
             w.pop()
             cur = parent.next
             parent = parent.parent
             continue
+        if after_root and cur.type != XML_TEXT_NODE and cur.type != XML_CDATA_SECTION_NODE:
+            break  # the root's tail ends at its next sibling
         if cur.type == XML_ELEMENT_NODE:
             elements += 1
             if elements & 4095 == 0:

@@ -41,46 +41,6 @@ _REFERENCE_UNWRAPPED = ("iframe", "embed", "layer", "object", "param", "form")
 _KILL_MARK = "corpus-crawler-kill"
 _DROP_MARK = "corpus-crawler-drop"
 
-# lxml.html.defs.block_tags: decides whether a fragment's body becomes div or span.
-_LXML_BLOCK_TAGS = frozenset(
-    [
-        "address",
-        "blockquote",
-        "center",
-        "dir",
-        "div",
-        "dl",
-        "fieldset",
-        "form",
-        "h1",
-        "h2",
-        "h3",
-        "h4",
-        "h5",
-        "h6",
-        "hr",
-        "isindex",
-        "menu",
-        "noframes",
-        "noscript",
-        "ol",
-        "p",
-        "pre",
-        "table",
-        "ul",
-        "dd",
-        "dt",
-        "frameset",
-        "li",
-        "tbody",
-        "td",
-        "tfoot",
-        "th",
-        "thead",
-        "tr",
-    ]
-)
-
 
 def _parser() -> etree.HTMLParser:
     # One parser per thread: lxml parsers must not be used concurrently. The
@@ -168,7 +128,11 @@ def parse_like_reference(text: str, raw: bytes) -> etree._Element | None:
         and isinstance(body[0].tag, str)
     ):
         return body[0]
-    if any(el.tag in _LXML_BLOCK_TAGS for el in body.iter(etree.Element)):
+    # lxml.html's own list (imported here: only this preset needs lxml.html), so the
+    # choice follows the installed lxml as jusText's does
+    from lxml.html.defs import block_tags
+
+    if any(el.tag in block_tags for el in body.iter(etree.Element)):
         body.tag = "div"
     else:
         body.tag = "span"

@@ -261,8 +261,8 @@ def _walk_python(
                     # A block begun at `</option>` sits in its SELECT; text after
                     # `</select>` is not select content (jusText keeps the path).
                     anchor = None if anchor is root else anchor.getparent()
-            if el is root:
-                continue
+            # jusText reads the tree as SAX events from the root, which end
+            # with the root's tail: a fragment's text after its </body>
             content = el.tail
         else:
             # A processing instruction's tail is text (jusText keeps PIs).
