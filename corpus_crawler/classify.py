@@ -1106,6 +1106,30 @@ def relaxed_classes(
     ]
 
 
+def credit_classes(
+    paragraphs: Sequence[Paragraph], params: JustextParams, options: ContainerOptions
+) -> list[ParagraphClass | None]:
+    """Per block, the class `credits_inside` gives it when it lies in the
+    container and is BAD there (None where the rule cannot apply: a block up to
+    jusText's `length_high`, in a <select>, or without a copyright sign): its
+    context-free class without the copyright rule, under the container's link
+    limit when that applies. The compiled pass takes them from here (few blocks
+    carry a copyright sign)."""
+    relaxed = (
+        dataclasses.replace(params, max_link_density=options.max_link_density)
+        if options.container_link_density or options.region_link_density
+        else params
+    )
+    return [
+        _context_free_class(p, relaxed, copyright=False)
+        if p.length > params.length_high
+        and not p.in_select
+        and (COPYRIGHT_CHAR in p.text or COPYRIGHT_CODE in p.text)
+        else None
+        for p in paragraphs
+    ]
+
+
 def container_pass(
     paragraphs: Sequence[Paragraph],
     params: JustextParams,
@@ -1161,6 +1185,8 @@ def container_pass(
             )
             if options.function_max_length
             else None,
+            _AD_OR_LOADING if options.drop_ad_labels else None,
+            credit_classes(paragraphs, params, options) if options.credits_inside else None,
         )
     subtrees = _Subtrees(paragraphs, options, skipped)
     containers = main_containers(paragraphs, options, subtrees)

@@ -60,6 +60,12 @@ VARIANTS: dict[str, dict[str, object]] = {
         "region_link_density": True,
         "max_link_density": 0.33,
     },
+    # readability's conditional cleaning, ad labels and photo credits (corpus5):
+    # off, cleaning everything with a link, and at a limit that is not a binary fraction
+    "no-cleaning": {"clean_conditionally": False, "drop_ad_labels": False, "credits_inside": False},
+    "clean-every-linked-element": {"clean_conditionally": True, "clean_link_density": 0.0},
+    "clean-odd-limit": {"clean_conditionally": True, "clean_link_density": 0.33},
+    "cleaning-without-furniture": {"clean_conditionally": True, "skip_unlikely": False},
 }
 
 
@@ -104,11 +110,7 @@ PYTHON_ONLY: dict[Preset, frozenset[str]] = {
             "join_segments",
             "article_segment_share",
             "join_sibling_paragraphs",
-            "clean_conditionally",
-            "clean_link_density",
             "item_link_density",
-            "credits_inside",
-            "drop_ad_labels",
             "semantic_main",
             "furniture_outside",
             # issue 13, article4: the fallback when no block is kept
@@ -191,7 +193,22 @@ def test_compiled_and_python_container_passes_agree_on_gold_pages(
 
 # --------------------------------------------------------------------------- generated pages
 
-_STEPS = ("div[1]", "div[2]", "div[3]", "p[1]", "p[2]", "td[1]", "ul[1]", "li[2]", "h2[1]")
+_STEPS = (
+    "div[1]",
+    "div[2]",
+    "div[3]",
+    "p[1]",
+    "p[2]",
+    "td[1]",
+    "ul[1]",
+    "li[2]",
+    "h2[1]",
+    "ol[1]",
+    "table[1]",
+    "section[1]",
+)
+#: What readability.js calls an ad or a loading label, and near misses.
+_LABELS = ("Advertisement", "  ad ", "Loading\u2026", "loading...", "Ads", "Werbung!")
 _ALPHABET = "ab ,\uff0c\u3001\u060c\u00a9&copy;."
 _CLASSES = list(ParagraphClass)
 
@@ -216,6 +233,8 @@ def _paragraphs(rng: random.Random) -> tuple[Paragraph, ...]:
     result = []
     for _ in range(rng.randint(1, 40)):
         text = "".join(rng.choices(_ALPHABET, k=rng.randrange(41))) * rng.randint(1, 12)
+        if rng.random() < 0.05:
+            text = rng.choice(_LABELS)
         length = len(text)
         link_chars = rng.randint(0, length)
         result.append(
@@ -263,6 +282,10 @@ _options = st.builds(
     container_link_density=st.booleans(),
     region_link_density=st.booleans(),
     function_max_length=st.sampled_from([0, 30, 80, 10**30]),
+    clean_conditionally=st.booleans(),
+    clean_link_density=_shares,
+    drop_ad_labels=st.booleans(),
+    credits_inside=st.booleans(),
 )
 _params = st.builds(
     JustextParams,
