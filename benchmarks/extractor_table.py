@@ -106,6 +106,8 @@ SHIFT_GRID: dict[Preset, dict[str, tuple[object, ...]]] = {
         # readability's conditional cleaning of the container (corpus5; its ad
         # labels and photo credits were cross-validated on/off before they joined)
         "clean_conditionally": (False, True),
+        # a long block that reads as prose moves with the container whatever its links
+        "linked_prose_inside": (False, True),
     },
     Preset.ARTICLE: {
         "inside_shift": (1, 2, 3),
@@ -353,6 +355,7 @@ def _point_text(point: Any) -> str:
         "region_link_density": "links-region",
         "function_max_length": "function",
         "clean_conditionally": "cleaning",
+        "linked_prose_inside": "linked-prose",
     }
     return " ".join(f"{short.get(k, 'share')} {v}" for k, v in point)
 

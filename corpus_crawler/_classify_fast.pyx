@@ -466,6 +466,7 @@ CONTAINER_FIELDS = frozenset((
     # issue 13, corpus5: readability's conditional cleaning, its ad labels and
     # photo credits in the container (the `corpus` preset; `article` too)
     "clean_conditionally", "clean_link_density", "drop_ad_labels", "credits_inside",
+    "linked_prose_inside",
 ))
 
 #: classify._CLEANED_TAGS and classify._LIST_TAGS
@@ -479,6 +480,7 @@ cdef enum:
     F_LENGTH = 3
     F_LINK_CHARS = 5
     F_LINK_DENSITY = 6
+    F_STOPWORD_DENSITY = 8
     F_XPATH = 10
     F_HEADING = 11
     F_IN_SELECT = 13
@@ -857,6 +859,10 @@ def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores,
     cdef bint clean = options.clean_conditionally
     cdef double clean_limit = options.clean_link_density
     cdef bint use_credits = credited is not None and options.credits_inside
+    cdef bint linked_prose = options.linked_prose_inside
+    cdef long long length_high = min(params.length_high, _LIMIT)
+    cdef double stopwords_high = params.stopwords_high
+    cdef bint prose
     cdef bint is_inside, is_region
     cdef Py_ssize_t cut, cut_ol
     cdef str xpath
@@ -969,7 +975,13 @@ def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores,
             is_inside = nodes.inside[b.node] and not nodes.cleaned[b.node]
             is_region = nodes.in_region[b.node] and not nodes.cleaned[b.node]
             if is_inside:
-                steps = inside_shift if b.low_links else 0
+                # classify._linked_prose
+                prose = (
+                    linked_prose
+                    and b.length >= length_high
+                    and <double>_field(paragraphs[i], F_STOPWORD_DENSITY, direct) >= stopwords_high
+                )
+                steps = inside_shift if b.low_links or prose else 0
             elif is_region:
                 steps = region_shift
             else:

@@ -403,6 +403,12 @@ class ContainerOptions:
     #: readability's conditional cleaning drops lists, tables and divs, never
     #: a paragraph of its article ("Read more: ..." lines inside the text).
     linked_paragraphs_inside: bool = False
+    #: A block in the container of at least jusText's `length_high` characters
+    #: whose stop-word density reaches `stopwords_high` moves with it whatever
+    #: its link density: a sentence wrapped in a link ("Please click here for
+    #: rates to particular countries under the Green Saver plan ...") reads as
+    #: prose, and jusText's link test is for menus and link lists.
+    linked_prose_inside: bool = False
     #: readability's conditional cleaning of the container: a table, list, div,
     #: aside, header, footer or section inside it with fewer than 10 commas and a
     #: link density above `clean_link_density` (readability: 0.2 for elements
@@ -520,6 +526,7 @@ class ContainerOptions:
             "fallback_to_container",
             "article_region",
             "linked_paragraphs_inside",
+            "linked_prose_inside",
             "page_links_only",
             "drop_hidden_inline",
         ):
@@ -984,6 +991,11 @@ def _shifted(cls: ParagraphClass, steps: int) -> ParagraphClass:
     return _SCALE[max(0, min(3, _RANK[cls] + steps))]
 
 
+def _linked_prose(p: Paragraph, params: JustextParams) -> bool:
+    """Does a block read as prose whatever its links (`linked_prose_inside`)?"""
+    return p.length >= params.length_high and p.stopword_density >= params.stopwords_high
+
+
 def _ruled_bad(p: Paragraph) -> bool:
     # The seed's hard rules (copyright, <select>, images) are not evidence a
     # container can outweigh.
@@ -1257,6 +1269,7 @@ def container_pass(
                 options.inside_shift
                 if p.link_density <= options.max_link_density
                 or (options.linked_paragraphs_inside and _tag(p.xpath) == "p")
+                or (options.linked_prose_inside and _linked_prose(p, params))
                 else 0
             )
         elif is_in_region:

@@ -66,6 +66,8 @@ VARIANTS: dict[str, dict[str, object]] = {
     "clean-every-linked-element": {"clean_conditionally": True, "clean_link_density": 0.0},
     "clean-odd-limit": {"clean_conditionally": True, "clean_link_density": 0.33},
     "cleaning-without-furniture": {"clean_conditionally": True, "skip_unlikely": False},
+    "no-linked-prose": {"linked_prose_inside": False},
+    "linked-prose-at-any-link-limit": {"linked_prose_inside": True, "max_link_density": 0.0},
 }
 
 
@@ -247,7 +249,8 @@ def _paragraphs(rng: random.Random) -> tuple[Paragraph, ...]:
                 link_chars,
                 link_chars / length if length else 0.0,
                 0,
-                0.0,
+                # stop-word density: linked_prose_inside reads it
+                rng.choice([0.0, 0.2, 0.32, 0.6]),
                 "",
                 _xpath(rng, wrappers),
                 rng.random() < 0.2,
@@ -286,6 +289,7 @@ _options = st.builds(
     clean_link_density=_shares,
     drop_ad_labels=st.booleans(),
     credits_inside=st.booleans(),
+    linked_prose_inside=st.booleans(),
 )
 _params = st.builds(
     JustextParams,
@@ -293,6 +297,8 @@ _params = st.builds(
     no_headings=st.booleans(),
     # 0: every template passes the pooled stop-word test (generated blocks have none)
     stopwords_low=st.sampled_from([0.0, 0.3]),
+    length_low=st.just(1),
+    length_high=st.sampled_from([1, 200]),
 )
 
 
