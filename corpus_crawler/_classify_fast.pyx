@@ -42,6 +42,10 @@ cdef extern from "Python.h":
     ctypedef struct PyMemberDescrObject:
         PyMemberDef* d_member
     bint Py_UNICODE_ISSPACE(Py_UCS4 ch)
+    bint Py_UNICODE_ISALPHA(Py_UCS4 ch)
+    bint Py_UNICODE_ISDIGIT(Py_UCS4 ch)
+    bint Py_UNICODE_ISNUMERIC(Py_UCS4 ch)
+    bint Py_UNICODE_ISDECIMAL(Py_UCS4 ch)
 
 # class codes; the order does not matter, only identity
 cdef enum:
@@ -1047,3 +1051,146 @@ def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores,
         PyMem_Free(moved)
         PyMem_Free(lengths)
         PyMem_Free(headings)
+
+
+# --------------------------------------------------------------------------- function blocks
+
+
+cdef inline bint _is_letter(Py_UCS4 c) noexcept:
+    # classify._LETTER_WORD's [^\W\d_]: a word character (re's \w: alphabetic,
+    # decimal, digit or numeric, or "_") that is neither a decimal digit nor "_"
+    return (
+        Py_UNICODE_ISALPHA(c) or Py_UNICODE_ISDIGIT(c) or Py_UNICODE_ISNUMERIC(c)
+    ) and not Py_UNICODE_ISDECIMAL(c)
+
+
+cdef struct WordSlot:
+    unsigned long long key   # the word's hash; 0: empty
+    Py_ssize_t blocks        # in how many blocks of the template it occurs
+    Py_ssize_t last          # the last block that counted it (once per block)
+
+
+cdef Py_ssize_t _letter_words(str lowered, unsigned long long* out) noexcept:
+    """The hashes of a lowered text's letter words (classify._LETTER_WORD.findall),
+    in order; returns how many. `out` has room for len(lowered) // 1 + 1."""
+    cdef Py_ssize_t i = 0, n = len(lowered), count = 0, start
+    cdef unsigned long long h
+    while i < n:
+        if not _is_letter(lowered[i]):
+            i += 1
+            continue
+        start = i
+        while i < n and _is_letter(lowered[i]):
+            i += 1
+        h = _hash(lowered, start, i)
+        out[count] = h if h != 0 else 1
+        count += 1
+    return count
+
+
+cdef WordSlot* _slot(WordSlot* table, Py_ssize_t mask, unsigned long long key) noexcept:
+    cdef Py_ssize_t at = <Py_ssize_t>(key & <unsigned long long>mask)
+    while table[at].key != 0 and table[at].key != key:
+        at = (at + 1) & mask
+    return &table[at]
+
+
+def function_blocks(paragraphs, Py_ssize_t length_high, max_length, Py_ssize_t min_blocks,
+                    double shared_share):
+    """classify.function_blocks over C arrays: the words of a template's blocks
+    are 64-bit hashes of their letters (FNV-1a, as the stoplist table's) in an
+    open-addressing table instead of str objects in a dict."""
+    cdef long long limit = min(max_length, _LIMIT)
+    cdef Py_ssize_t n = len(paragraphs), count, recurring, i, k, j, words, total, size
+    cdef Py_ssize_t own_start, own_count, shared, short_count
+    cdef unsigned long long* hashes = NULL
+    cdef Py_ssize_t* starts = NULL
+    cdef Py_ssize_t* counts = NULL
+    cdef WordSlot* table = NULL
+    cdef WordSlot* slot
+    cdef str lowered
+    cdef list members, lowered_texts
+    found = [False] * n
+    templates = {}
+    for index in range(n):
+        p = paragraphs[index]
+        members = templates.get(p.dom_path)
+        if members is None:
+            templates[p.dom_path] = [index]
+        else:
+            members.append(index)
+    try:
+        for members in templates.values():
+            count = len(members)
+            if count < min_blocks:
+                continue
+            recurring = max(3, -(-count // 4))
+            short_count = 0
+            for k in range(count):
+                p = paragraphs[<Py_ssize_t>members[k]]
+                if p.length <= limit and not p.heading:
+                    short_count += 1
+            if short_count < recurring:
+                continue
+            # the words of the members up to length_high (the short ones' context)
+            lowered_texts = [None] * count
+            total = 0
+            for k in range(count):
+                p = paragraphs[<Py_ssize_t>members[k]]
+                if p.length <= length_high:
+                    lowered = p.text.lower()
+                    lowered_texts[k] = lowered
+                    total += len(lowered) + 1
+            PyMem_Free(hashes)
+            PyMem_Free(starts)
+            PyMem_Free(counts)
+            PyMem_Free(table)
+            hashes = <unsigned long long*>PyMem_Malloc(max(total, 1) * sizeof(unsigned long long))
+            starts = <Py_ssize_t*>PyMem_Malloc(count * sizeof(Py_ssize_t))
+            counts = <Py_ssize_t*>PyMem_Malloc(count * sizeof(Py_ssize_t))
+            size = 16
+            while size < 2 * total:
+                size *= 2
+            table = <WordSlot*>PyMem_Malloc(size * sizeof(WordSlot))
+            if not (hashes and starts and counts and table):
+                raise MemoryError()
+            for j in range(size):
+                table[j].key = 0
+            words = 0
+            for k in range(count):
+                starts[k] = words
+                counts[k] = 0
+                if lowered_texts[k] is None:
+                    counts[k] = -1  # not read (past length_high)
+                    continue
+                counts[k] = _letter_words(<str>lowered_texts[k], hashes + words)
+                for j in range(words, words + counts[k]):
+                    slot = _slot(table, size - 1, hashes[j])
+                    if slot.key == 0:
+                        slot.key = hashes[j]
+                        slot.blocks = 0
+                        slot.last = -1
+                    if slot.last != k:
+                        slot.last = k
+                        slot.blocks += 1
+                words += counts[k]
+            for k in range(count):
+                p = paragraphs[<Py_ssize_t>members[k]]
+                if not (p.length <= limit and not p.heading):
+                    continue
+                own_count = counts[k]
+                if own_count <= 0:
+                    continue
+                own_start = starts[k]
+                shared = 0
+                for j in range(own_start, own_start + own_count):
+                    if _slot(table, size - 1, hashes[j]).blocks >= recurring:
+                        shared += 1
+                if <double>shared >= shared_share * <double>own_count:
+                    found[<Py_ssize_t>members[k]] = True
+    finally:
+        PyMem_Free(hashes)
+        PyMem_Free(starts)
+        PyMem_Free(counts)
+        PyMem_Free(table)
+    return found

@@ -20,7 +20,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from corpus_crawler import dom
-from corpus_crawler.classify import ContainerOptions, compiled_container_pass, container_pass
+from corpus_crawler.classify import (
+    ContainerOptions,
+    compiled_container_pass,
+    container_pass,
+    function_blocks,
+)
 from corpus_crawler.config import ExtractConfig, JustextParams, Preset
 from corpus_crawler.decode import decode_html
 from corpus_crawler.extract import classify_segments, stoplist_and_params
@@ -370,3 +375,75 @@ def test_an_option_the_compiled_pass_does_not_know_falls_back_to_python(
         assert compiled_container_pass(ContainerOptions(tag_scores=False))
     finally:
         compiled_container_pass.cache_clear()
+
+
+# --------------------------------------------------------------------------- function blocks
+
+
+@pytest.mark.parametrize(
+    ("max_length", "min_blocks"), [(80, 3), (100, 3), (10**30, 2), (30, 1), (200, 4)]
+)
+def test_compiled_and_python_function_blocks_agree_on_gold_pages(
+    preset_pages: list[tuple[str, tuple[Paragraph, ...], JustextParams, list[bool]]],
+    max_length: int,
+    min_blocks: int,
+) -> None:
+    """The compiled twin counts 64-bit hashes of the words; the flags must be
+    the Python pass's on every gold page (thousands of function blocks)."""
+    differing = []
+    found = 0
+    for page_id, paragraphs, params, _unlikely in preset_pages:
+        fast = function_blocks(paragraphs, params, max_length, min_blocks, compiled=True)
+        slow = function_blocks(paragraphs, params, max_length, min_blocks, compiled=False)
+        if fast != slow:
+            differing.append(page_id)
+        found += sum(slow)
+    assert differing == []
+    assert found > 500
+
+
+#: Letter words of several scripts, digits of two (ASCII and Arabic-Indic),
+#: numerics that are letters to re (superscript two, a vulgar fraction),
+#: underscores, and a capital whose lower case is two code points.
+_WORD_PARTS = (
+    "posted",
+    "by",
+    "Posts:",
+    "2783",
+    "\u0663\u0664",
+    "x\u00b2",
+    "\u00bd",
+    "a_b",
+    "\u0130",
+    "\u00c9t\u00e9",
+    "\u65e5\u672c",
+    " ",
+    " | ",
+    "\n",
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 2**32), st.sampled_from([0, 12, 40, 10**30]), st.integers(1, 4))
+def test_compiled_and_python_function_blocks_agree_on_generated_pages(
+    seed: int, max_length: int, min_blocks: int
+) -> None:
+    rng = random.Random(seed)
+    paths = ["html.body.div.p", "html.body.td", "html.body.ul.li"]
+    paragraphs = []
+    for _ in range(rng.randint(0, 30)):
+        text = "".join(rng.choices(_WORD_PARTS, k=rng.randint(0, 12)))
+        paragraphs.append(
+            Paragraph(
+                text,
+                ParagraphClass.SHORT,
+                ParagraphClass.SHORT,
+                len(text),
+                dom_path=rng.choice(paths),
+                heading=rng.random() < 0.1,
+            )
+        )
+    params = JustextParams(length_low=1, length_high=rng.choice([1, 30, 200]))
+    fast = function_blocks(paragraphs, params, max_length, min_blocks, compiled=True)
+    slow = function_blocks(paragraphs, params, max_length, min_blocks, compiled=False)
+    assert fast == slow
