@@ -103,6 +103,11 @@ SHIFT_GRID: dict[Preset, dict[str, tuple[object, ...]]] = {
         "container_link_density": (True,),
         "region_link_density": (False, True),
         "function_max_length": (0, 60, 80, 100),
+        # readability's conditional cleaning of the container (corpus5; its ad
+        # labels and photo credits were cross-validated on/off before they joined)
+        "clean_conditionally": (False, True),
+        # a long block that reads as prose moves with the container whatever its links
+        "linked_prose_inside": (False, True),
     },
     Preset.ARTICLE: {
         "inside_shift": (1, 2, 3),
@@ -349,6 +354,8 @@ def _point_text(point: Any) -> str:
         "container_link_density": "links-in",
         "region_link_density": "links-region",
         "function_max_length": "function",
+        "clean_conditionally": "cleaning",
+        "linked_prose_inside": "linked-prose",
     }
     return " ".join(f"{short.get(k, 'share')} {v}" for k, v in point)
 

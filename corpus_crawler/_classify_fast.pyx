@@ -42,6 +42,10 @@ cdef extern from "Python.h":
     ctypedef struct PyMemberDescrObject:
         PyMemberDef* d_member
     bint Py_UNICODE_ISSPACE(Py_UCS4 ch)
+    bint Py_UNICODE_ISALPHA(Py_UCS4 ch)
+    bint Py_UNICODE_ISDIGIT(Py_UCS4 ch)
+    bint Py_UNICODE_ISNUMERIC(Py_UCS4 ch)
+    bint Py_UNICODE_ISDECIMAL(Py_UCS4 ch)
 
 # class codes; the order does not matter, only identity
 cdef enum:
@@ -463,7 +467,15 @@ CONTAINER_FIELDS = frozenset((
     "inside_shift", "region_shift", "outside_shift", "drop_hidden", "skip_unlikely",
     "min_container_chars", "tag_scores", "template_shift", "template_min_blocks",
     "container_link_density", "region_link_density", "function_max_length",
+    # issue 13, corpus5: readability's conditional cleaning, its ad labels and
+    # photo credits in the container (the `corpus` preset; `article` too)
+    "clean_conditionally", "clean_link_density", "drop_ad_labels", "credits_inside",
+    "linked_prose_inside",
 ))
+
+#: classify._CLEANED_TAGS and classify._LIST_TAGS
+cdef frozenset _CLEANED_TAGS = frozenset({"table", "ul", "div", "aside", "header", "footer", "section"})
+cdef frozenset _LIST_TAGS = frozenset({"ul", "ol"})
 
 cdef enum:
     F_TEXT = 0
@@ -472,6 +484,7 @@ cdef enum:
     F_LENGTH = 3
     F_LINK_CHARS = 5
     F_LINK_DENSITY = 6
+    F_STOPWORD_DENSITY = 8
     F_XPATH = 10
     F_HEADING = 11
     F_IN_SELECT = 13
@@ -521,6 +534,9 @@ cdef class _Nodes:
     cdef bint* chosen
     cdef bint* inside
     cdef bint* in_region
+    cdef long long* commas        # commas in the subtree (conditional cleaning only)
+    cdef long long* listed        # characters in lists below the node (the same)
+    cdef bint* cleaned            # the node or an ancestor is cleaned out of the container
     cdef dict ids                 # xpath -> node id
     cdef list paths               # node id -> xpath
 
@@ -540,6 +556,9 @@ cdef class _Nodes:
         PyMem_Free(self.chosen)
         PyMem_Free(self.inside)
         PyMem_Free(self.in_region)
+        PyMem_Free(self.commas)
+        PyMem_Free(self.listed)
+        PyMem_Free(self.cleaned)
 
     cdef int _grow(self) except -1:
         cdef Py_ssize_t cap = max(64, 2 * self.cap)
@@ -595,9 +614,12 @@ cdef class _Nodes:
         self.chosen = <bint*>PyMem_Malloc(n * sizeof(bint))
         self.inside = <bint*>PyMem_Malloc(n * sizeof(bint))
         self.in_region = <bint*>PyMem_Malloc(n * sizeof(bint))
+        self.commas = <long long*>PyMem_Malloc(n * sizeof(long long))
+        self.listed = <long long*>PyMem_Malloc(n * sizeof(long long))
+        self.cleaned = <bint*>PyMem_Malloc(n * sizeof(bint))
         if not (self.chars and self.links and self.points and self.score and self.final_score
                 and self.scored and self.has_score and self.chosen and self.inside
-                and self.in_region):
+                and self.in_region and self.commas and self.listed and self.cleaned):
             raise MemoryError()
         return 0
 
@@ -618,6 +640,8 @@ cdef struct Candidate:
     long long points     # readability's points; 0: the block scores nothing
     bint low_links       # link density <= max_link_density
     bint skipped         # page furniture, left out of the scoring when asked
+    long long commas     # its commas (counted for the conditional cleaning only)
+    Py_ssize_t list_top  # the node above its outermost list (-1: none; cleaning only)
 
 
 cdef int _subtrees(
@@ -633,6 +657,8 @@ cdef int _subtrees(
         nodes.links[node] = 0
         nodes.points[node] = 0.0
         nodes.has_score[node] = False
+        nodes.commas[node] = 0
+        nodes.listed[node] = 0
     nodes.scored_count = 0
     for i in range(n):
         b = &blocks[i]
@@ -641,6 +667,12 @@ cdef int _subtrees(
         node = b.node
         nodes.chars[node] += b.length
         nodes.links[node] += b.link_chars
+        nodes.commas[node] += b.commas
+        # characters in lists, counted for the elements above the outermost list
+        parent = b.list_top
+        while parent >= 0:
+            nodes.listed[parent] += b.length
+            parent = nodes.parent[parent]
         if b.points == 0:
             continue
         if b.low_links:
@@ -656,6 +688,7 @@ cdef int _subtrees(
         if parent >= 0:
             nodes.chars[parent] += nodes.chars[node]
             nodes.links[parent] += nodes.links[node]
+            nodes.commas[parent] += nodes.commas[node]
             nodes.points[parent] = nodes.points[parent] + nodes.points[node]
     if tag_scores:
         for i in range(nodes.scored_count):
@@ -721,6 +754,34 @@ cdef void _mark_region(_Nodes nodes, Py_ssize_t region) noexcept:
         nodes.in_region[node] = node == region or (parent >= 0 and nodes.in_region[parent])
 
 
+cdef int _mark_cleaned(_Nodes nodes, bint clean, double limit) except -1:
+    """classify.cleaned_elements per node (with its subtree): below a chosen
+    node, a table/ul/div/aside/header/footer/section with fewer than 10 commas,
+    not a list nor over 90% lists, and link density above `limit`."""
+    cdef Py_ssize_t node, parent
+    cdef long long length
+    cdef str tag
+    for node in range(nodes.count):
+        parent = nodes.parent[node]
+        if parent >= 0 and nodes.cleaned[parent]:
+            nodes.cleaned[node] = True
+            continue
+        nodes.cleaned[node] = False
+        if not clean or parent < 0 or not nodes.inside[parent]:
+            continue
+        length = nodes.chars[node]
+        if not length or nodes.commas[node] >= 10:
+            continue
+        tag = _tag(<str>nodes.paths[node])
+        if tag not in _CLEANED_TAGS or tag in _LIST_TAGS:
+            continue
+        if <double>nodes.listed[node] > 0.9 * <double>length:
+            continue
+        if <double>nodes.links[node] / <double>length > limit:
+            nodes.cleaned[node] = True
+    return 0
+
+
 cdef bint _ruled_bad(object paragraph, bint direct) except -1:
     """classify._ruled_bad: the seed's hard rules, which no container outweighs."""
     if _field(paragraph, F_IN_SELECT, direct) or _field(paragraph, F_IMAGE, direct):
@@ -769,7 +830,8 @@ cdef Py_ssize_t _main_region(_Nodes nodes, Py_ssize_t best, double region_share)
 
 
 def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores,
-                   templated=None, relaxed=None, functional=None):
+                   templated=None, relaxed=None, functional=None, ad_labels=None,
+                   credited=None):
     """classify.container_pass for a non-empty tuple of Paragraphs and options
     with at least one shift; `unlikely` is the furniture flags only when they are
     used for scoring (skip_unlikely and some block is furniture), else None;
@@ -777,7 +839,9 @@ def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores,
     is on, else None (the grouping is a dict pass, as cheap in Python); `relaxed` is classify.relaxed_classes'
     list when container_link_density or region_link_density is on, else None;
     `functional` is classify.function_blocks' flags when options.function_max_length
-    is on, else None."""
+    is on, else None; `ad_labels` is classify._AD_OR_LOADING when
+    options.drop_ad_labels is on, else None; `credited` is classify.credit_classes'
+    list when options.credits_inside is on, else None."""
     cdef Py_ssize_t n = len(paragraphs)
     # whole-number options past any real length are clamped to what a C long holds
     cdef long long min_length = min(options.min_block_length, _LIMIT)
@@ -796,6 +860,16 @@ def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores,
     cdef bint relax_inside = relaxed is not None and options.container_link_density
     cdef bint relax_region = relaxed is not None and options.region_link_density
     cdef bint use_functions = functional is not None and options.function_max_length != 0
+    cdef bint clean = options.clean_conditionally
+    cdef double clean_limit = options.clean_link_density
+    cdef bint use_credits = credited is not None and options.credits_inside
+    cdef bint linked_prose = options.linked_prose_inside
+    cdef long long length_high = min(params.length_high, _LIMIT)
+    cdef double stopwords_high = params.stopwords_high
+    cdef bint prose
+    cdef bint is_inside, is_region
+    cdef Py_ssize_t cut, cut_ol
+    cdef str xpath
     cdef double params_max_link_density = params.max_link_density
     cdef long long min_container_chars = min(options.min_container_chars, _LIMIT)
     cdef bint tag_scores_on = options.tag_scores
@@ -825,6 +899,8 @@ def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores,
         raise ValueError(f"{len(relaxed)} relaxed classes for {n} paragraphs")
     if use_functions and len(functional) != n:
         raise ValueError(f"{len(functional)} function flags for {n} paragraphs")
+    if use_credits and len(credited) != n:
+        raise ValueError(f"{len(credited)} credit classes for {n} paragraphs")
 
     cdef _Nodes nodes = _Nodes()
     cdef Candidate* blocks = <Candidate*>PyMem_Malloc(n * sizeof(Candidate))
@@ -844,7 +920,18 @@ def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores,
                 PyErr_CheckSignals()
             p = paragraphs[i]
             b = &blocks[i]
-            b.node = nodes.node(<str>_field(p, F_XPATH, direct))
+            xpath = <str>_field(p, F_XPATH, direct)
+            b.node = nodes.node(xpath)
+            b.commas = 0
+            b.list_top = -1
+            if clean:
+                cut = xpath.find("/ul[")
+                cut_ol = xpath.find("/ol[")
+                if cut_ol >= 0 and (cut < 0 or cut_ol < cut):
+                    cut = cut_ol
+                if cut > 0:
+                    # classify._outermost_list: its parent's node, made with the block's
+                    b.list_top = <Py_ssize_t>nodes.ids[xpath[:cut]]
             length = _field(p, F_LENGTH, direct)
             b.length = length
             b.link_chars = _field(p, F_LINK_CHARS, direct)
@@ -855,13 +942,15 @@ def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores,
             old_cf[i] = _code(_field(p, F_CF_CLASS, direct))
             old_finals[i] = _code(_field(p, F_FINAL_CLASS, direct))
             b.points = 0
-            if length >= min_length and not headings[i]:
+            if clean or (length >= min_length and not headings[i]):
                 count = 0
                 text = <str>_field(p, F_TEXT, direct)
                 for c in text:
                     if _is_comma(c):
                         count += 1
-                b.points = 1 + min(length // per_point, max_length_points) + count
+                b.commas = count
+                if length >= min_length and not headings[i]:
+                    b.points = 1 + min(length // per_point, max_length_points) + count
         nodes.allocate()
 
         _subtrees(nodes, blocks, n, use_skips, share, tag_scores_on, tag_scores)
@@ -883,18 +972,28 @@ def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores,
         region = _main_region(nodes, best, region_share)
 
         _mark_region(nodes, region)
+        # what readability's cleaning drops from its article is outside it here
+        _mark_cleaned(nodes, clean, clean_limit)
         for i in range(n):
             b = &blocks[i]
-            if nodes.inside[b.node]:
-                steps = inside_shift if b.low_links else 0
-            elif nodes.in_region[b.node]:
+            is_inside = nodes.inside[b.node] and not nodes.cleaned[b.node]
+            is_region = nodes.in_region[b.node] and not nodes.cleaned[b.node]
+            if is_inside:
+                # classify._linked_prose
+                prose = (
+                    linked_prose
+                    and b.length >= length_high
+                    and <double>_field(paragraphs[i], F_STOPWORD_DENSITY, direct) >= stopwords_high
+                )
+                steps = inside_shift if b.low_links or prose else 0
+            elif is_region:
                 steps = region_shift
             else:
                 steps = outside_shift
             if (
                 use_templates
                 and templated[i]
-                and (nodes.inside[b.node] or nodes.in_region[b.node])
+                and (is_inside or is_region)
                 and not headings[i]
                 and old_cf[i] != C_GOOD
                 and <double>_field(paragraphs[i], F_LINK_DENSITY, direct)
@@ -905,11 +1004,26 @@ def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores,
                 steps = 0
             cls = old_cf[i]
             if (
-                (relax_inside and nodes.inside[b.node])
-                or (relax_region and nodes.in_region[b.node] and not nodes.inside[b.node])
+                ad_labels is not None
+                and is_inside
+                and ad_labels.match((<str>_field(paragraphs[i], F_TEXT, direct)).strip())
+            ):
+                # readability.js removes an element whose whole text is such a label
+                moved[i] = C_BAD
+                classes[i] = C_BAD
+                changed = changed or old_cf[i] != C_BAD
+                continue
+            if (
+                (relax_inside and is_inside)
+                or (relax_region and is_region and not is_inside)
             ) and relaxed[i] is not None:
                 # jusText's test again with the container's link limit
                 cls = _code(relaxed[i])
+                changed = changed or cls != old_cf[i]
+            if use_credits and is_inside and cls == C_BAD and credited[i] is not None:
+                # a photo credit in a long block of the article, not a footer
+                cls = _code(credited[i])
+                steps = inside_shift
                 changed = changed or cls != old_cf[i]
             if steps:
                 cls = max(C_BAD, min(C_GOOD, cls + steps))
@@ -937,3 +1051,146 @@ def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores,
         PyMem_Free(moved)
         PyMem_Free(lengths)
         PyMem_Free(headings)
+
+
+# --------------------------------------------------------------------------- function blocks
+
+
+cdef inline bint _is_letter(Py_UCS4 c) noexcept:
+    # classify._LETTER_WORD's [^\W\d_]: a word character (re's \w: alphabetic,
+    # decimal, digit or numeric, or "_") that is neither a decimal digit nor "_"
+    return (
+        Py_UNICODE_ISALPHA(c) or Py_UNICODE_ISDIGIT(c) or Py_UNICODE_ISNUMERIC(c)
+    ) and not Py_UNICODE_ISDECIMAL(c)
+
+
+cdef struct WordSlot:
+    unsigned long long key   # the word's hash; 0: empty
+    Py_ssize_t blocks        # in how many blocks of the template it occurs
+    Py_ssize_t last          # the last block that counted it (once per block)
+
+
+cdef Py_ssize_t _letter_words(str lowered, unsigned long long* out) noexcept:
+    """The hashes of a lowered text's letter words (classify._LETTER_WORD.findall),
+    in order; returns how many. `out` has room for len(lowered) // 1 + 1."""
+    cdef Py_ssize_t i = 0, n = len(lowered), count = 0, start
+    cdef unsigned long long h
+    while i < n:
+        if not _is_letter(lowered[i]):
+            i += 1
+            continue
+        start = i
+        while i < n and _is_letter(lowered[i]):
+            i += 1
+        h = _hash(lowered, start, i)
+        out[count] = h if h != 0 else 1
+        count += 1
+    return count
+
+
+cdef WordSlot* _slot(WordSlot* table, Py_ssize_t mask, unsigned long long key) noexcept:
+    cdef Py_ssize_t at = <Py_ssize_t>(key & <unsigned long long>mask)
+    while table[at].key != 0 and table[at].key != key:
+        at = (at + 1) & mask
+    return &table[at]
+
+
+def function_blocks(paragraphs, Py_ssize_t length_high, max_length, Py_ssize_t min_blocks,
+                    double shared_share):
+    """classify.function_blocks over C arrays: the words of a template's blocks
+    are 64-bit hashes of their letters (FNV-1a, as the stoplist table's) in an
+    open-addressing table instead of str objects in a dict."""
+    cdef long long limit = min(max_length, _LIMIT)
+    cdef Py_ssize_t n = len(paragraphs), count, recurring, i, k, j, words, total, size
+    cdef Py_ssize_t own_start, own_count, shared, short_count
+    cdef unsigned long long* hashes = NULL
+    cdef Py_ssize_t* starts = NULL
+    cdef Py_ssize_t* counts = NULL
+    cdef WordSlot* table = NULL
+    cdef WordSlot* slot
+    cdef str lowered
+    cdef list members, lowered_texts
+    found = [False] * n
+    templates = {}
+    for index in range(n):
+        p = paragraphs[index]
+        members = templates.get(p.dom_path)
+        if members is None:
+            templates[p.dom_path] = [index]
+        else:
+            members.append(index)
+    try:
+        for members in templates.values():
+            count = len(members)
+            if count < min_blocks:
+                continue
+            recurring = max(3, -(-count // 4))
+            short_count = 0
+            for k in range(count):
+                p = paragraphs[<Py_ssize_t>members[k]]
+                if p.length <= limit and not p.heading:
+                    short_count += 1
+            if short_count < recurring:
+                continue
+            # the words of the members up to length_high (the short ones' context)
+            lowered_texts = [None] * count
+            total = 0
+            for k in range(count):
+                p = paragraphs[<Py_ssize_t>members[k]]
+                if p.length <= length_high:
+                    lowered = p.text.lower()
+                    lowered_texts[k] = lowered
+                    total += len(lowered) + 1
+            PyMem_Free(hashes)
+            PyMem_Free(starts)
+            PyMem_Free(counts)
+            PyMem_Free(table)
+            hashes = <unsigned long long*>PyMem_Malloc(max(total, 1) * sizeof(unsigned long long))
+            starts = <Py_ssize_t*>PyMem_Malloc(count * sizeof(Py_ssize_t))
+            counts = <Py_ssize_t*>PyMem_Malloc(count * sizeof(Py_ssize_t))
+            size = 16
+            while size < 2 * total:
+                size *= 2
+            table = <WordSlot*>PyMem_Malloc(size * sizeof(WordSlot))
+            if not (hashes and starts and counts and table):
+                raise MemoryError()
+            for j in range(size):
+                table[j].key = 0
+            words = 0
+            for k in range(count):
+                starts[k] = words
+                counts[k] = 0
+                if lowered_texts[k] is None:
+                    counts[k] = -1  # not read (past length_high)
+                    continue
+                counts[k] = _letter_words(<str>lowered_texts[k], hashes + words)
+                for j in range(words, words + counts[k]):
+                    slot = _slot(table, size - 1, hashes[j])
+                    if slot.key == 0:
+                        slot.key = hashes[j]
+                        slot.blocks = 0
+                        slot.last = -1
+                    if slot.last != k:
+                        slot.last = k
+                        slot.blocks += 1
+                words += counts[k]
+            for k in range(count):
+                p = paragraphs[<Py_ssize_t>members[k]]
+                if not (p.length <= limit and not p.heading):
+                    continue
+                own_count = counts[k]
+                if own_count <= 0:
+                    continue
+                own_start = starts[k]
+                shared = 0
+                for j in range(own_start, own_start + own_count):
+                    if _slot(table, size - 1, hashes[j]).blocks >= recurring:
+                        shared += 1
+                if <double>shared >= shared_share * <double>own_count:
+                    found[<Py_ssize_t>members[k]] = True
+    finally:
+        PyMem_Free(hashes)
+        PyMem_Free(starts)
+        PyMem_Free(counts)
+        PyMem_Free(table)
+    return found

@@ -403,6 +403,12 @@ class ContainerOptions:
     #: readability's conditional cleaning drops lists, tables and divs, never
     #: a paragraph of its article ("Read more: ..." lines inside the text).
     linked_paragraphs_inside: bool = False
+    #: A block in the container of at least jusText's `length_high` characters
+    #: whose stop-word density reaches `stopwords_high` moves with it whatever
+    #: its link density: a sentence wrapped in a link ("Please click here for
+    #: rates to particular countries under the Green Saver plan ...") reads as
+    #: prose, and jusText's link test is for menus and link lists.
+    linked_prose_inside: bool = False
     #: readability's conditional cleaning of the container: a table, list, div,
     #: aside, header, footer or section inside it with fewer than 10 commas and a
     #: link density above `clean_link_density` (readability: 0.2 for elements
@@ -520,6 +526,7 @@ class ContainerOptions:
             "fallback_to_container",
             "article_region",
             "linked_paragraphs_inside",
+            "linked_prose_inside",
             "page_links_only",
             "drop_hidden_inline",
         ):
@@ -984,6 +991,11 @@ def _shifted(cls: ParagraphClass, steps: int) -> ParagraphClass:
     return _SCALE[max(0, min(3, _RANK[cls] + steps))]
 
 
+def _linked_prose(p: Paragraph, params: JustextParams) -> bool:
+    """Does a block read as prose whatever its links (`linked_prose_inside`)?"""
+    return p.length >= params.length_high and p.stopword_density >= params.stopwords_high
+
+
 def _ruled_bad(p: Paragraph) -> bool:
     # The seed's hard rules (copyright, <select>, images) are not evidence a
     # container can outweigh.
@@ -1039,6 +1051,8 @@ def function_blocks(
     params: JustextParams,
     max_length: int,
     min_blocks: int,
+    *,
+    compiled: bool | None = None,
 ) -> list[bool]:
     """Per block: whether it is a function block of its template, the byline or
     footer a blog or forum repeats on every post ("Posted by X at 5:31 PM",
@@ -1053,7 +1067,17 @@ def function_blocks(
     byline per post, beside the post's title or text. Only the template's blocks
     up to jusText's `length_high` are read for the words: the labels recur among
     short blocks, and the long ones are running text (and the cost).
+
+    `compiled` picks the implementation as in `classify_segments` (default: the
+    compiled twin in _classify_fast.pyx, which counts 64-bit hashes of the
+    words instead of the words: ~0.2 ms a page less, half the container pass).
     """
+    if compiled is None:
+        compiled = _fast is not None
+    if compiled and _fast is not None:
+        return _fast.function_blocks(
+            paragraphs, params.length_high, max_length, min_blocks, FUNCTION_SHARED_WORDS
+        )
     templates: dict[str, list[int]] = {}
     for index, p in enumerate(paragraphs):
         templates.setdefault(p.dom_path, []).append(index)
@@ -1101,6 +1125,30 @@ def relaxed_classes(
     return [
         _context_free_class(p, relaxed)
         if p.cf_class is BAD and low < p.link_density <= high
+        else None
+        for p in paragraphs
+    ]
+
+
+def credit_classes(
+    paragraphs: Sequence[Paragraph], params: JustextParams, options: ContainerOptions
+) -> list[ParagraphClass | None]:
+    """Per block, the class `credits_inside` gives it when it lies in the
+    container and is BAD there (None where the rule cannot apply: a block up to
+    jusText's `length_high`, in a <select>, or without a copyright sign): its
+    context-free class without the copyright rule, under the container's link
+    limit when that applies. The compiled pass takes them from here (few blocks
+    carry a copyright sign)."""
+    relaxed = (
+        dataclasses.replace(params, max_link_density=options.max_link_density)
+        if options.container_link_density or options.region_link_density
+        else params
+    )
+    return [
+        _context_free_class(p, relaxed, copyright=False)
+        if p.length > params.length_high
+        and not p.in_select
+        and (COPYRIGHT_CHAR in p.text or COPYRIGHT_CODE in p.text)
         else None
         for p in paragraphs
     ]
@@ -1161,6 +1209,8 @@ def container_pass(
             )
             if options.function_max_length
             else None,
+            _AD_OR_LOADING if options.drop_ad_labels else None,
+            credit_classes(paragraphs, params, options) if options.credits_inside else None,
         )
     subtrees = _Subtrees(paragraphs, options, skipped)
     containers = main_containers(paragraphs, options, subtrees)
@@ -1231,6 +1281,7 @@ def container_pass(
                 options.inside_shift
                 if p.link_density <= options.max_link_density
                 or (options.linked_paragraphs_inside and _tag(p.xpath) == "p")
+                or (options.linked_prose_inside and _linked_prose(p, params))
                 else 0
             )
         elif is_in_region:

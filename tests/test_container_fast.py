@@ -20,7 +20,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from corpus_crawler import dom
-from corpus_crawler.classify import ContainerOptions, compiled_container_pass, container_pass
+from corpus_crawler.classify import (
+    ContainerOptions,
+    compiled_container_pass,
+    container_pass,
+    function_blocks,
+)
 from corpus_crawler.config import ExtractConfig, JustextParams, Preset
 from corpus_crawler.decode import decode_html
 from corpus_crawler.extract import classify_segments, stoplist_and_params
@@ -60,6 +65,14 @@ VARIANTS: dict[str, dict[str, object]] = {
         "region_link_density": True,
         "max_link_density": 0.33,
     },
+    # readability's conditional cleaning, ad labels and photo credits (corpus5):
+    # off, cleaning everything with a link, and at a limit that is not a binary fraction
+    "no-cleaning": {"clean_conditionally": False, "drop_ad_labels": False, "credits_inside": False},
+    "clean-every-linked-element": {"clean_conditionally": True, "clean_link_density": 0.0},
+    "clean-odd-limit": {"clean_conditionally": True, "clean_link_density": 0.33},
+    "cleaning-without-furniture": {"clean_conditionally": True, "skip_unlikely": False},
+    "no-linked-prose": {"linked_prose_inside": False},
+    "linked-prose-at-any-link-limit": {"linked_prose_inside": True, "max_link_density": 0.0},
 }
 
 
@@ -104,11 +117,7 @@ PYTHON_ONLY: dict[Preset, frozenset[str]] = {
             "join_segments",
             "article_segment_share",
             "join_sibling_paragraphs",
-            "clean_conditionally",
-            "clean_link_density",
             "item_link_density",
-            "credits_inside",
-            "drop_ad_labels",
             "semantic_main",
             "furniture_outside",
             # issue 13, article4: the fallback when no block is kept
@@ -191,7 +200,22 @@ def test_compiled_and_python_container_passes_agree_on_gold_pages(
 
 # --------------------------------------------------------------------------- generated pages
 
-_STEPS = ("div[1]", "div[2]", "div[3]", "p[1]", "p[2]", "td[1]", "ul[1]", "li[2]", "h2[1]")
+_STEPS = (
+    "div[1]",
+    "div[2]",
+    "div[3]",
+    "p[1]",
+    "p[2]",
+    "td[1]",
+    "ul[1]",
+    "li[2]",
+    "h2[1]",
+    "ol[1]",
+    "table[1]",
+    "section[1]",
+)
+#: What readability.js calls an ad or a loading label, and near misses.
+_LABELS = ("Advertisement", "  ad ", "Loading\u2026", "loading...", "Ads", "Werbung!")
 _ALPHABET = "ab ,\uff0c\u3001\u060c\u00a9&copy;."
 _CLASSES = list(ParagraphClass)
 
@@ -216,6 +240,8 @@ def _paragraphs(rng: random.Random) -> tuple[Paragraph, ...]:
     result = []
     for _ in range(rng.randint(1, 40)):
         text = "".join(rng.choices(_ALPHABET, k=rng.randrange(41))) * rng.randint(1, 12)
+        if rng.random() < 0.05:
+            text = rng.choice(_LABELS)
         length = len(text)
         link_chars = rng.randint(0, length)
         result.append(
@@ -228,7 +254,8 @@ def _paragraphs(rng: random.Random) -> tuple[Paragraph, ...]:
                 link_chars,
                 link_chars / length if length else 0.0,
                 0,
-                0.0,
+                # stop-word density: linked_prose_inside reads it
+                rng.choice([0.0, 0.2, 0.32, 0.6]),
                 "",
                 _xpath(rng, wrappers),
                 rng.random() < 0.2,
@@ -263,6 +290,11 @@ _options = st.builds(
     container_link_density=st.booleans(),
     region_link_density=st.booleans(),
     function_max_length=st.sampled_from([0, 30, 80, 10**30]),
+    clean_conditionally=st.booleans(),
+    clean_link_density=_shares,
+    drop_ad_labels=st.booleans(),
+    credits_inside=st.booleans(),
+    linked_prose_inside=st.booleans(),
 )
 _params = st.builds(
     JustextParams,
@@ -270,6 +302,8 @@ _params = st.builds(
     no_headings=st.booleans(),
     # 0: every template passes the pooled stop-word test (generated blocks have none)
     stopwords_low=st.sampled_from([0.0, 0.3]),
+    length_low=st.just(1),
+    length_high=st.sampled_from([1, 200]),
 )
 
 
@@ -341,3 +375,75 @@ def test_an_option_the_compiled_pass_does_not_know_falls_back_to_python(
         assert compiled_container_pass(ContainerOptions(tag_scores=False))
     finally:
         compiled_container_pass.cache_clear()
+
+
+# --------------------------------------------------------------------------- function blocks
+
+
+@pytest.mark.parametrize(
+    ("max_length", "min_blocks"), [(80, 3), (100, 3), (10**30, 2), (30, 1), (200, 4)]
+)
+def test_compiled_and_python_function_blocks_agree_on_gold_pages(
+    preset_pages: list[tuple[str, tuple[Paragraph, ...], JustextParams, list[bool]]],
+    max_length: int,
+    min_blocks: int,
+) -> None:
+    """The compiled twin counts 64-bit hashes of the words; the flags must be
+    the Python pass's on every gold page (thousands of function blocks)."""
+    differing = []
+    found = 0
+    for page_id, paragraphs, params, _unlikely in preset_pages:
+        fast = function_blocks(paragraphs, params, max_length, min_blocks, compiled=True)
+        slow = function_blocks(paragraphs, params, max_length, min_blocks, compiled=False)
+        if fast != slow:
+            differing.append(page_id)
+        found += sum(slow)
+    assert differing == []
+    assert found > 500
+
+
+#: Letter words of several scripts, digits of two (ASCII and Arabic-Indic),
+#: numerics that are letters to re (superscript two, a vulgar fraction),
+#: underscores, and a capital whose lower case is two code points.
+_WORD_PARTS = (
+    "posted",
+    "by",
+    "Posts:",
+    "2783",
+    "\u0663\u0664",
+    "x\u00b2",
+    "\u00bd",
+    "a_b",
+    "\u0130",
+    "\u00c9t\u00e9",
+    "\u65e5\u672c",
+    " ",
+    " | ",
+    "\n",
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 2**32), st.sampled_from([0, 12, 40, 10**30]), st.integers(1, 4))
+def test_compiled_and_python_function_blocks_agree_on_generated_pages(
+    seed: int, max_length: int, min_blocks: int
+) -> None:
+    rng = random.Random(seed)
+    paths = ["html.body.div.p", "html.body.td", "html.body.ul.li"]
+    paragraphs = []
+    for _ in range(rng.randint(0, 30)):
+        text = "".join(rng.choices(_WORD_PARTS, k=rng.randint(0, 12)))
+        paragraphs.append(
+            Paragraph(
+                text,
+                ParagraphClass.SHORT,
+                ParagraphClass.SHORT,
+                len(text),
+                dom_path=rng.choice(paths),
+                heading=rng.random() < 0.1,
+            )
+        )
+    params = JustextParams(length_low=1, length_high=rng.choice([1, 30, 200]))
+    fast = function_blocks(paragraphs, params, max_length, min_blocks, compiled=True)
+    slow = function_blocks(paragraphs, params, max_length, min_blocks, compiled=False)
+    assert fast == slow

@@ -48,6 +48,11 @@ RULES = (
     "drop_ad_labels",
 )
 
+#: The rules the corpus preset switched on too, each cross-validated for it.
+SHARED_WITH_CORPUS = frozenset(
+    {"container_link_density", "clean_conditionally", "credits_inside", "drop_ad_labels"}
+)
+
 
 def article_options(**changes: object) -> ContainerOptions:
     shipped = container_options(Preset.ARTICLE)
@@ -99,8 +104,9 @@ def test_the_rules_are_off_by_default_and_on_for_article_only() -> None:
     assert article is not None and corpus is not None
     for name in RULES:
         assert getattr(defaults, name) is False
-        # corpus4 measured the container's link limit for corpus too (presets.yaml)
-        assert getattr(corpus, name) is (name == "container_link_density"), name
+        # corpus4 measured the container's link limit for corpus too, corpus5
+        # readability's cleaning, ad labels and photo credits (presets.yaml)
+        assert getattr(corpus, name) is (name in SHARED_WITH_CORPUS), name
         assert getattr(article, name) is True, name
     assert defaults.item_link_density == corpus.item_link_density == 1.0
     with pytest.raises(ConfigError, match="clean_link_density must be between 0 and 1"):

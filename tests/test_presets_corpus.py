@@ -106,9 +106,12 @@ def test_combined_corpus_container_shifts_is_checked_and_shipped_off() -> None:
 
 
 def test_combined_with_the_corpus_preset_keeps_what_the_votes_keep(gold_dir: Path) -> None:
-    """cleaneval-dev page 37: the votes alone keep exactly the gold's text; the
-    corpus preset's container shifts stacked on them lift the page's furniture
-    cells back in (precision 0.82)."""
+    """cleaneval-dev page 37: the votes alone keep exactly the gold's text. The
+    corpus preset's container shifts stacked on them used to lift the page's
+    furniture cells back in (precision 0.82); since corpus5 readability's
+    conditional cleaning takes those link cells out of the container, so the
+    stack keeps the gold's text too (the shipped default, off, rests on the
+    set-wide figures in combined.yaml)."""
     html = (gold_dir / "cleaneval-dev" / "html" / "37.html").read_bytes()
     gold = (gold_dir / "cleaneval-dev" / "gold" / "37.txt").read_text("utf-8")
 
@@ -124,7 +127,8 @@ def test_combined_with_the_corpus_preset_keeps_what_the_votes_keep(gold_dir: Pat
         return page_scores(text, gold).f1
 
     assert shipped_combined_options().corpus_container_shifts is False
-    assert f1(stack=True) + 0.05 < f1(stack=False)
+    assert f1(stack=False) > 0.99
+    assert f1(stack=True) > 0.99
 
 
 def test_news_items_in_the_region_are_judged_with_the_containers_link_limit(
@@ -194,10 +198,14 @@ def test_function_blocks_are_the_bylines_a_template_repeats() -> None:
 def test_a_blogs_post_footers_are_not_lifted_by_the_container(gold_dir: Path) -> None:
     """cleaneval-dev page 40: each post ends in "Monday December 25, 2006 |
     permalink | comments (0)", which the container lifted to GOOD; the gold
-    drops them, and keeps the posts."""
+    drops them, and keeps the posts. (Since corpus5 readability's conditional
+    cleaning takes these link-heavy footers out of the container as well, so the
+    rule is shown with the cleaning off.)"""
     shipped = container_options(Preset.CORPUS)
     assert shipped is not None and shipped.function_max_length > 0
-    off = replace(shipped, function_max_length=0)
+    uncleaned = replace(shipped, clean_conditionally=False)
+    off = replace(uncleaned, function_max_length=0)
+    assert _f1(gold_dir, "40", off) + 0.02 < _f1(gold_dir, "40", uncleaned)
     assert _f1(gold_dir, "40", off) + 0.02 < _f1(gold_dir, "40", shipped)
     with pytest.raises(ConfigError, match="function_max_length must be a whole number >= 0"):
         ContainerOptions(function_max_length=-1)

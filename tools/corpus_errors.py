@@ -6,7 +6,8 @@ the gold text; a block of fewer than 4 tokens, a user name or a date, when its
 tokens run together in the gold's). Lost characters are then grouped two ways: kept but not in the
 gold (precision loss) and in the gold but dropped (recall loss), by the block's
 kind (heading, list item, table cell, paragraph), its place against the main
-container (inside, region, outside, furniture) and its context-free class.
+container (inside, region, outside, cleaned out of the container by readability's
+conditional cleaning, furniture) and its context-free class.
 
     PYTHONPATH=$PWD python tools/corpus_errors.py /work/shared/data/gold/cleaneval-dev
     PYTHONPATH=$PWD python tools/corpus_errors.py GOLD_SET --worst 20 --blocks 5
@@ -28,6 +29,7 @@ from corpus_crawler import ExtractConfig, Preset, dom
 from corpus_crawler.classify import (
     _Subtrees,
     classify_segments,
+    cleaned_elements,
     container_pass,
     inside_containers,
     main_containers,
@@ -70,7 +72,15 @@ def page_blocks(html: bytes, gold: str, preset: Preset) -> tuple[list[Block], st
     root = dom.parse(decode_html(html, None).text)
     if root is None:
         return [], ""
-    segments = visible(segment(dom.preprocess_seed(root), marked=True))
+    # the preset's own walk (corpus: hidden inline text left out)
+    segments = visible(
+        segment(
+            dom.preprocess_seed(root),
+            marked=True,
+            page_links_only=options.page_links_only,
+            drop_hidden_inline=options.drop_hidden_inline,
+        )
+    )
     if not segments:
         return [], ""
     language, _ = choose_language([s.text for s in segments], config)
@@ -83,13 +93,20 @@ def page_blocks(html: bytes, gold: str, preset: Preset) -> tuple[list[Block], st
     region = main_region(seeded, containers, options, subtrees)
     inside = inside_containers(seeded, containers)
     in_region = inside_containers(seeded, [region] if region else [])
+    if options.clean_conditionally:
+        # what readability's cleaning takes out of the container (its own place)
+        cleaned = inside_containers(
+            seeded, cleaned_elements(containers, subtrees, options.clean_link_density)
+        )
+    else:
+        cleaned = [False] * len(seeded)
     gold_shingles = shingles(gold)
     # a block shorter than a shingle yields one shingle of its own tokens, which
     # no 4-token gold shingle matches: look its tokens up as a run instead
     gold_run = " " + " ".join(tokens(gold)) + " "
     blocks = []
-    for p, is_inside, is_region, is_furniture in zip(
-        passed, inside, in_region, unlikely, strict=True
+    for p, is_inside, is_region, is_cleaned, is_furniture in zip(
+        passed, inside, in_region, cleaned, unlikely, strict=True
     ):
         own_tokens = tokens(p.text)
         if 0 < len(own_tokens) < SHINGLE_SIZE:
@@ -100,6 +117,8 @@ def page_blocks(html: bytes, gold: str, preset: Preset) -> tuple[list[Block], st
             hits = sum(min(n, gold_shingles.get(s, 0)) for s, n in own.items())
             in_gold = total > 0 and hits * 2 >= total
         place = "inside" if is_inside else "region" if is_region else "outside"
+        if is_cleaned:
+            place = "cleaned"
         if is_furniture:
             place += "+furniture"
         blocks.append(Block(p, place, in_gold))
