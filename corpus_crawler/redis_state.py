@@ -50,6 +50,7 @@ from .recrawl import Decision, PreviousCapture
 from .state import Admission, BudgetLimits, QueueEntry
 
 __all__ = [
+    "FORGET_YIELD_LUA",
     "RedisCampaignStore",
     "RedisConfig",
     "RedisUnavailable",
@@ -141,8 +142,33 @@ def check_redis(url: str) -> None:
 # ARGV[1] is always the key prefix. Members of host queues are zero-padded ids, so
 # requests of one priority come out in the order they were queued.
 
-_LIB = """
+#: Lua: the yield counts of one request's fetch, kept under its id (``yield:req``: id ->
+#: "raw clean host domain") from `corpus_crawler.yieldrate.RedisYieldTracker`'s record to
+#: the commit that marks the request done. A fetch whose output never reached a commit
+#: (its worker was killed, its lease returned) takes its counts back out here, so a
+#: refetch counts the page once, as an uninterrupted crawl does. Needs `ns` defined.
+FORGET_YIELD_LUA = """
+local function forget_yield(id)
+  local entry = redis.call('HGET', ns .. 'yield:req', id)
+  if not entry then return end
+  redis.call('HDEL', ns .. 'yield:req', id)
+  local raw, clean, host, domain = string.match(entry, '^(%d+) (%d+) (%S+) (%S+)$')
+  for _, key in ipairs({'h:' .. host, 'd:' .. domain}) do
+    local hash = ns .. 'yield:' .. key
+    -- 0 - x, not -x: Lua's -0 reaches Redis as "-0", which HINCRBY refuses
+    redis.call('HINCRBY', hash, 'raw', 0 - tonumber(raw))
+    redis.call('HINCRBY', hash, 'clean', 0 - tonumber(clean))
+    redis.call('HINCRBY', hash, 'docs', -1)
+  end
+end
+"""
+
+_LIB = (
+    """
 local ns = ARGV[1]
+"""
+    + FORGET_YIELD_LUA
+    + """
 -- Redis's clock, shared by all machines. Host times are whole milliseconds: now is
 -- rounded down, a rest's end up, so a host is never handed out early.
 local function now_exact()
@@ -177,6 +203,8 @@ local function return_leases(worker, cap, now)
     local host, score = string.sub(value, 1, space - 1), string.sub(value, space + 1)
     if redis.call('HDEL', ns .. 'held:' .. worker, id) == 1 then unhold(host) end
     redis.call('ZADD', ns .. 'q:' .. host, score, string.format('%015d', tonumber(id)))
+    -- its output is not in any committed file: the refetch will count it again
+    forget_yield(id)
     hosts[host] = true
     count = count + 1
   end
@@ -187,6 +215,7 @@ local function return_leases(worker, cap, now)
   return count
 end
 """
+)
 
 # ARGV: ns, fingerprint, budget, max_pages, max_per_domain, host, score, text, cap
 _ENQUEUE = (
@@ -317,6 +346,8 @@ for _ = 1, done do
     redis.call('HDEL', ns .. 'req', id)
     -- its dedup verdict is in the committed files now (corpus_crawler.dedup._redis)
     redis.call('HDEL', ns .. 'dd:replay', id)
+    -- and its yield counts are final (corpus_crawler.yieldrate)
+    redis.call('HDEL', ns .. 'yield:req', id)
     finished = finished + 1
   end
 end

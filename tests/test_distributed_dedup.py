@@ -21,6 +21,7 @@ import collections
 import json
 import subprocess
 import threading
+import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -516,3 +517,66 @@ def test_yield_counts_are_global_and_a_host_pruned_by_one_process_is_pruned_for_
     finally:
         for link in links:
             link.close()
+
+
+def test_a_pages_yield_counts_stand_once_whether_its_fetch_is_committed_or_redone(
+    redis_server: RedisServer,
+) -> None:
+    config = YieldConfig(preset=YieldPreset.NORMAL, min_docs=10, min_bytes=0)
+    link = _link(redis_server, "w-0")
+    restarted = None
+
+    def lease_one(store: RedisCampaignStore) -> int:
+        # a released host is ready again from the next millisecond of Redis's clock
+        deadline = time.monotonic() + TIMEOUT
+        while not (leased := store.lease(1)):
+            assert time.monotonic() < deadline, "nothing to lease"
+            time.sleep(0.005)
+        [(row, _)] = leased
+        return row
+
+    def counts(store: RedisCampaignStore) -> tuple[int, int, int]:
+        """The global counts of a.test (its host's; its domain's are the same)."""
+        values = []
+        for key in ("h:a.test", "d:a.test"):
+            fields = store.client.hgetall(f"cc:unit:yield:{key}")
+            values.append(tuple(int(fields.get(n, 0)) for n in (b"raw", b"clean", b"docs")))
+        assert values[0] == values[1]
+        return values[0]  # type: ignore[return-value]
+
+    try:
+        for path in ("/one", "/two"):
+            link.enqueue(
+                json.dumps({"url": f"http://a.test{path}", "meta": {}}), 0, fingerprint=None
+            )
+        tracker = RedisYieldTracker(config, link)
+        first = lease_one(link)
+        tracker.record("a.test", 1_000, 100, request=first)
+        # a retried call (its answer lost) replaces its own counts
+        tracker.record("a.test", 1_000, 100, request=first)
+        assert counts(link) == (1_000, 100, 1)
+        link.finish(first, "http://a.test/one", "kept")
+        link.commit({})
+        second = lease_one(link)
+        tracker.record("a.test", 5_000, 0, request=second)
+        assert counts(link) == (6_000, 100, 2)
+        # the worker is killed before its commit: its restart returns the lease, and the
+        # uncommitted fetch's counts go with it; the committed one's stay
+        restarted = _link(redis_server, "w-0")
+        assert counts(restarted) == (1_000, 100, 1)
+        again = RedisYieldTracker(config, restarted)
+        # refetched (the page changed meanwhile): counted once, with its new size
+        row = lease_one(restarted)
+        assert row == second
+        again.record("a.test", 4_000, 0, request=row)
+        restarted.finish(row, "http://a.test/two", "dropped")
+        restarted.commit({})
+        assert counts(restarted) == (5_000, 100, 2)
+        # committed: a later return of leases (this worker leaving) takes nothing back
+        restarted.close()
+        restarted = _link(redis_server, "w-0")
+        assert counts(restarted) == (5_000, 100, 2)
+    finally:
+        link.close()
+        if restarted is not None:
+            restarted.close()
