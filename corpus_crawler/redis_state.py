@@ -51,9 +51,11 @@ from .state import Admission, BudgetLimits, QueueEntry
 
 __all__ = [
     "FORGET_YIELD_LUA",
+    "PUBLISH_ROBOTS_LUA",
     "RedisCampaignStore",
     "RedisConfig",
     "RedisUnavailable",
+    "RobotsPublication",
     "WorkerFenced",
     "check_redis",
     "host_key",
@@ -101,6 +103,24 @@ class RedisConfig:
         # With a delay the host is held from lease to finish and then rests: one at a
         # time is what makes the start-to-start gap a guarantee, not an average.
         return 1 if self.delay > 0 else self.per_host
+
+
+@dataclass(frozen=True, slots=True)
+class RobotsPublication:
+    """A host's robots.txt entry as the commit script stores it (`PUBLISH_ROBOTS_LUA`)."""
+
+    netloc: str
+    #: The fetch claim's token (freed if still held by it).
+    token: str
+    status: int
+    #: What the parser reads (`corpus_crawler.redis_robots.rules_body`).
+    body: bytes
+    truncated: bool
+    ttl_ms: int
+
+    def arguments(self) -> list[Any]:
+        truncated = "1" if self.truncated else "0"
+        return [self.netloc, self.token, self.status, self.body, truncated, self.ttl_ms]
 
 
 def host_key(url: str) -> str:
@@ -163,11 +183,32 @@ local function forget_yield(id)
 end
 """
 
+#: Lua: store a host's robots.txt entry for every process (`corpus_crawler.redis_robots`
+#: owns the entry; it is here because the commit script publishes it too) and free the
+#: fetch claim if it is still `token`'s; returns the fetch time on Redis's clock. Stored
+#: even when the claim was lost meanwhile (two fetches of one file: either is true).
+#: Needs `ns` defined.
+PUBLISH_ROBOTS_LUA = """
+local function publish_robots(netloc, token, status, body, truncated, worker, ttl_ms)
+  local key = ns .. 'robots:' .. netloc
+  local t = redis.call('TIME')
+  local fetched = t[1] .. '.' .. string.format('%06d', tonumber(t[2]))
+  redis.call('DEL', key)
+  redis.call('HSET', key, 'status', status, 'body', body, 'truncated', truncated,
+    'fetched', fetched, 'worker', worker)
+  redis.call('PEXPIRE', key, ttl_ms)
+  local claim = ns .. 'robotsclaim:' .. netloc
+  if redis.call('GET', claim) == token then redis.call('DEL', claim) end
+  return fetched
+end
+"""
+
 _LIB = (
     """
 local ns = ARGV[1]
 """
     + FORGET_YIELD_LUA
+    + PUBLISH_ROBOTS_LUA
     + """
 -- Redis's clock, shared by all machines. Host times are whole milliseconds: now is
 -- rounded down, a rest's end up, so a host is never handed out early.
@@ -324,7 +365,8 @@ return 1
 )
 
 # ARGV: ns, worker, incarnation, sequence, file count, name, length..., done count,
-# id..., then counter key, value pairs.  -> 1 committed, 0 a replay, -1 fenced
+# id..., robots.txt count, (netloc, token, status, body, truncated, ttl ms)..., then
+# counter key, value pairs.  -> 1 committed, 0 a replay, -1 fenced
 _COMMIT = (
     _LIB
     + """
@@ -352,6 +394,13 @@ for _ = 1, done do
   end
 end
 redis.call('DECRBY', ns .. 'nleased', finished)
+-- robots.txt entries whose capture is in the files committed here: published with them
+local robots = tonumber(ARGV[i]); i = i + 1
+for _ = 1, robots do
+  publish_robots(ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4], worker,
+    ARGV[i + 5])
+  i = i + 6
+end
 while i < #ARGV do
   redis.call('HINCRBY', ns .. 'counters', ARGV[i], ARGV[i + 1]); i = i + 2
 end
@@ -454,6 +503,8 @@ class RedisCampaignStore:
         #: Rows whose host was released at their response (their finish need not again).
         self._released: set[int] = set()
         self._pending_counts: dict[str, int] = {}
+        #: robots.txt entries to publish with the next commit, and what to call once they are.
+        self._pending_robots: list[tuple[RobotsPublication, Callable[[], None]]] = []
         self._sequence = 0
         #: monotonic time of the last failed call: reaping waits a lease timeout after it
         self._outage_at = time.monotonic()
@@ -621,7 +672,7 @@ class RedisCampaignStore:
     @property
     def changed(self) -> bool:
         with self._lock:
-            return bool(self._pending_done)
+            return bool(self._pending_done or self._pending_robots)
 
     def in_frontier(self) -> int:
         self._pending_cache = (0.0, 0)
@@ -752,6 +803,17 @@ class RedisCampaignStore:
             self._pending_done.append(row)
         return False
 
+    def publish_robots_with_commit(
+        self, publication: RobotsPublication, on_published: Callable[[], None]
+    ) -> None:
+        """Publish a host's robots.txt entry in the next commit's script, with the file
+        lengths that hold its capture: call this from the writer thread after the
+        capture is written. A process killed before that commit published nothing, and
+        the claim it held expires: another process fetches (and archives) the file
+        again. `on_published` is called on the writer thread once the commit is in."""
+        with self._lock:
+            self._pending_robots.append((publication, on_published))
+
     def count(self, counts: Mapping[str, int]) -> None:
         with self._lock:
             for key, value in counts.items():
@@ -774,6 +836,7 @@ class RedisCampaignStore:
         with self._lock:
             done, self._pending_done = self._pending_done, []
             counts, self._pending_counts = self._pending_counts, {}
+            robots, self._pending_robots = self._pending_robots, []
             self._sequence += 1
             sequence = self._sequence
         args: list[Any] = [self._ns, self.config.worker, self._incarnation, sequence]
@@ -782,6 +845,9 @@ class RedisCampaignStore:
             args += [name, length]
         args.append(len(done))
         args += done
+        args.append(len(robots))
+        for publication, _ in robots:
+            args += publication.arguments()
         for key, value in counts.items():
             args += [key, value]
         try:
@@ -790,6 +856,7 @@ class RedisCampaignStore:
         except BaseException:
             with self._lock:
                 self._pending_done[:0] = done
+                self._pending_robots[:0] = robots
                 for key, value in counts.items():
                     self._pending_counts[key] = self._pending_counts.get(key, 0) + value
             raise
@@ -797,6 +864,8 @@ class RedisCampaignStore:
             self.fenced = True
             raise WorkerFenced(self.fenced_message)
         self.commits += 1
+        for _, on_published in robots:
+            on_published()
 
     # -- recrawls: not on a shared campaign -----------------------------------------------
 
