@@ -50,6 +50,7 @@ from .recrawl import Decision, PreviousCapture
 from .state import Admission, BudgetLimits, QueueEntry
 
 __all__ = [
+    "FORGET_DOCUMENT_LUA",
     "FORGET_YIELD_LUA",
     "PUBLISH_ROBOTS_LUA",
     "RedisCampaignStore",
@@ -203,12 +204,58 @@ local function publish_robots(netloc, token, status, body, truncated, worker, tt
 end
 """
 
+#: Lua: take a kept document whose fetch never reached a commit back out of the dedup
+#: stores (`corpus_crawler.dedup._redis` owns them; its add script keeps what to undo in
+#: ``dd:pend:<request>`` until the commit that marks the request done): its exact digest,
+#: name, signature and bands, and the n-gram filter bits that it was the first to set. So
+#: a refetch is judged as if the killed fetch never happened, whether its text changed or
+#: not, and a later copy of the old text is not dropped as a duplicate of a document that
+#: no committed file holds. ``dd:seq`` moves, so adds judged before this redo their
+#: lookup. Needs `ns` defined.
+FORGET_DOCUMENT_LUA = """
+local function forget_document(id)
+  local pending = ns .. 'dd:pend:' .. id
+  local entry = redis.call('HMGET', pending, 'doc', 'digest', 'bands', 'bits')
+  redis.call('HDEL', ns .. 'dd:replay', id)
+  local doc = entry[1]
+  if not doc then return end
+  redis.call('DEL', pending)
+  local digest, bands, bits = entry[2] or '', entry[3] or '', entry[4] or ''
+  if digest ~= '' and redis.call('HGET', ns .. 'dd:exact', digest) == doc then
+    redis.call('HDEL', ns .. 'dd:exact', digest)
+  end
+  redis.call('HDEL', ns .. 'dd:name', doc)
+  redis.call('HDEL', ns .. 'dd:owner', doc)
+  redis.call('HDEL', ns .. 'dd:sig', doc)
+  for band in string.gmatch(bands, '[^,]+') do
+    local docs = redis.call('HGET', ns .. 'dd:band', band)
+    if docs then
+      local others = {}
+      for other in string.gmatch(docs, '[^,]+') do
+        if other ~= doc then table.insert(others, other) end
+      end
+      if #others == 0 then
+        redis.call('HDEL', ns .. 'dd:band', band)
+      else
+        redis.call('HSET', ns .. 'dd:band', band, table.concat(others, ','))
+      end
+    end
+  end
+  for at = 1, #bits, 8 do
+    local chunk, offset = struct.unpack('<I4I4', bits, at)
+    redis.call('SETBIT', ns .. 'dd:ng:' .. chunk, offset, 0)
+  end
+  redis.call('INCR', ns .. 'dd:seq')
+end
+"""
+
 _LIB = (
     """
 local ns = ARGV[1]
 """
     + FORGET_YIELD_LUA
     + PUBLISH_ROBOTS_LUA
+    + FORGET_DOCUMENT_LUA
     + """
 -- Redis's clock, shared by all machines. Host times are whole milliseconds: now is
 -- rounded down, a rest's end up, so a host is never handed out early.
@@ -244,8 +291,10 @@ local function return_leases(worker, cap, now)
     local host, score = string.sub(value, 1, space - 1), string.sub(value, space + 1)
     if redis.call('HDEL', ns .. 'held:' .. worker, id) == 1 then unhold(host) end
     redis.call('ZADD', ns .. 'q:' .. host, score, string.format('%015d', tonumber(id)))
-    -- its output is not in any committed file: the refetch will count it again
+    -- its output is not in any committed file: the refetch will count it again, and
+    -- judge it again against what the committed files hold
     forget_yield(id)
+    forget_document(id)
     hosts[host] = true
     count = count + 1
   end
@@ -388,6 +437,7 @@ for _ = 1, done do
     redis.call('HDEL', ns .. 'req', id)
     -- its dedup verdict is in the committed files now (corpus_crawler.dedup._redis)
     redis.call('HDEL', ns .. 'dd:replay', id)
+    redis.call('DEL', ns .. 'dd:pend:' .. id)
     -- and its yield counts are final (corpus_crawler.yieldrate)
     redis.call('HDEL', ns .. 'yield:req', id)
     finished = finished + 1
