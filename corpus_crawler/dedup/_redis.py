@@ -41,10 +41,13 @@ duplicate of a text no file holds. The limit of a Bloom filter: a bit cleared
 this way may also be one of the three bits of an n-gram another document added
 meanwhile (about 3 x the old text's bits / the filter's bits per such n-gram,
 ~2 x 10**-6 for a page of 500 n-grams in the default 256 MiB filter); that n-gram
-is then not seen once more. A worker presumed dead but still running (fenced)
-may add a document after its requests were returned: the refetch then finds its
-own entry, and the `keep_same_name` rule (also the SQLite store's) keeps it
-again, as a replay, with the paragraph verdicts of the first time (``dd:replay``).
+is then not seen once more. Nor can an undo reach a document another process
+judged against the killed fetch's text before the request returned: it keeps its
+verdict (if the refetch's text changed, what it was dropped for is in no file).
+A worker presumed dead but still running (fenced) may add a document after its
+requests were returned: the refetch then finds its own entry, and the
+`keep_same_name` rule (also the SQLite store's) keeps it again, as a replay,
+with the paragraph verdicts of the first time (``dd:replay``).
 
 "Why not datasketch's `MinHashLSH` with its Redis storage (`DatasketchNearIndex`)?"
 Its query and insert are separate calls, so two processes can both miss and
