@@ -244,6 +244,10 @@ class BoundedRobotsTxtMiddleware(RobotsTxtMiddleware):
             if not isinstance(exc, IgnoreRequest):
                 logger.error("Error downloading %s: %s", robots_request, exc)
                 self._stats.inc_value(f"robotstxt/exception_count/{type(exc)}")
+        except BaseException:  # cancelled (the crawl stops): nothing will be published
+            if renewal.running:
+                renewal.stop()
+            raise
         finally:
             self._stats.inc_value("robotstxt/request_count")
         writer, store = self._writer, self._store
