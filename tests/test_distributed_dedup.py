@@ -10,9 +10,13 @@ site: every duplicate group keeps exactly one document over all processes (which
 copy may differ: it is the first to arrive, as in one process); every paragraph
 unique to one article is in the corpus exactly once; no boilerplate paragraph is
 kept twice; every page is fetched once. Under `kill -9` of a worker holding kept
-documents it has not committed, the same holds after its restart (the refetched
-pages are kept again as themselves). A low-yield host is pruned once, for all
-processes, after the same global number of documents as in one process.
+documents it has not committed, the same holds after its restart (the documents
+its fetches kept are taken back out of the stores when its requests return, and
+the refetched pages are judged afresh); a page whose text changed before its
+refetch leaves no trace of its old text (a later copy of it is kept). A low-yield
+host is pruned once, for all processes, after the same global number of documents
+as in one process; a page's yield counts stand once whether its fetch was
+committed or redone after a kill.
 """
 
 from __future__ import annotations

@@ -7,8 +7,10 @@ access log is the witness: each host's robots.txt is requested once over all
 processes, no disallowed path ever, and one process archives each robots.txt. A
 process killed with SIGKILL while it holds a host's robots.txt claim (its request
 hangs on the server) does not stop the others: the claim expires and another process
-fetches the file. The store-level tests run the claim, the wait and the status rules
-on their own against the same Redis.
+fetches the file. A process killed after its robots.txt captures are in its WARC
+and before its commit publishes nothing: each file is fetched and archived again,
+once. The store-level tests run the claim, the wait, the status rules and the
+publication with a commit on their own against the same Redis.
 """
 
 from __future__ import annotations
