@@ -285,10 +285,10 @@ def test_a_process_killed_after_fetching_robots_txt_before_its_commit_leaves_no_
     command = crawl_command(write_profile(tmp_path, site), out, redis_server.url)
     # a short claim: the others wait for the killed fetcher's to expire
     command += ["-s", "CORPUS_ROBOTS_CLAIM_TIMEOUT=2"]
-    # the first process commits 5 s apart: the kill lands after its three robots.txt
+    # the first process commits 10 s apart: the kill lands after its three robots.txt
     # fetches are archived in its WARC and before any commit covers them
     first_log = tmp_path / "fetcher.log"
-    fetcher = start([*command, "-s", "CORPUS_CAMPAIGN_COMMIT_INTERVAL=5"], first_log)
+    fetcher = start([*command, "-s", "CORPUS_CAMPAIGN_COMMIT_INTERVAL=10"], first_log)
     client = redis_client.Redis(port=redis_server.port)
     deadline = time.monotonic() + TIMEOUT
     try:
