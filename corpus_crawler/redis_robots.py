@@ -23,6 +23,15 @@ Status rules (RFC 9309 section 2.3.1; Scrapy's middleware parses whatever body c
   entry lives `error_ttl` (10 minutes by default), not the full TTL, so the file is
   fetched again soon rather than the failure being obeyed for a day.
 
+**Published with the capture's commit.** The fetching process archives the exchange
+(WARC), and its entry must not outlive a capture that a `kill -9` cut back: so the
+crawl publishes the entry in the same commit script that records the file lengths
+holding the capture (`RedisCampaignStore.publish_robots_with_commit`), keeping its
+claim alive until then. A process killed between the fetch and that commit published
+nothing; its claim expires and another process fetches and archives the file: every
+host's robots.txt is in exactly one committed WARC record. The others wait the
+commit interval (0.5 s) longer for the entry.
+
 The entry expires after `ttl` (24 h by default, Google's cache time); processes keep
 their parsed copy only as long as the entry lives, so all of them switch to a new
 version within one lookup of each other. No Scrapy import.
@@ -35,7 +44,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .redis_state import RedisCampaignStore
+from .redis_state import PUBLISH_ROBOTS_LUA, RedisCampaignStore, RobotsPublication
 
 __all__ = [
     "Claimed",
@@ -149,20 +158,15 @@ return 1
 """
 
 # ARGV: ns, netloc, token, status, body, truncated, worker, ttl ms -> fetched (Redis clock)
-# Stored even when the claim was lost meanwhile (two fetches of one file: either is true).
-_PUBLISH = """
-local ns, netloc = ARGV[1], ARGV[2]
-local key = ns .. 'robots:' .. netloc
-local t = redis.call('TIME')
-local fetched = t[1] .. '.' .. string.format('%06d', tonumber(t[2]))
-redis.call('DEL', key)
-redis.call('HSET', key, 'status', ARGV[4], 'body', ARGV[5], 'truncated', ARGV[6],
-  'fetched', fetched, 'worker', ARGV[7])
-redis.call('PEXPIRE', key, ARGV[8])
-local claim = ns .. 'robotsclaim:' .. netloc
-if redis.call('GET', claim) == ARGV[3] then redis.call('DEL', claim) end
-return fetched
+_PUBLISH = (
+    """
+local ns = ARGV[1]
 """
+    + PUBLISH_ROBOTS_LUA
+    + """
+return publish_robots(ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8])
+"""
+)
 
 
 def _registrar(source: str) -> Callable[[Any], Any]:
@@ -221,28 +225,33 @@ class SharedRobotsTxt:
         args = [self._prefix, netloc, claim.token, _ms(self.config.claim_timeout)]
         return bool(self.store.redis_call(lambda client: script(args=args, client=client)))
 
-    def publish(self, netloc: str, claim: Claimed, status: int, body: bytes) -> RobotsEntry:
-        """Store the fetch's outcome (`status` 0: no response) for every process, free the
-        claim, and return the entry as the others will read it."""
+    def publication(
+        self, netloc: str, claim: Claimed, status: int, body: bytes
+    ) -> RobotsPublication:
+        """The entry the fetch's outcome (`status` 0: no response) makes, as stored."""
         rules, truncated = rules_body(status, body, self.config.max_bytes)
         ttl = min(self.config.error_ttl, self.config.ttl) if _failed(status) else self.config.ttl
-        script = self._scripts["publish"]
-        args = [
-            self._prefix,
-            netloc,
-            claim.token,
-            status,
-            rules,
-            "1" if truncated else "0",
-            self._worker,
-            _ms(ttl),
-        ]
-        fetched = self.store.redis_call(lambda client: script(args=args, client=client))
+        return RobotsPublication(netloc, claim.token, status, rules, truncated, _ms(ttl))
+
+    def entry_of(self, publication: RobotsPublication, fetched_at: float) -> RobotsEntry:
+        """The entry as the other processes will read it once published."""
         return RobotsEntry(
-            status=status,
-            body=rules,
-            truncated=truncated,
-            fetched_at=float(fetched),
+            status=publication.status,
+            body=publication.body,
+            truncated=publication.truncated,
+            fetched_at=fetched_at,
             worker=self._worker,
-            expires_in=ttl,
+            expires_in=publication.ttl_ms / 1000,
         )
+
+    def publish(self, netloc: str, claim: Claimed, status: int, body: bytes) -> RobotsEntry:
+        """Store the fetch's outcome (`status` 0: no response) for every process at once,
+        free the claim, and return the entry as the others will read it. (A crawl that
+        archives the fetch publishes with the commit of its capture instead:
+        `RedisCampaignStore.publish_robots_with_commit`.)"""
+        publication = self.publication(netloc, claim, status, body)
+        script = self._scripts["publish"]
+        netloc, token, status, rules, truncated, ttl_ms = publication.arguments()
+        args = [self._prefix, netloc, token, status, rules, truncated, self._worker, ttl_ms]
+        fetched = self.store.redis_call(lambda client: script(args=args, client=client))
+        return self.entry_of(publication, float(fetched))

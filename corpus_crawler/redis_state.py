@@ -50,9 +50,13 @@ from .recrawl import Decision, PreviousCapture
 from .state import Admission, BudgetLimits, QueueEntry
 
 __all__ = [
+    "FORGET_DOCUMENT_LUA",
+    "FORGET_YIELD_LUA",
+    "PUBLISH_ROBOTS_LUA",
     "RedisCampaignStore",
     "RedisConfig",
     "RedisUnavailable",
+    "RobotsPublication",
     "WorkerFenced",
     "check_redis",
     "host_key",
@@ -102,6 +106,24 @@ class RedisConfig:
         return 1 if self.delay > 0 else self.per_host
 
 
+@dataclass(frozen=True, slots=True)
+class RobotsPublication:
+    """A host's robots.txt entry as the commit script stores it (`PUBLISH_ROBOTS_LUA`)."""
+
+    netloc: str
+    #: The fetch claim's token (freed if still held by it).
+    token: str
+    status: int
+    #: What the parser reads (`corpus_crawler.redis_robots.rules_body`).
+    body: bytes
+    truncated: bool
+    ttl_ms: int
+
+    def arguments(self) -> list[Any]:
+        truncated = "1" if self.truncated else "0"
+        return [self.netloc, self.token, self.status, self.body, truncated, self.ttl_ms]
+
+
 def host_key(url: str) -> str:
     """What politeness is counted by: the host name, as Scrapy's download slots."""
     return (urlsplit(url).hostname or "").lower()
@@ -141,8 +163,100 @@ def check_redis(url: str) -> None:
 # ARGV[1] is always the key prefix. Members of host queues are zero-padded ids, so
 # requests of one priority come out in the order they were queued.
 
-_LIB = """
+#: Lua: the yield counts of one request's fetch, kept under its id (``yield:req``: id ->
+#: "raw clean host domain") from `corpus_crawler.yieldrate.RedisYieldTracker`'s record to
+#: the commit that marks the request done. A fetch whose output never reached a commit
+#: (its worker was killed, its lease returned) takes its counts back out here, so a
+#: refetch counts the page once, as an uninterrupted crawl does. Needs `ns` defined.
+FORGET_YIELD_LUA = """
+local function forget_yield(id)
+  local entry = redis.call('HGET', ns .. 'yield:req', id)
+  if not entry then return end
+  redis.call('HDEL', ns .. 'yield:req', id)
+  local raw, clean, host, domain = string.match(entry, '^(%d+) (%d+) (%S+) (%S+)$')
+  for _, key in ipairs({'h:' .. host, 'd:' .. domain}) do
+    local hash = ns .. 'yield:' .. key
+    -- 0 - x, not -x: Lua's -0 reaches Redis as "-0", which HINCRBY refuses
+    redis.call('HINCRBY', hash, 'raw', 0 - tonumber(raw))
+    redis.call('HINCRBY', hash, 'clean', 0 - tonumber(clean))
+    redis.call('HINCRBY', hash, 'docs', -1)
+  end
+end
+"""
+
+#: Lua: store a host's robots.txt entry for every process (`corpus_crawler.redis_robots`
+#: owns the entry; it is here because the commit script publishes it too) and free the
+#: fetch claim if it is still `token`'s; returns the fetch time on Redis's clock. Stored
+#: even when the claim was lost meanwhile (two fetches of one file: either is true).
+#: Needs `ns` defined.
+PUBLISH_ROBOTS_LUA = """
+local function publish_robots(netloc, token, status, body, truncated, worker, ttl_ms)
+  local key = ns .. 'robots:' .. netloc
+  local t = redis.call('TIME')
+  local fetched = t[1] .. '.' .. string.format('%06d', tonumber(t[2]))
+  redis.call('DEL', key)
+  redis.call('HSET', key, 'status', status, 'body', body, 'truncated', truncated,
+    'fetched', fetched, 'worker', worker)
+  redis.call('PEXPIRE', key, ttl_ms)
+  local claim = ns .. 'robotsclaim:' .. netloc
+  if redis.call('GET', claim) == token then redis.call('DEL', claim) end
+  return fetched
+end
+"""
+
+#: Lua: take a kept document whose fetch never reached a commit back out of the dedup
+#: stores (`corpus_crawler.dedup._redis` owns them; its add script keeps what to undo in
+#: ``dd:pend:<request>`` until the commit that marks the request done): its exact digest,
+#: name, signature and bands, and the n-gram filter bits that it was the first to set. So
+#: a refetch is judged as if the killed fetch never happened, whether its text changed or
+#: not, and a later copy of the old text is not dropped as a duplicate of a document that
+#: no committed file holds. ``dd:seq`` moves, so adds judged before this redo their
+#: lookup. Needs `ns` defined.
+FORGET_DOCUMENT_LUA = """
+local function forget_document(id)
+  local pending = ns .. 'dd:pend:' .. id
+  local entry = redis.call('HMGET', pending, 'doc', 'digest', 'bands', 'bits')
+  redis.call('HDEL', ns .. 'dd:replay', id)
+  local doc = entry[1]
+  if not doc then return end
+  redis.call('DEL', pending)
+  local digest, bands, bits = entry[2] or '', entry[3] or '', entry[4] or ''
+  if digest ~= '' and redis.call('HGET', ns .. 'dd:exact', digest) == doc then
+    redis.call('HDEL', ns .. 'dd:exact', digest)
+  end
+  redis.call('HDEL', ns .. 'dd:name', doc)
+  redis.call('HDEL', ns .. 'dd:owner', doc)
+  redis.call('HDEL', ns .. 'dd:sig', doc)
+  for band in string.gmatch(bands, '[^,]+') do
+    local docs = redis.call('HGET', ns .. 'dd:band', band)
+    if docs then
+      local others = {}
+      for other in string.gmatch(docs, '[^,]+') do
+        if other ~= doc then table.insert(others, other) end
+      end
+      if #others == 0 then
+        redis.call('HDEL', ns .. 'dd:band', band)
+      else
+        redis.call('HSET', ns .. 'dd:band', band, table.concat(others, ','))
+      end
+    end
+  end
+  for at = 1, #bits, 8 do
+    local chunk, offset = struct.unpack('<I4I4', bits, at)
+    redis.call('SETBIT', ns .. 'dd:ng:' .. chunk, offset, 0)
+  end
+  redis.call('INCR', ns .. 'dd:seq')
+end
+"""
+
+_LIB = (
+    """
 local ns = ARGV[1]
+"""
+    + FORGET_YIELD_LUA
+    + PUBLISH_ROBOTS_LUA
+    + FORGET_DOCUMENT_LUA
+    + """
 -- Redis's clock, shared by all machines. Host times are whole milliseconds: now is
 -- rounded down, a rest's end up, so a host is never handed out early.
 local function now_exact()
@@ -177,6 +291,10 @@ local function return_leases(worker, cap, now)
     local host, score = string.sub(value, 1, space - 1), string.sub(value, space + 1)
     if redis.call('HDEL', ns .. 'held:' .. worker, id) == 1 then unhold(host) end
     redis.call('ZADD', ns .. 'q:' .. host, score, string.format('%015d', tonumber(id)))
+    -- its output is not in any committed file: the refetch will count it again, and
+    -- judge it again against what the committed files hold
+    forget_yield(id)
+    forget_document(id)
     hosts[host] = true
     count = count + 1
   end
@@ -187,6 +305,7 @@ local function return_leases(worker, cap, now)
   return count
 end
 """
+)
 
 # ARGV: ns, fingerprint, budget, max_pages, max_per_domain, host, score, text, cap
 _ENQUEUE = (
@@ -295,7 +414,8 @@ return 1
 )
 
 # ARGV: ns, worker, incarnation, sequence, file count, name, length..., done count,
-# id..., then counter key, value pairs.  -> 1 committed, 0 a replay, -1 fenced
+# id..., robots.txt count, (netloc, token, status, body, truncated, ttl ms)..., then
+# counter key, value pairs.  -> 1 committed, 0 a replay, -1 fenced
 _COMMIT = (
     _LIB
     + """
@@ -317,10 +437,20 @@ for _ = 1, done do
     redis.call('HDEL', ns .. 'req', id)
     -- its dedup verdict is in the committed files now (corpus_crawler.dedup._redis)
     redis.call('HDEL', ns .. 'dd:replay', id)
+    redis.call('DEL', ns .. 'dd:pend:' .. id)
+    -- and its yield counts are final (corpus_crawler.yieldrate)
+    redis.call('HDEL', ns .. 'yield:req', id)
     finished = finished + 1
   end
 end
 redis.call('DECRBY', ns .. 'nleased', finished)
+-- robots.txt entries whose capture is in the files committed here: published with them
+local robots = tonumber(ARGV[i]); i = i + 1
+for _ = 1, robots do
+  publish_robots(ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4], worker,
+    ARGV[i + 5])
+  i = i + 6
+end
 while i < #ARGV do
   redis.call('HINCRBY', ns .. 'counters', ARGV[i], ARGV[i + 1]); i = i + 2
 end
@@ -423,6 +553,8 @@ class RedisCampaignStore:
         #: Rows whose host was released at their response (their finish need not again).
         self._released: set[int] = set()
         self._pending_counts: dict[str, int] = {}
+        #: robots.txt entries to publish with the next commit, and what to call once they are.
+        self._pending_robots: list[tuple[RobotsPublication, Callable[[], None]]] = []
         self._sequence = 0
         #: monotonic time of the last failed call: reaping waits a lease timeout after it
         self._outage_at = time.monotonic()
@@ -590,7 +722,7 @@ class RedisCampaignStore:
     @property
     def changed(self) -> bool:
         with self._lock:
-            return bool(self._pending_done)
+            return bool(self._pending_done or self._pending_robots)
 
     def in_frontier(self) -> int:
         self._pending_cache = (0.0, 0)
@@ -721,6 +853,17 @@ class RedisCampaignStore:
             self._pending_done.append(row)
         return False
 
+    def publish_robots_with_commit(
+        self, publication: RobotsPublication, on_published: Callable[[], None]
+    ) -> None:
+        """Publish a host's robots.txt entry in the next commit's script, with the file
+        lengths that hold its capture: call this from the writer thread after the
+        capture is written. A process killed before that commit published nothing, and
+        the claim it held expires: another process fetches (and archives) the file
+        again. `on_published` is called on the writer thread once the commit is in."""
+        with self._lock:
+            self._pending_robots.append((publication, on_published))
+
     def count(self, counts: Mapping[str, int]) -> None:
         with self._lock:
             for key, value in counts.items():
@@ -743,6 +886,7 @@ class RedisCampaignStore:
         with self._lock:
             done, self._pending_done = self._pending_done, []
             counts, self._pending_counts = self._pending_counts, {}
+            robots, self._pending_robots = self._pending_robots, []
             self._sequence += 1
             sequence = self._sequence
         args: list[Any] = [self._ns, self.config.worker, self._incarnation, sequence]
@@ -751,6 +895,9 @@ class RedisCampaignStore:
             args += [name, length]
         args.append(len(done))
         args += done
+        args.append(len(robots))
+        for publication, _ in robots:
+            args += publication.arguments()
         for key, value in counts.items():
             args += [key, value]
         try:
@@ -759,6 +906,7 @@ class RedisCampaignStore:
         except BaseException:
             with self._lock:
                 self._pending_done[:0] = done
+                self._pending_robots[:0] = robots
                 for key, value in counts.items():
                     self._pending_counts[key] = self._pending_counts.get(key, 0) + value
             raise
@@ -766,6 +914,8 @@ class RedisCampaignStore:
             self.fenced = True
             raise WorkerFenced(self.fenced_message)
         self.commits += 1
+        for _, on_published in robots:
+            on_published()
 
     # -- recrawls: not on a shared campaign -----------------------------------------------
 

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from .config import ConfigError
+from .redis_state import FORGET_YIELD_LUA
 
 __all__ = [
     "HostYield",
@@ -173,8 +174,11 @@ class YieldTracker:
             self.domains.setdefault(domain, HostYield()),
         )
 
-    def record(self, host: str, raw_bytes: int, clean_bytes: int) -> bool:
-        """Count one processed document of `host`; True if this pruned the host now."""
+    def record(
+        self, host: str, raw_bytes: int, clean_bytes: int, request: int | None = None
+    ) -> bool:
+        """Count one processed document of `host`; True if this pruned the host now.
+        (`request`, the frontier row, matters to `RedisYieldTracker` only.)"""
         host = host.lower()
         host_stats, domain_stats = self._entries(host)
         was_pruned = self.is_pruned(host)
@@ -219,10 +223,23 @@ class YieldTracker:
 
 # -- a distributed crawl: the counts in the campaign's Redis ----------------------------------
 
-# ARGV: prefix, host, domain, raw bytes, clean bytes -> host raw, clean, docs, domain raw,
-# clean, docs, host pruned (0/1), domain pruned (0/1)
-_RECORD = """
-local ns, host, domain = ARGV[1], ARGV[2], ARGV[3]
+# ARGV: prefix, host, domain, raw bytes, clean bytes, request id or '' -> host raw, clean,
+# docs, domain raw, clean, docs, host pruned (0/1), domain pruned (0/1). With a request id
+# the counts are kept under it until the campaign's commit marks the request done (the
+# campaign store's FORGET_YIELD_LUA): a second record of the same request (a retried call
+# whose answer was lost) replaces the first instead of adding to it.
+_RECORD = (
+    """
+local ns = ARGV[1]
+"""
+    + FORGET_YIELD_LUA
+    + """
+local host, domain, request = ARGV[2], ARGV[3], ARGV[6]
+if request ~= '' then
+  forget_yield(request)
+  redis.call('HSET', ns .. 'yield:req', request,
+    ARGV[4] .. ' ' .. ARGV[5] .. ' ' .. host .. ' ' .. domain)
+end
 local out = {}
 for _, key in ipairs({'h:' .. host, 'd:' .. domain}) do
   local hash = ns .. 'yield:' .. key
@@ -234,6 +251,7 @@ table.insert(out, redis.call('SISMEMBER', ns .. 'yield:pruned', 'h:' .. host))
 table.insert(out, redis.call('SISMEMBER', ns .. 'yield:pruned', 'd:' .. domain))
 return out
 """
+)
 
 # ARGV: prefix, member ('h:host' or 'd:domain'), its document count. The log lets every
 # process read only what was pruned since it last looked; ``yield:pruned_at`` keeps the
@@ -261,8 +279,10 @@ class RedisYieldTracker:
     `link` is the campaign store (`corpus_crawler.redis_state.RedisCampaignStore`:
     ``client``, ``key_prefix``, ``retrying``). `hosts` and `domains` hold the global
     counts as last seen by this process (for its log lines and estimates). Counts are
-    added when a page has been through the pipelines, before its output commit: a
-    page fetched again after its worker was killed counts twice (a few pages at most).
+    added when a page has been through the pipelines, before its output commit, and
+    kept under the page's request (frontier row) until that commit: if the worker is
+    killed first, the campaign store takes them back out when it returns the request
+    to the frontier, so the refetch counts the page once (as an uninterrupted crawl).
     """
 
     def __init__(self, config: YieldConfig, link: Any) -> None:
@@ -298,15 +318,18 @@ class RedisYieldTracker:
         self._log_read = start + len(entries)
         self._refreshed_at = self._clock()
 
-    def record(self, host: str, raw_bytes: int, clean_bytes: int) -> bool:
-        """Count one processed document of `host`; True if this call pruned the host (or
-        its domain): the process whose count crossed the line, not the others."""
+    def record(
+        self, host: str, raw_bytes: int, clean_bytes: int, request: int | None = None
+    ) -> bool:
+        """Count one processed document of `host` fetched for frontier row `request` (None:
+        no row, counted for good at once); True if this call pruned the host (or its
+        domain): the process whose count crossed the line, not the others."""
         host = host.lower()
         domain = registered_domain(host)
         was_pruned = self.is_pruned(host)
-        reply = self._call(
-            lambda: self._record(args=[self._ns, host, domain, raw_bytes, clean_bytes])
-        )
+        row = "" if request is None else str(request)
+        args = [self._ns, host, domain, raw_bytes, clean_bytes, row]
+        reply = self._call(lambda: self._record(args=args))
         values = [int(value) for value in reply]
         pruned_here = False
         for table, name, offset, flag in (

@@ -14,15 +14,18 @@ In a distributed crawl (`crawl --redis`) the robots.txt of a host is fetched by 
 first process that needs it and shared through Redis (`corpus_crawler.redis_robots`):
 the others wait for it and parse the stored copy, so the site sees one request for
 it, and only the fetching process archives the exchange (WarcCaptureMiddleware sees
-only downloads). The fetch runs while this process holds the lease of the page that
-needed it, and the Redis host schedule holds the host for every process from that
-lease to the page's response: it is inside the campaign's global politeness, and
-the host rests for the delay after the robots.txt response before that page goes.
+only downloads). The entry is published by the commit that covers the capture, so a
+`kill -9` in between leaves no entry without its archived exchange. The fetch runs
+while this process holds the lease of the page that needed it, and the Redis host
+schedule holds the host for every process from that lease to the page's response: it
+is inside the campaign's global politeness, and the host rests for the delay after
+the robots.txt response before that page goes.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from dataclasses import dataclass
 
@@ -52,6 +55,7 @@ from corpus_crawler.redis_robots import (
 )
 from corpus_crawler.redis_state import RedisCampaignStore
 from corpus_crawler.sitemaps import ROBOTS_TXT_MAX_BYTES
+from pipelines.writer import OutputWriter
 
 __all__ = ["BoundedRobotsTxtMiddleware", "shared_robots_config"]
 
@@ -101,12 +105,18 @@ class BoundedRobotsTxtMiddleware(RobotsTxtMiddleware):
         self._rest = max(0.0, crawler.settings.getfloat("DOWNLOAD_DELAY", 0.0))
         #: netloc -> rules known here, or the requests waiting for a lookup under way.
         self._known: dict[str, _Known | list[Deferred[RobotParser | None]]] = {}
+        #: The writer whose commit publishes a fetched entry with its capture.
+        self._writer: OutputWriter | None = None
+        self._store: RedisCampaignStore | None = None
         from pipelines.campaign import CampaignExtension
 
         campaign = crawler.get_extension(CampaignExtension)
         store = campaign.store if campaign is not None else None
         if isinstance(store, RedisCampaignStore):
+            assert campaign is not None
             self._shared = SharedRobotsTxt(store, shared_robots_config(crawler.settings))
+            self._store = store
+            self._writer = campaign.writer
 
     # -- one process (Scrapy's flow, with the bounded parse) -------------------------------
 
@@ -210,9 +220,17 @@ class BoundedRobotsTxtMiddleware(RobotsTxtMiddleware):
             meta={"dont_obey_robotstxt": True},
             callback=NO_CALLBACK,
         )
-        # renewed while the download runs (a slow host, retries): only a dead process
-        # lets its claim expire
-        renewal = LoopingCall(lambda: deferToThread(shared.renew, netloc, claim))
+        # renewed while the download runs (a slow host, retries) and until the entry is
+        # published: only a dead process lets its claim expire
+        published = threading.Event()
+
+        def renew() -> Deferred[bool] | None:
+            if published.is_set():
+                renewal.stop()
+                return None
+            return deferToThread(shared.renew, netloc, claim)
+
+        renewal = LoopingCall(renew)
         renewal.start(shared.config.claim_timeout / 3, now=False).addErrback(
             lambda failure: logger.warning("robots.txt claim renewal: %s", failure.value)
         )
@@ -226,13 +244,32 @@ class BoundedRobotsTxtMiddleware(RobotsTxtMiddleware):
             if not isinstance(exc, IgnoreRequest):
                 logger.error("Error downloading %s: %s", robots_request, exc)
                 self._stats.inc_value(f"robotstxt/exception_count/{type(exc)}")
-        finally:
+        except BaseException:  # cancelled (the crawl stops): nothing will be published
             if renewal.running:
                 renewal.stop()
+            raise
+        finally:
             self._stats.inc_value("robotstxt/request_count")
-        entry = await maybe_deferred_to_future(
-            deferToThread(shared.publish, netloc, claim, status, body)
-        )
+        writer, store = self._writer, self._store
+        if writer is None or store is None:
+            entry = await maybe_deferred_to_future(
+                deferToThread(shared.publish, netloc, claim, status, body)
+            )
+            published.set()
+        else:
+            # The capture went to the writer's queue when the response passed
+            # WarcCaptureMiddleware; queued after it, the entry is published by the
+            # commit that covers it (a kill -9 before that commit publishes nothing and
+            # another process archives the file: redis_robots' docstring). This
+            # process obeys the rules at once: what it fetches by them is in the same
+            # uncommitted output.
+            publication = shared.publication(netloc, claim, status, body)
+            writer.after_writes(
+                lambda: store.publish_robots_with_commit(publication, published.set)
+            )
+            entry = shared.entry_of(publication, time.time())
+        if renewal.running and published.is_set():
+            renewal.stop()
         self._stats.inc_value("corpus/robots/shared/fetched")
         if entry.truncated:
             self._stats.inc_value("corpus/robots/truncated")

@@ -434,6 +434,12 @@ class OutputWriter:
         """The request `row` is done: write what it produced and mark it done."""
         self._put(_Finish(row, url, outcome))
 
+    def after_writes(self, task: Callable[[], None]) -> None:
+        """Run `task` on the writer thread once everything submitted before it that is
+        written at once (robots.txt exchanges) is written, before the next commit (a
+        distributed crawl publishes a robots.txt entry with its capture's commit)."""
+        self._put(task)
+
     # -- the thread ------------------------------------------------------------------------
 
     def _write_record(

@@ -126,7 +126,7 @@ class YieldGuardMiddleware:
         host = urlsplit(page.url).hostname or ""
         if not host:
             return
-        if self.tracker.record(host, page.size, clean_bytes):
+        if self.tracker.record(host, page.size, clean_bytes, request=page.row):
             stats = self.tracker.hosts[host]
             self.stats.inc_value("corpus/yield/hosts_pruned")
             logger.info(

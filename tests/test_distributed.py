@@ -31,6 +31,7 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 from warcio.archiveiterator import ArchiveIterator
@@ -426,19 +427,93 @@ def check_exactly_once(site: Site, out: Path, single: list[tuple[str, str]]) -> 
     return folders
 
 
+#: Yield statistics counted but never acted on (no host gives 10**12 bytes): the shared
+#: crawls' global counts can then be compared with an uninterrupted crawl's and with the
+#: files. (The profile's dedup is off, which turns yield off too: these override it.)
+COUNT_YIELD = ("CORPUS_YIELD_PRESET=normal", f"CORPUS_YIELD_MIN_BYTES={10**12}")
+
+#: host -> (raw bytes, clean bytes, documents) of the yield statistics.
+YieldCounts = dict[str, tuple[int, int, int]]
+
+
+@dataclasses.dataclass(frozen=True)
+class SingleCrawl:
+    documents: list[tuple[str, str]]
+    yield_counts: YieldCounts
+
+
 @pytest.fixture(scope="module")
-def single_process_documents(site: Site, tmp_path_factory: pytest.TempPathFactory) -> list:
-    """The documents of one ordinary (SQLite) crawl of the site: what the shared ones must equal."""
+def single_process_crawl(site: Site, tmp_path_factory: pytest.TempPathFactory) -> SingleCrawl:
+    """One ordinary (SQLite) crawl of the site: what the shared ones must equal."""
     tmp_path = tmp_path_factory.mktemp("single")
     profile = _write_profile(tmp_path, site)
     out = tmp_path / "single"
     log = tmp_path / "single.log"
-    process = start(crawl_command(profile, out, None), log)
+    command = crawl_command(profile, out, None)
+    for setting in COUNT_YIELD:
+        command += ["-s", setting]
+    process = start(command, log)
     wait_all([process], [log])
     assert set(responses([out])) == {site.url(n) for n in range(PAGES)}
     found = documents([out])
     assert len(found) > PAGES / 2
-    return found
+    counts = sqlite_yield(out)
+    # the files account for the counts of an uninterrupted crawl too (what the shared
+    # crawls are held to)
+    assert counts == output_yield([out])
+    return SingleCrawl(found, counts)
+
+
+@pytest.fixture(scope="module")
+def single_process_documents(single_process_crawl: SingleCrawl) -> list:
+    return single_process_crawl.documents
+
+
+def sqlite_yield(out: Path) -> YieldCounts:
+    """The per-host yield counts a single-process crawl saved."""
+    import sqlite3
+
+    with sqlite3.connect(out / "state" / "yield.sqlite") as db:
+        rows = db.execute("SELECT name, raw, clean, docs FROM yield WHERE kind = 'host'")
+        return {name: (int(raw), int(clean), int(docs)) for name, raw, clean, docs in rows}
+
+
+def redis_yield(redis: RedisServer) -> YieldCounts:
+    """The global per-host yield counts of the campaign (``cc:shared:yield:h:<host>``)."""
+    import redis as redis_client
+
+    client = redis_client.Redis(port=redis.port)
+    try:
+        counts = {}
+        for key in client.scan_iter(match="cc:shared:yield:h:*"):
+            fields = client.hgetall(key)
+            host = key.decode().removeprefix("cc:shared:yield:h:")
+            counts[host] = tuple(int(fields.get(name, 0)) for name in (b"raw", b"clean", b"docs"))
+        return counts  # type: ignore[return-value]
+    finally:
+        client.close()
+
+
+def output_yield(folders: list[Path]) -> YieldCounts:
+    """Per host, what the committed files hold: every page's response payload (raw bytes,
+    documents) from the WARCs and every kept document's text (clean bytes: its good
+    paragraphs, one a line) from the preverticals."""
+    raw: collections.Counter[str] = collections.Counter()
+    docs: collections.Counter[str] = collections.Counter()
+    clean: collections.Counter[str] = collections.Counter()
+    for folder in folders:
+        for path in sorted(folder.glob("*.warc.gz")):
+            with open(path, "rb") as handle:
+                for record in ArchiveIterator(handle):
+                    uri = record.rec_headers.get_header("WARC-Target-URI") or ""
+                    if record.rec_type != "response" or uri.endswith("/robots.txt"):
+                        continue
+                    host = urlsplit(uri).hostname or ""
+                    raw[host] += len(record.content_stream().read())
+                    docs[host] += 1
+    for url, text in documents(folders):
+        clean[urlsplit(url).hostname or ""] += len(text.encode("utf-8"))
+    return {host: (raw[host], clean[host], docs[host]) for host in docs}
 
 
 def check_politeness(site: Site) -> None:
@@ -456,12 +531,14 @@ def check_politeness(site: Site) -> None:
 
 
 def test_three_processes_fetch_every_page_once_politely_and_write_the_single_crawls_documents(
-    site: Site, single_process_documents: list, redis_server: RedisServer, tmp_path: Path
+    site: Site, single_process_crawl: SingleCrawl, redis_server: RedisServer, tmp_path: Path
 ) -> None:
     with site.lock:
         site.arrivals.clear()
-    out = run_shared_crawl(site, tmp_path, redis_server)
-    folders = check_exactly_once(site, out, single_process_documents)
+    out = run_shared_crawl(site, tmp_path, redis_server, settings=COUNT_YIELD)
+    folders = check_exactly_once(site, out, single_process_crawl.documents)
+    # the global yield counts of three processes: one uninterrupted crawl's
+    assert redis_yield(redis_server) == output_yield(folders) == single_process_crawl.yield_counts
     # the work was shared: more than one process archived pages
     assert len(folders) >= 2, [p.name for p in folders]
     # each worker in its own folder, its slot and IIPC file names
@@ -473,7 +550,7 @@ def test_three_processes_fetch_every_page_once_politely_and_write_the_single_cra
 
 
 def test_a_killed_process_rejoins_and_nothing_is_lost_or_archived_twice(
-    site: Site, single_process_documents: list, redis_server: RedisServer, tmp_path: Path
+    site: Site, single_process_crawl: SingleCrawl, redis_server: RedisServer, tmp_path: Path
 ) -> None:
     with site.lock:
         site.arrivals.clear()
@@ -496,10 +573,15 @@ def test_a_killed_process_rejoins_and_nothing_is_lost_or_archived_twice(
         )
 
     # commits 2 s apart: the kill lands on uncommitted output, not on a commit's instant
-    slow_commits = ("CORPUS_CAMPAIGN_COMMIT_INTERVAL=2",)
+    slow_commits = ("CORPUS_CAMPAIGN_COMMIT_INTERVAL=2", *COUNT_YIELD)
     out = run_shared_crawl(site, tmp_path, redis_server, fault=kill_one, settings=slow_commits)
     [worker] = restarted
-    check_exactly_once(site, out, single_process_documents)
+    folders = check_exactly_once(site, out, single_process_crawl.documents)
+    # the killed process had counted the pages of its uncommitted output in the global
+    # yield statistics (a page's counts go in before its output is written); they were
+    # taken back out when its requests returned to the frontier, so the refetches count
+    # each page once: the counts are the files' and an uninterrupted crawl's
+    assert redis_yield(redis_server) == output_yield(folders) == single_process_crawl.yield_counts
     # the restart took the killed one's slot and cut its files back
     assert worker_of(tmp_path / "worker1-restarted.log") == worker
     [summary_path] = (out / worker).glob("*-summary.json")

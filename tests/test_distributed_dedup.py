@@ -10,17 +10,23 @@ site: every duplicate group keeps exactly one document over all processes (which
 copy may differ: it is the first to arrive, as in one process); every paragraph
 unique to one article is in the corpus exactly once; no boilerplate paragraph is
 kept twice; every page is fetched once. Under `kill -9` of a worker holding kept
-documents it has not committed, the same holds after its restart (the refetched
-pages are kept again as themselves). A low-yield host is pruned once, for all
-processes, after the same global number of documents as in one process.
+documents it has not committed, the same holds after its restart (the documents
+its fetches kept are taken back out of the stores when its requests return, and
+the refetched pages are judged afresh); a page whose text changed before its
+refetch leaves no trace of its old text (a later copy of it is kept). A low-yield
+host is pruned once, for all processes, after the same global number of documents
+as in one process; a page's yield counts stand once whether its fetch was
+committed or redone after a kill.
 """
 
 from __future__ import annotations
 
 import collections
 import json
+import signal
 import subprocess
 import threading
+import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -321,9 +327,13 @@ def test_a_worker_killed_between_keeping_a_document_and_its_commit_loses_and_dou
     assert worker_of(tmp_path / "restarted.log") == worker
     shared = documents(out)
     check_same_guarantees(dup, single, shared)
-    # the documents the killed worker had kept were fetched again and kept as themselves
-    # (without that rule they would be dropped as duplicates of their own lost copy)
-    assert summed_stats(out)["corpus/dedup/replayed"] >= 1
+    # the restart returned the killed worker's requests, and with them the campaign
+    # store took the documents their fetches had kept back out of the dedup stores: the
+    # refetches were judged afresh (kept, by the guarantees above; without the undo they
+    # would be dropped as duplicates of their own lost copies), not replayed
+    [summary] = (out / worker).glob("*-summary.json")
+    assert json.loads(summary.read_text(encoding="utf-8"))["campaign"]["requeued_at_start"] >= 1
+    assert summed_stats(out)["corpus/dedup/replayed"] == 0
 
 
 def _pruned_at(redis: RedisServer) -> dict[str, int]:
@@ -516,3 +526,206 @@ def test_yield_counts_are_global_and_a_host_pruned_by_one_process_is_pruned_for_
     finally:
         for link in links:
             link.close()
+
+
+def test_a_pages_yield_counts_stand_once_whether_its_fetch_is_committed_or_redone(
+    redis_server: RedisServer,
+) -> None:
+    config = YieldConfig(preset=YieldPreset.NORMAL, min_docs=10, min_bytes=0)
+    link = _link(redis_server, "w-0")
+    restarted = None
+
+    def lease_one(store: RedisCampaignStore) -> int:
+        # a released host is ready again from the next millisecond of Redis's clock
+        deadline = time.monotonic() + TIMEOUT
+        while not (leased := store.lease(1)):
+            assert time.monotonic() < deadline, "nothing to lease"
+            time.sleep(0.005)
+        [(row, _)] = leased
+        return row
+
+    def counts(store: RedisCampaignStore) -> tuple[int, int, int]:
+        """The global counts of a.test (its host's; its domain's are the same)."""
+        values = []
+        for key in ("h:a.test", "d:a.test"):
+            fields = store.client.hgetall(f"cc:unit:yield:{key}")
+            values.append(tuple(int(fields.get(n, 0)) for n in (b"raw", b"clean", b"docs")))
+        assert values[0] == values[1]
+        return values[0]  # type: ignore[return-value]
+
+    try:
+        for path in ("/one", "/two"):
+            link.enqueue(
+                json.dumps({"url": f"http://a.test{path}", "meta": {}}), 0, fingerprint=None
+            )
+        tracker = RedisYieldTracker(config, link)
+        first = lease_one(link)
+        tracker.record("a.test", 1_000, 100, request=first)
+        # a retried call (its answer lost) replaces its own counts
+        tracker.record("a.test", 1_000, 100, request=first)
+        assert counts(link) == (1_000, 100, 1)
+        link.finish(first, "http://a.test/one", "kept")
+        link.commit({})
+        second = lease_one(link)
+        tracker.record("a.test", 5_000, 0, request=second)
+        assert counts(link) == (6_000, 100, 2)
+        # the worker is killed before its commit: its restart returns the lease, and the
+        # uncommitted fetch's counts go with it; the committed one's stay
+        restarted = _link(redis_server, "w-0")
+        assert counts(restarted) == (1_000, 100, 1)
+        again = RedisYieldTracker(config, restarted)
+        # refetched (the page changed meanwhile): counted once, with its new size
+        row = lease_one(restarted)
+        assert row == second
+        again.record("a.test", 4_000, 0, request=row)
+        restarted.finish(row, "http://a.test/two", "dropped")
+        restarted.commit({})
+        assert counts(restarted) == (5_000, 100, 2)
+        # committed: a later return of leases (this worker leaving) takes nothing back
+        restarted.close()
+        restarted = _link(redis_server, "w-0")
+        assert counts(restarted) == (5_000, 100, 2)
+    finally:
+        link.close()
+        if restarted is not None:
+            restarted.close()
+
+
+def test_a_document_kept_by_a_fetch_never_committed_is_taken_back_out(
+    site_documents: list[tuple[str, list[str], str | None]], redis_server: RedisServer
+) -> None:
+    config = DedupConfig(paragraph_filter_mib=8)
+    link = _link(redis_server, "w-0")
+    restarted = None
+    try:
+        kept_url, killed_url = "http://a.test/kept", "http://b.test/killed"
+        for url in (kept_url, killed_url):
+            link.enqueue(json.dumps({"url": url, "meta": {}}), 0, fingerprint=None)
+        dedup = RedisDeduplicator(config, link)
+        articles = [doc for doc in site_documents if "/a/" in doc[0]]
+        (_, committed, language), (_, old_text, _), (_, new_text, _) = articles[:3]
+        rows = dict((json.loads(text)["url"], row) for row, text in link.lease(2))
+        for text, url in ((committed, kept_url), (old_text, killed_url)):
+            print_ = fingerprint(text, language, config)
+            assert dedup.check_fingerprint(url, print_, request=rows[url]).drop is None
+        link.finish(rows[kept_url], kept_url, "kept")
+        link.commit({})
+        # the worker is killed before the commit of the second: its restart returns the
+        # request, and the document its fetch kept is taken back out of every store
+        restarted = _link(redis_server, "w-0")
+        again = RedisDeduplicator(config, restarted)
+        # the page changed before its refetch: its new text is kept...
+        [(row, _)] = restarted.lease(1)
+        assert row == rows[killed_url]
+        new_print = fingerprint(new_text, language, config)
+        assert again.check_fingerprint(killed_url, new_print, request=row).drop is None
+        assert again.counts.replayed == 0
+        # ...and a later copy of its old text elsewhere is no duplicate (no file holds
+        # it): judged as by one process that never saw the old text
+        uninterrupted = Deduplicator(config)
+        uninterrupted.check(kept_url, committed, language)
+        uninterrupted.check(killed_url, new_text, language)
+        expected = uninterrupted.check("http://y.test/copy", old_text, language)
+        old_copy = again.check("http://y.test/copy", old_text, language)
+        assert old_copy == expected and old_copy.drop is None
+        # the committed document stands: a copy of it is a duplicate
+        assert again.check("http://y.test/other", committed, language).drop is not None
+        uninterrupted.close()
+    finally:
+        link.close()
+        if restarted is not None:
+            restarted.close()
+
+
+def _uncommitted_tail(redis: RedisServer, folder: Path, worker: str, pattern: str) -> bytes:
+    """What the worker's files being written (`pattern`) hold past their committed lengths."""
+    import redis as redis_client
+
+    client = redis_client.Redis(port=redis.port)
+    try:
+        committed = client.hgetall(f"cc:shared:files:{worker}")
+    finally:
+        client.close()
+    tail = b""
+    for path in folder.glob(pattern):
+        start = int(committed.get(path.name.removesuffix(".open").encode(), 0))
+        with open(path, "rb") as handle:
+            handle.seek(start)
+            tail += handle.read()
+    return tail
+
+
+def test_a_page_changed_between_a_killed_fetch_and_its_refetch_leaves_no_duplicate_behind(
+    gold_dir: Path, redis_server: RedisServer, tmp_path: Path
+) -> None:
+    from corpus_crawler.testserver import Reply, RequestRecord, SiteServer, add_links, isolate_links
+
+    gold = [
+        isolate_links(p.read_bytes()) for p in sorted((gold_dir / "cleaneval-dev").glob("html/*"))
+    ][:8]
+    held = threading.Event()
+    server: SiteServer
+
+    def route(request: RequestRecord) -> Reply:
+        def html(body: bytes, *paths: str) -> Reply:
+            links = "".join(f"<a href='{server.url(path)}'>link</a> " for path in paths)
+            return Reply(
+                headers=(("Content-Type", "text/html"),), body=add_links(body, links.encode())
+            )
+
+        if request.path == "/":
+            return html(gold[0], "/x.html", "/hold.html", "/f1.html", "/f2.html")
+        if request.path == "/x.html":
+            # its first version, then a new text that links to a copy of the first one
+            return html(gold[1]) if request.previous == 0 else html(gold[2], "/y.html")
+        if request.path == "/y.html":
+            return html(gold[1])
+        if request.path == "/hold.html":
+            if request.previous == 0:
+                held.wait(TIMEOUT)  # keeps the first process busy until it is killed
+            return html(gold[3])
+        if request.path in ("/f1.html", "/f2.html"):
+            return html(gold[4 + int(request.path[2])])
+        return Reply(status=404, body=b"not here")
+
+    server = SiteServer(host="127.0.0.1", fallback=route).start()
+    profile = tmp_path / "changed.yaml"
+    profile.write_text(DEDUP_PROFILE.format(seeds=json.dumps([server.url("/")])), encoding="utf-8")
+    out = tmp_path / "changed"
+    command = crawl_command(profile, out, redis_server.url)
+    first_log = tmp_path / "first.log"
+    # commits 10 s apart: the kill lands after /x.html's document is kept and written,
+    # before any commit covers it
+    first = start([*command, "-s", "CORPUS_CAMPAIGN_COMMIT_INTERVAL=10"], first_log)
+    processes = [first]
+    try:
+        worker = worker_of(first_log)
+        deadline = time.monotonic() + TIMEOUT
+        while b"/x.html" not in _uncommitted_tail(redis_server, out / worker, worker, "*.prevert*"):
+            assert first.poll() is None, first_log.read_text()[-3000:]
+            assert time.monotonic() < deadline, "the first version of /x.html was never kept"
+            time.sleep(0.005)
+        first.send_signal(signal.SIGKILL)
+        first.wait(timeout=30)
+        held.set()
+        logs = [tmp_path / "restarted.log"]
+        processes = [start(command, logs[0])]
+        wait_all(processes, logs)
+        assert worker_of(logs[0]) == worker
+    finally:
+        held.set()
+        for process in processes:
+            if process.poll() is None:
+                process.kill()
+        server.stop()
+    docs = dict(documents(out))
+    assert len(docs) == len(documents(out)), "a document was written twice"
+    x_url, y_url = server.url("/x.html"), server.url("/y.html")
+    # /x.html's new text is kept; the copy of its old text, met after the refetch, is no
+    # duplicate of a document any committed file holds: kept too (it used to be dropped
+    # as a duplicate of the killed fetch's document)
+    assert x_url in docs and y_url in docs, sorted(docs)
+    assert docs[x_url] != docs[y_url]
+    assert set(docs) == {
+        server.url(p) for p in ("/", "/x.html", "/y.html", "/hold.html", "/f1.html", "/f2.html")
+    }

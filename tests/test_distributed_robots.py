@@ -7,14 +7,17 @@ access log is the witness: each host's robots.txt is requested once over all
 processes, no disallowed path ever, and one process archives each robots.txt. A
 process killed with SIGKILL while it holds a host's robots.txt claim (its request
 hangs on the server) does not stop the others: the claim expires and another process
-fetches the file. The store-level tests run the claim, the wait and the status rules
-on their own against the same Redis.
+fetches the file. A process killed after its robots.txt captures are in its WARC
+and before its commit publishes nothing: each file is fetched and archived again,
+once. The store-level tests run the claim, the wait, the status rules and the
+publication with a commit on their own against the same Redis.
 """
 
 from __future__ import annotations
 
 import collections
 import dataclasses
+import functools
 import itertools
 import signal
 import threading
@@ -27,8 +30,10 @@ from test_distributed import (
     RedisServer,
     crawl_command,
     redis_server,
+    responses,
     start,
     wait_all,
+    worker_of,
 )
 from warcio.archiveiterator import ArchiveIterator
 
@@ -40,7 +45,7 @@ from corpus_crawler.redis_robots import (
     Wait,
     rules_body,
 )
-from corpus_crawler.redis_state import RedisCampaignStore, RedisConfig
+from corpus_crawler.redis_state import RedisCampaignStore, RedisConfig, WorkerFenced
 from corpus_crawler.testserver import Reply, RequestRecord, SiteServer, add_links, isolate_links
 
 HOSTS = ("127.0.0.1", "127.0.0.2", "127.0.0.3")
@@ -256,6 +261,72 @@ def test_a_claimer_killed_while_fetching_robots_txt_does_not_stop_the_others(
     check_allowed_and_disallowed(site)
 
 
+def _robots_written(folder: Path) -> int:
+    """robots.txt response records in the WARC a live process is writing (its torn
+    last record, if any, left out)."""
+    found = 0
+    for path in folder.glob("*.warc.gz.open"):
+        with open(path, "rb") as handle:
+            try:
+                for record in ArchiveIterator(handle):
+                    uri = record.rec_headers.get_header("WARC-Target-URI") or ""
+                    found += record.rec_type == "response" and uri.endswith("/robots.txt")
+            except Exception:  # a record being written: read up to it
+                pass
+    return found
+
+
+def test_a_process_killed_after_fetching_robots_txt_before_its_commit_leaves_no_entry_behind(
+    site: Site, redis_server: RedisServer, tmp_path: Path
+) -> None:
+    import redis as redis_client
+
+    out = tmp_path / "out"
+    command = crawl_command(write_profile(tmp_path, site), out, redis_server.url)
+    # a short claim: the others wait for the killed fetcher's to expire
+    command += ["-s", "CORPUS_ROBOTS_CLAIM_TIMEOUT=2"]
+    # the first process commits 10 s apart: the kill lands after its three robots.txt
+    # fetches are archived in its WARC and before any commit covers them
+    first_log = tmp_path / "fetcher.log"
+    fetcher = start([*command, "-s", "CORPUS_CAMPAIGN_COMMIT_INTERVAL=10"], first_log)
+    client = redis_client.Redis(port=redis_server.port)
+    deadline = time.monotonic() + TIMEOUT
+    try:
+        worker = worker_of(first_log)
+        while _robots_written(out / worker) < len(HOSTS):
+            assert fetcher.poll() is None, first_log.read_text()[-3000:]
+            assert time.monotonic() < deadline, "the first process never archived robots.txt"
+            time.sleep(0.005)
+        assert not client.hgetall(f"cc:robots:files:{worker}"), "committed before the kill"
+        fetcher.send_signal(signal.SIGKILL)
+        fetcher.wait(timeout=30)
+    finally:
+        client.close()
+        if fetcher.poll() is None:
+            fetcher.kill()
+    assert site.robots_fetches() == dict.fromkeys(HOSTS, 1)
+    # the killed process again (it cuts back its uncommitted WARC) and a second one
+    logs = [tmp_path / "restarted.log", tmp_path / "other.log"]
+    processes = [start(command, logs[0])]
+    try:
+        # it takes its slot back before the other one starts
+        assert worker_of(logs[0]) == worker
+        processes.append(start(command, logs[1]))
+        wait_all(processes, logs)
+    finally:
+        for process in processes:
+            if process.poll() is None:
+                process.kill()
+    # the killed process's capture was cut back with its output, and its rules were
+    # never published: each robots.txt was fetched again and is archived once
+    assert robots_captures(out) == {f"{server.base_url}/robots.txt": 1 for server in site.servers}
+    assert site.robots_fetches() == dict.fromkeys(HOSTS, 2)
+    check_allowed_and_disallowed(site)
+    pages = {f"{server.base_url}/p{n}.html" for server in site.servers for n in range(20)}
+    archived = responses(sorted(p for p in out.iterdir() if p.is_dir()))
+    assert set(archived) == pages and set(archived.values()) == {1}
+
+
 # -- the shared entries on their own -------------------------------------------------------------
 
 
@@ -323,3 +394,41 @@ def test_the_profile_key_reaches_the_setting_and_a_bad_value_names_the_key() -> 
     assert profile_settings(profile)["CORPUS_ROBOTS_TTL"] == 3600
     with pytest.raises(ProfileError, match=r"distributed\.robots_txt_ttl.*must be > 0"):
         parse_profile({"distributed": {"robots_txt_ttl": 0}})
+
+
+def test_an_entry_published_with_a_commit_is_seen_only_once_that_commit_is_in(
+    redis_server: RedisServer,
+) -> None:
+    shared = _shared(redis_server, "w-0")
+    other = _shared(redis_server, "w-1")
+    published: list[str] = []
+    try:
+        for host in ("a.test", "b.test"):
+            claim = shared.look_up_or_claim(host)
+            assert isinstance(claim, Claimed)
+            publication = shared.publication(host, claim, 200, ROBOTS)
+            shared.store.publish_robots_with_commit(
+                publication, functools.partial(published.append, host)
+            )
+        # fetched, not committed: the others wait on the claim
+        assert isinstance(other.look_up_or_claim("a.test"), Wait)
+        assert shared.store.changed and not published
+        shared.store.commit({"corpus.warc.gz": 1234})
+        assert published == ["a.test", "b.test"]
+        for host in ("a.test", "b.test"):
+            entry = other.look_up_or_claim(host)
+            assert isinstance(entry, RobotsEntry)
+            assert (entry.status, entry.body, entry.worker) == (200, ROBOTS, "w-0")
+        # a fenced worker's commit is refused, and publishes nothing
+        claim = shared.look_up_or_claim("c.test")
+        assert isinstance(claim, Claimed)
+        publication = shared.publication("c.test", claim, 200, ROBOTS)
+        shared.store.publish_robots_with_commit(publication, lambda: published.append("c.test"))
+        _shared(redis_server, "w-0").store.close()  # its identity restarted elsewhere
+        with pytest.raises(WorkerFenced):
+            shared.store.commit({"corpus.warc.gz": 2345})
+        assert "c.test" not in published
+        assert isinstance(other.look_up_or_claim("c.test"), Wait)
+    finally:
+        shared.store.close()
+        other.store.close()

@@ -26,18 +26,28 @@ over all processes, as in a single-process crawl (which one depends on arrival
 order, as there). A dropped document costs one round trip, a kept one two (plus
 a retry on a conflict).
 
-**A killed worker.** Additions are permanent when made, before the worker's
-output commit; a worker killed in between leaves the document's entries under
-its URL. Its request returns to the frontier (lease timeout, or its restart) and
-the next fetch of that URL finds its own entry: the `keep_same_name` rule (also
-the SQLite store's) keeps it again, as a replay, instead of calling it a
-duplicate of itself, and with the paragraph verdicts of the first time (the
-n-grams it had seen are kept per request in ``dd:replay`` until the campaign's
-commit script marks the request done). So the document is neither lost (its
-refetch is kept) nor kept twice (the killed worker's uncommitted output is cut
-back at its restart).
-What this cannot undo: a page whose text *changed* between the killed fetch and
-the refetch leaves the old text's entries behind.
+**A killed worker.** Additions are made at once, before the worker's output
+commit, so that the other processes judge against them; with them the add script
+keeps, per request (``dd:pend:<request>``), what to undo: the document's id,
+digest and bands, and the n-gram filter bits it was the first to set. The
+campaign's commit script drops that entry with the request's lease. A worker
+killed in between never commits: when its requests return to the frontier (its
+restart, or the lease timeout) the campaign store takes those documents back
+out (`corpus_crawler.redis_state.FORGET_DOCUMENT_LUA`), and its restart cuts its
+uncommitted output back. So a refetch is judged against what the committed files
+hold, as if the killed fetch never happened: kept once whether or not its text
+changed, and a later copy of the old text at another URL is not dropped as a
+duplicate of a text no file holds. The limit of a Bloom filter: a bit cleared
+this way may also be one of the three bits of an n-gram another document added
+meanwhile (about 3 x the old text's bits / the filter's bits per such n-gram,
+~2 x 10**-6 for a page of 500 n-grams in the default 256 MiB filter); that n-gram
+is then not seen once more. Nor can an undo reach a document another process
+judged against the killed fetch's text before the request returned: it keeps its
+verdict (if the refetch's text changed, what it was dropped for is in no file).
+A worker presumed dead but still running (fenced) may add a document after its
+requests were returned: the refetch then finds its own entry, and the
+`keep_same_name` rule (also the SQLite store's) keeps it again, as a replay,
+with the paragraph verdicts of the first time (``dd:replay``).
 
 "Why not datasketch's `MinHashLSH` with its Redis storage (`DatasketchNearIndex`)?"
 Its query and insert are separate calls, so two processes can both miss and
@@ -248,18 +258,30 @@ if signature ~= '' then
 end
 -- the n-grams seen before have every bit set already
 local at = 1
+local first_set = {}
 for n = 1, ngrams do
   if string.byte(seen_text, n) ~= 49 then
     for _ = 1, hash_count do
       local chunk, offset = struct.unpack('<I4I4', packed, at)
-      redis.call('SETBIT', ns .. 'dd:ng:' .. chunk, offset, 1)
+      if redis.call('SETBIT', ns .. 'dd:ng:' .. chunk, offset, 1) == 0 then
+        table.insert(first_set, string.sub(packed, at, at + 7))
+      end
       at = at + 8
     end
   else
     at = at + 8 * hash_count
   end
 end
-if request ~= '' then redis.call('HSET', ns .. 'dd:replay', request, doc .. '|' .. seen_text) end
+if request ~= '' then
+  redis.call('HSET', ns .. 'dd:replay', request, doc .. '|' .. seen_text)
+  -- what the campaign store undoes if the request's fetch never reaches a commit
+  local bands = {}
+  if signature ~= '' then
+    for b = 1, band_count do table.insert(bands, ARGV[7 + b]) end
+  end
+  redis.call('HSET', ns .. 'dd:pend:' .. request, 'doc', doc, 'digest', digest,
+    'bands', table.concat(bands, ','), 'bits', table.concat(first_set))
+end
 redis.call('SET', call_key, call .. '|' .. doc, 'EX', 3600)
 return doc
 """
