@@ -243,6 +243,8 @@ class RecoveryAction(enum.Enum):
     TRUNCATED = "truncated"
     #: Nothing readable: the file was moved to ``quarantine/`` for a human to look at.
     QUARANTINED = "quarantined"
+    #: Empty (opened, then killed before its first byte): removed, nothing to look at.
+    REMOVED = "removed"
 
     def __str__(self) -> str:
         return self.value
@@ -261,6 +263,8 @@ class Recovered:
     dropped_bytes: int
 
     def __str__(self) -> str:
+        if self.action is RecoveryAction.REMOVED:
+            return f"{self.source.name}: removed (empty)"
         return (
             f"{self.source.name}: {self.action} -> {self.destination} "
             f"({self.units} complete units, {self.kept_bytes} bytes kept, "
@@ -287,6 +291,13 @@ def recover_files(
         if not final_name.endswith(extensions):
             continue
         size = source.stat().st_size
+        if size == 0:
+            source.unlink()
+            fsync_directory(directory)
+            result = Recovered(source, source, RecoveryAction.REMOVED, 0, 0, 0)
+            logger.warning("recovered %s", result)
+            results.append(result)
+            continue
         end, units = valid_prefix(source)
         destination = directory / final_name
         if units == 0 or destination.exists():

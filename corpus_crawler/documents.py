@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 from ._files import (
     Clock,
     Recovered,
+    RecoveryAction,
     RotatingFile,
     as_utc,
     gzip_member_ends,
@@ -434,6 +435,8 @@ def recover_documents(directory: Path | str) -> list[Recovered]:
     results = recover_files(directory, (".jsonl", ".jsonl.gz"), _valid_jsonl_prefix)
     parquet = recover_files(directory, (".parquet",), lambda _path: (0, 0))
     for recovered in parquet:
+        if recovered.action is not RecoveryAction.QUARANTINED:
+            continue  # an empty file, removed
         logger.warning(
             "a Parquet file was left unfinished by a crash and quarantined (%s); its"
             " documents are in the JSONL of the same crawl: convert them with"

@@ -656,7 +656,7 @@ def _finish_recovered_vertical(recovered: Recovered, config: VerticalConfig | No
     if (
         config is not None
         and config.corpus_tools
-        and recovered.action is not RecoveryAction.QUARANTINED
+        and recovered.action in (RecoveryAction.RENAMED, RecoveryAction.TRUNCATED)
         and destination.name.removesuffix(".gz").endswith(".vert")
     ):
         from corpus_crawler.corpustools import write_corpus_tool_files

@@ -106,3 +106,18 @@ def test_a_crashed_log_keeps_its_whole_lines(tmp_path: Path) -> None:
         "http://a/1",
         "http://a/2",
     ]
+
+
+def test_a_log_killed_before_its_first_line_is_removed(tmp_path: Path) -> None:
+    """A crawler killed right after opening its log leaves an empty ``.open`` file; a
+    restart removes it rather than quarantining it (the distributed kill tests met one)."""
+    writer = CrawlLogWriter(tmp_path, flush_interval=60)
+    writer.start()
+    writer.append(CrawlLogEntry(time=NOW, status=200, url="http://a/0", outcome="kept"))
+    writer.flush()
+    open_path = writer.current_path
+    assert open_path is not None
+    open_path.write_bytes(b"")  # as the kill left it: opened, nothing written yet
+    (recovered,) = recover_crawl_logs(tmp_path)
+    assert str(recovered.action) == "removed"
+    assert not open_path.exists() and not (tmp_path / "quarantine").exists()

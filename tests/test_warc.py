@@ -697,7 +697,7 @@ def test_recover_renames_a_complete_file(tmp_path: Path) -> None:
     assert (result.units, result.kept_bytes, result.dropped_bytes) == (count, length, 0)
 
 
-@pytest.mark.parametrize("content", [b"", b"not a gzip member at all", b"\x1f\x8b\x08\x00\x00"])
+@pytest.mark.parametrize("content", [b"not a gzip member at all", b"\x1f\x8b\x08\x00\x00"])
 def test_recover_quarantines_an_unreadable_file(tmp_path: Path, content: bytes) -> None:
     crashed = tmp_path / "x-20240101000000-00000-h.warc.gz.open"
     crashed.write_bytes(content)
@@ -706,6 +706,17 @@ def test_recover_quarantines_an_unreadable_file(tmp_path: Path, content: bytes) 
     assert result.destination == tmp_path / "quarantine" / crashed.name
     assert result.destination.read_bytes() == content
     assert not crashed.exists()
+
+
+def test_recover_removes_an_empty_file(tmp_path: Path) -> None:
+    """A writer killed between opening its file and its first byte leaves nothing to
+    finish or to look at: the file goes, instead of filling quarantine/ at each kill."""
+    crashed = tmp_path / "x-20240101000000-00000-h.warc.gz.open"
+    crashed.write_bytes(b"")
+    (result,) = recover(tmp_path)
+    assert result.action is RecoveryAction.REMOVED
+    assert str(result) == f"{crashed.name}: removed (empty)"
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_recover_leaves_other_files_alone(tmp_path: Path) -> None:
