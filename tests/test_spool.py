@@ -168,11 +168,15 @@ def test_cancelling_follows_the_task() -> None:
     pool = _executor()
     try:
         running = spool.submit(pool, time.sleep, 1.0)
+        # The pool hands max_workers + 1 tasks to its call queue at once and marks them
+        # running, so two fillers take those places and `waiting` stays cancellable.
+        fillers = [spool.submit(pool, _square, n) for n in (1, 2)]
         waiting = spool.submit(pool, _square, 3)
         while not running._inner.running():  # type: ignore[attr-defined]
             time.sleep(0.01)
         assert not running.cancel()  # it runs: as a plain future, it cannot be cancelled
         assert waiting.cancel()
+        assert [f.result(timeout=120) for f in fillers] == [1, 4]
         with pytest.raises(CancelledError):
             waiting.result()
         assert running.result(timeout=120) is None
