@@ -24,6 +24,21 @@ from corpus_crawler.state import (
     QueueEntry,
 )
 
+
+def disk_full_on_insert(
+    db: sqlite3.Connection, table: str, *, after_rows: int | None = None, temp: bool = False
+) -> None:
+    """Make inserts into `table` fail as SQLite does on a full disk: at once, or once the
+    table holds more than `after_rows` rows. The trigger is named `full` (drop it to give
+    the space back); `temp` keeps it to this connection."""
+    when = "" if after_rows is None else f" WHEN (SELECT count(*) FROM {table}) > {after_rows}"
+    timing = "BEFORE" if after_rows is None else "AFTER"
+    db.execute(
+        f"CREATE {'TEMP ' if temp else ''}TRIGGER full {timing} INSERT ON {table}{when}"
+        " BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END"
+    )
+
+
 # -- a reference model of the lease rule --------------------------------------------------
 
 
@@ -209,11 +224,7 @@ def test_a_frontier_conversion_stopped_by_a_full_disk_leaves_the_old_frontier_wh
     rows = [(-1, 0, f"s{n % 7}.cz", f"r{n}") for n in range(300)]
     _make_schema_2_campaign(tmp_path, rows)
     with sqlite3.connect(tmp_path / DATABASE_NAME) as db:
-        db.execute(
-            "CREATE TRIGGER full AFTER INSERT ON frontier_runs"
-            " WHEN (SELECT count(*) FROM frontier_runs) > 150"
-            " BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END"
-        )
+        disk_full_on_insert(db, "frontier_runs", after_rows=150)
     with pytest.raises(sqlite3.DatabaseError, match="full"):
         CampaignStore(tmp_path)
     with sqlite3.connect(tmp_path / DATABASE_NAME) as db:

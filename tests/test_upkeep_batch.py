@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scrapy import Request, Spider, signals
 from scrapy.utils.test import get_crawler
+from test_frontier_runs import disk_full_on_insert
 
 from corpus_crawler.state import (
     DATABASE_NAME,
@@ -124,10 +125,7 @@ def test_a_batch_that_fails_half_way_is_never_committed(tmp_path: Path) -> None:
     store.commit({"a.warc.gz": 10})
     with store.shared_connection() as db:
         # the disk fills after the batch's seen marks, before its queue rows
-        db.execute(
-            "CREATE TEMP TRIGGER full BEFORE INSERT ON main.frontier"
-            " BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END"
-        )
+        disk_full_on_insert(db, "main.frontier", temp=True)
     entries: list[QueueEntry] = [
         (f"http://a.example/{n}", f"r{n}", 0, b"f%d" % n, None, "a.example") for n in range(600)
     ]
@@ -193,11 +191,7 @@ def test_a_conversion_that_stops_midway_leaves_the_old_seen_set_whole(tmp_path: 
         # the disk fills after the first chunk of converted marks (the table as the
         # store makes it, for the trigger)
         db.execute("CREATE TABLE seen_keys (key INTEGER PRIMARY KEY)")
-        db.execute(
-            "CREATE TRIGGER full AFTER INSERT ON seen_keys"
-            " WHEN (SELECT count(*) FROM seen_keys) > 1500"
-            " BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END"
-        )
+        disk_full_on_insert(db, "seen_keys", after_rows=1500)
     with pytest.raises(sqlite3.DatabaseError, match="full"):
         CampaignStore(tmp_path)
     with sqlite3.connect(tmp_path / DATABASE_NAME) as db:
