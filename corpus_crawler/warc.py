@@ -681,26 +681,12 @@ class WarcWriter:
         `request_id`/`response_id`: record ids minted beforehand (`new_record_id`), so
         that a later record can refer to the response without waiting for this write.
         """
-        if self._file.size >= self._config.max_bytes:
-            self._close_files()
-        response_moment = exchange.date if exchange.date is not None else self._clock()
-        request_moment = exchange.request_date or response_moment
-        self._first_record_date = request_moment
-        self._file.ensure_open()
-        request_id = request_id or self._record_ids()
-        response_id = response_id or self._record_ids()
-        data = self._request_record(exchange, _warc_date(request_moment), request_id, response_id)
-        response_date = _warc_date(response_moment)
-        data += self._response_record(exchange, response_date, response_id, request_id)
-        metadata_id: str | None = None
-        if exchange.fetch_time_ms is not None:
-            metadata_id = self._record_ids()
-            data += self._fetch_metadata(exchange, response_date, metadata_id, response_id)
-        # One write for the exchange, so that a crash rarely leaves a request without its response.
-        self._file.write(data)
-        path = self._file.final_path
-        assert path is not None
-        return ExchangeRecords(request_id, response_id, path, metadata_id)
+        return self._write_exchange_records(
+            exchange,
+            request_id,
+            response_id,
+            lambda date, own_id, request: self._response_record(exchange, date, own_id, request),
+        )
 
     def write_revisit(
         self,
@@ -721,6 +707,36 @@ class WarcWriter:
         payload received (only its digest is stored); with ``SERVER_NOT_MODIFIED``
         it is the (empty) body of the 304 response.
         """
+
+        def revisit_record(date: str, own_id: str, request: str) -> bytes:
+            headers = self._common_headers("revisit", exchange, date, own_id, request)
+            headers["WARC-Refers-To"] = refers_to
+            headers["WARC-Refers-To-Target-URI"] = refers_to_uri
+            headers["WARC-Refers-To-Date"] = _warc_date(refers_to_date)
+            headers["WARC-Profile"] = str(profile)
+            if profile is RevisitProfile.IDENTICAL_PAYLOAD_DIGEST:
+                headers["WARC-Payload-Digest"] = payload_digest(exchange.body)
+            return self._serialize(
+                "revisit",
+                headers["WARC-Target-URI"],
+                headers,
+                b"",
+                "application/http; msgtype=response",
+                self._response_http_headers(exchange),
+            )
+
+        return self._write_exchange_records(exchange, request_id, revisit_id, revisit_record)
+
+    def _write_exchange_records(
+        self,
+        exchange: Exchange,
+        request_id: str | None,
+        main_id: str | None,
+        main_record: Callable[[str, str, str], bytes],
+    ) -> ExchangeRecords:
+        """Append an exchange's request, its main record (a response or a revisit, made by
+        `main_record(warc_date, its_id, request_id)`) and its fetch metadata, rotating
+        the file first when it is full. Ids not given are minted, the request's first."""
         if self._file.size >= self._config.max_bytes:
             self._close_files()
         response_moment = exchange.date if exchange.date is not None else self._clock()
@@ -728,33 +744,19 @@ class WarcWriter:
         self._first_record_date = request_moment
         self._file.ensure_open()
         request_id = request_id or self._record_ids()
-        revisit_id = revisit_id or self._record_ids()
-        data = self._request_record(exchange, _warc_date(request_moment), request_id, revisit_id)
+        main_id = main_id or self._record_ids()
+        data = self._request_record(exchange, _warc_date(request_moment), request_id, main_id)
         date = _warc_date(response_moment)
-        headers = self._common_headers("revisit", exchange, date, revisit_id, request_id)
-        headers["WARC-Refers-To"] = refers_to
-        headers["WARC-Refers-To-Target-URI"] = refers_to_uri
-        headers["WARC-Refers-To-Date"] = _warc_date(refers_to_date)
-        headers["WARC-Profile"] = str(profile)
-        if profile is RevisitProfile.IDENTICAL_PAYLOAD_DIGEST:
-            headers["WARC-Payload-Digest"] = payload_digest(exchange.body)
-        http_headers = self._response_http_headers(exchange)
-        data += self._serialize(
-            "revisit",
-            headers["WARC-Target-URI"],
-            headers,
-            b"",
-            "application/http; msgtype=response",
-            http_headers,
-        )
+        data += main_record(date, main_id, request_id)
         metadata_id: str | None = None
         if exchange.fetch_time_ms is not None:
             metadata_id = self._record_ids()
-            data += self._fetch_metadata(exchange, date, metadata_id, revisit_id)
+            data += self._fetch_metadata(exchange, date, metadata_id, main_id)
+        # One write for the exchange, so that a crash rarely leaves a request without its response.
         self._file.write(data)
         path = self._file.final_path
         assert path is not None
-        return ExchangeRecords(request_id, revisit_id, path, metadata_id)
+        return ExchangeRecords(request_id, main_id, path, metadata_id)
 
     def write_document(
         self,
