@@ -36,7 +36,15 @@ from corpus_crawler.classify import (
     main_region,
 )
 from corpus_crawler.decode import decode_html
-from corpus_crawler.evaluate import SHINGLE_SIZE, load_gold_set, page_scores, shingles, tokens
+from corpus_crawler.evaluate import (
+    SHINGLE_SIZE,
+    PageScore,
+    Summary,
+    load_gold_set,
+    page_scores,
+    shingles,
+    tokens,
+)
 from corpus_crawler.extractors import furniture, visible
 from corpus_crawler.language_setup import choose_language, stoplist_and_params
 from corpus_crawler.model import Paragraph, ParagraphClass
@@ -127,21 +135,48 @@ def page_blocks(html: bytes, gold: str, preset: Preset) -> tuple[list[Block], st
     return blocks, text
 
 
+def oracle_text(blocks: Sequence[Block]) -> str:
+    """What a block decision that never errs would keep: the blocks the gold holds.
+
+    It is the ceiling of every decision over these blocks (the rules, a learned
+    model); what it still misses is the gold's own form (words it joins across
+    lines, image alt text it keeps, text these blocks split differently).
+    """
+    return "\n".join(b.paragraph.text for b in blocks if b.in_gold)
+
+
+def print_ceiling(preset_scores: Sequence[PageScore], oracle_scores: Sequence[PageScore]) -> None:
+    for name, scores in (("preset", preset_scores), ("oracle blocks", oracle_scores)):
+        summary = Summary.of(scores)
+        print(
+            f"{name:14s} shingle F1 {summary.f1:.4f}"
+            f" (P {summary.precision:.4f}, R {summary.recall:.4f})"
+        )
+    print()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("gold_set", type=Path)
     parser.add_argument("--preset", default="corpus", choices=["corpus", "article"])
     parser.add_argument("--worst", type=int, default=20, help="pages listed (20)")
     parser.add_argument("--blocks", type=int, default=0, help="lost blocks shown per page")
+    parser.add_argument(
+        "--ceiling",
+        action="store_true",
+        help="also score the oracle that keeps exactly the blocks the gold holds",
+    )
     args = parser.parse_args(argv)
     gold_set = load_gold_set(args.gold_set)
     preset = Preset(args.preset)
     lost_precision: Counter[tuple[str, str, str]] = Counter()
     lost_recall: Counter[tuple[str, str, str]] = Counter()
     rows = []
+    oracle_scores = []
     for page in gold_set.pages:
         blocks, text = page_blocks(page.html, page.gold, preset)
         score = page_scores(text, page.gold)
+        oracle_scores.append(page_scores(oracle_text(blocks), page.gold))
         for b in blocks:
             key = (block_kind(b.paragraph), b.place, b.paragraph.cf_class.name)
             kept = b.paragraph.final_class is GOOD
@@ -174,6 +209,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                     f" ld={q.link_density:.2f} sd={q.stopword_density:.2f} {q.length}c"
                     f" {q.dom_path[-40:]!r}: {q.text[:90]!r}"
                 )
+    if args.ceiling:
+        print_ceiling([row[0] for row in rows], oracle_scores)
     for title, counter in (
         ("kept, not in gold (precision loss)", lost_precision),
         ("in gold, dropped (recall loss)", lost_recall),
