@@ -273,6 +273,7 @@ class PageProcessor:
             self.stats.inc_value("corpus/vertical/formatted_by_writer")
             return item
         self.stats.inc_value("corpus/worker_cpu_ms", int(formatted.cpu_seconds * 1000))
+        self.stats.inc_value("corpus/vertical/formatted_after_dedup")
         if formatted.text is None:
             # nothing to write: the writer counts it as skipped, as it always did
             return item
