@@ -20,7 +20,9 @@ cannot restart), with the same spider, scope, concurrency and robots.txt:
     pages, so dedup drops about 9 pages in 10;
 (d) ``full+vert@writer``, on request: (c) with the tokenizer on the crawl
     process's writer thread instead (the format pipeline left out), the other
-    way to tokenise only kept documents; it competes with the reactor for the GIL.
+    way to tokenise only kept documents; it competes with the reactor for the GIL;
+(e) ``full+vert-dedup``, on request: (c) with dedup off, so every extracted page
+    is kept and the workers tokenise it with the page (about 10x the documents).
 
 Printed per run: pages/s, CPU seconds and cores used by the crawl (its process
 and its workers, sampled from /proc; "main" is the crawl process alone), peak
@@ -233,6 +235,7 @@ RUNS = {
     "full": (True, False),
     "full+vert": (True, True),
     "full+vert@writer": (True, True),
+    "full+vert-dedup": (True, True),
 }
 
 
@@ -254,6 +257,8 @@ def crawl(name: str, server: SiteServer, workdir: Path, concurrency: int) -> Run
     command = [sys.executable, "-m", "corpus_crawler.cli", "crawl", str(profile)]
     if not full:
         command += ["-s", "CORPUS_EXTRACT_ENABLED=False"]
+    if name.endswith("-dedup"):
+        command += ["-s", "CORPUS_DEDUP_ENABLED=False"]
     if name.endswith("@writer"):
         # without the format pipeline the writer thread formats the vertical text
         from pipelines.settings import ITEM_PIPELINES

@@ -260,7 +260,7 @@ class PageProcessor:
         (slower, on its thread, but nothing is lost)."""
         if self.settings.vertical is None or item.vertical_text is not None:
             return item
-        task = VerticalTask(item.url, item.document, doc_meta(item, item.doc_id))
+        task = VerticalTask.of(item.url, item.document, doc_meta(item, item.doc_id))
         try:
             formatted = await self.pool.run(task)
         except Exception as exc:

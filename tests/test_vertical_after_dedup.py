@@ -219,7 +219,7 @@ def _document() -> Document:
     good = "The committee met on Tuesday, and it agreed (after a long debate) to go on."
     return Document(
         (
-            Paragraph("Home | News", ParagraphClass.BAD, ParagraphClass.BAD),
+            Paragraph("Home | News", ParagraphClass.BAD, ParagraphClass.BAD, heading=True),
             Paragraph(good, ParagraphClass.GOOD, ParagraphClass.GOOD, heading=False),
             Paragraph("It said: “no”.", ParagraphClass.SHORT, ParagraphClass.GOOD),
         ),
@@ -246,19 +246,23 @@ def test_a_vertical_task_gives_format_document_text(tmp_path: Path, all_paragrap
         tmp_path, format=VerticalFormat.VERTICAL, all_paragraphs=all_paragraphs, sentences=True
     )
     config = WorkerConfig(extract=None, vertical=vertical)
-    formatted = format_vertical(VerticalTask("http://example.test/a", _document(), _meta()), config)
+    formatted = format_vertical(
+        VerticalTask.of("http://example.test/a", _document(), _meta()), config
+    )
     expected = format_document(
         _document(), _meta(), format=VerticalFormat.VERTICAL, all_paragraphs=all_paragraphs
     )
     assert formatted.text == expected
     assert expected is not None and 'dup="0.25"' in expected and 'lang_diff="0.10"' in expected
+    # the bad heading travels (as a plain tuple) and is written with every paragraph
+    assert ('class="bad" cfclass="bad" heading="1"' in expected) is all_paragraphs
 
 
 def test_a_vertical_task_over_the_time_cap_is_an_error(tmp_path: Path) -> None:
     vertical = VerticalConfig(tmp_path, format=VerticalFormat.VERTICAL)
     # ~2 MB of text: tokenising it takes a good part of a second, far over a 10 ms cap
     huge = Paragraph("word, " * 300_000, ParagraphClass.GOOD, ParagraphClass.GOOD)
-    task = VerticalTask("http://example.test/huge", Document((huge,), language="en"), _meta())
+    task = VerticalTask.of("http://example.test/huge", Document((huge,), language="en"), _meta())
     with pytest.raises(TimeoutError, match=re.escape("http://example.test/huge")):
         format_vertical(task, WorkerConfig(extract=None, vertical=vertical, page_timeout=0.01))
     with pytest.raises(ValueError, match=re.escape("WorkerConfig.vertical")):
