@@ -14,7 +14,15 @@ cannot restart), with the same spider, scope, concurrency and robots.txt:
     response, conversion) and the prevertical corpus file, written by the
     writer thread;
 (c) ``full+vert``: (b) plus the tokenised vertical file (`output.vertical`,
-    off by default: its tokenizer runs on the writer thread).
+    off by default). Its tokenizer runs in the worker processes: with dedup on
+    (the default) only for the documents dedup keeps, after its verdict
+    (`pipelines.extract.VerticalFormatPipeline`); the site repeats its gold
+    pages, so dedup drops about 9 pages in 10;
+(d) ``full+vert@writer``, on request: (c) with the tokenizer on the crawl
+    process's writer thread instead (the format pipeline left out), the other
+    way to tokenise only kept documents; it competes with the reactor for the GIL;
+(e) ``full+vert-dedup``, on request: (c) with dedup off, so every extracted page
+    is kept and the workers tokenise it with the page (about 10x the documents).
 
 Printed per run: pages/s, CPU seconds and cores used by the crawl (its process
 and its workers, sampled from /proc; "main" is the crawl process alone), peak
@@ -222,12 +230,18 @@ output:
     enabled: {vertical}
 """
 
-RUNS = {"links": (False, False), "full": (True, False), "full+vert": (True, True)}
+RUNS = {
+    "links": (False, False),
+    "full": (True, False),
+    "full+vert": (True, True),
+    "full+vert@writer": (True, True),
+    "full+vert-dedup": (True, True),
+}
 
 
 def crawl(name: str, server: SiteServer, workdir: Path, concurrency: int) -> Run:
     full, vertical = RUNS[name]
-    out = workdir / name.replace("+", "-")
+    out = workdir / name.replace("+", "-").replace("@", "-at-")
     profile = workdir / f"{out.name}.yaml"
     profile.write_text(
         PROFILE.format(
@@ -243,6 +257,14 @@ def crawl(name: str, server: SiteServer, workdir: Path, concurrency: int) -> Run
     command = [sys.executable, "-m", "corpus_crawler.cli", "crawl", str(profile)]
     if not full:
         command += ["-s", "CORPUS_EXTRACT_ENABLED=False"]
+    if name.endswith("-dedup"):
+        command += ["-s", "CORPUS_DEDUP_ENABLED=False"]
+    if name.endswith("@writer"):
+        # without the format pipeline the writer thread formats the vertical text
+        from pipelines.settings import ITEM_PIPELINES
+
+        pipelines = {**ITEM_PIPELINES, "pipelines.extract.VerticalFormatPipeline": None}
+        command += ["-s", f"ITEM_PIPELINES={json.dumps(pipelines)}"]
     before = time.process_time()
     busy_before, total_before = _machine_busy()
     started = time.monotonic()
@@ -314,7 +336,9 @@ def main(argv: list[str] | None = None) -> int:
             print(
                 f"({name}) {run.pages} pages in {run.seconds:.1f} s = {run.pages_per_second:.1f}"
                 f" pages/s | crawl CPU {run.cpu_seconds:.1f} s (main {run.main_cpu_seconds:.1f} s,"
-                f" reactor {run.reactor_cpu_seconds:.1f} s; {run.cores_used:.2f} cores,"
+                f" reactor {run.reactor_cpu_seconds:.1f} s,"
+                f" workers {run.cpu_seconds - run.main_cpu_seconds:.1f} s;"
+                f" {run.cores_used:.2f} cores,"
                 f" {run.processes} processes)"
                 f" = {1000 * run.cpu_seconds / run.pages:.1f} ms/page"
                 f" | peak RSS {run.peak_rss_mb:.0f} MB | server CPU {run.server_cpu_seconds:.1f} s"

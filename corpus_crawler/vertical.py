@@ -49,7 +49,7 @@ import enum
 import gzip
 import re
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from email.utils import parsedate_to_datetime
@@ -81,7 +81,6 @@ __all__ = [
     "VerticalConfig",
     "VerticalFormat",
     "VerticalWriter",
-    "add_marks",
     "clean_lines",
     "doc_attributes",
     "escape",
@@ -401,40 +400,6 @@ def format_document(
         out.append("</p>")
     out.append("</doc>")
     return "\n".join(out) + "\n"
-
-
-def add_marks(
-    formatted: str,
-    paragraph_indexes: Sequence[int],
-    meta: DocMeta,
-) -> str:
-    """A document `format_document` formatted without marks (in a worker, before the
-    dedup stage judged it), with `meta`'s ``lang_diff`` on its ``<doc>`` and its
-    paragraphs' ``langdiff``/``dup`` on their ``<p>``: the same text `format_document`
-    gives with `meta`, without tokenising again.
-
-    `paragraph_indexes`: the document index of each ``<p>`` in `formatted`, in order
-    (those of `selected_paragraphs`).
-    """
-    lines = formatted.split("\n")
-    if not lines or not lines[0].startswith("<doc "):
-        raise ValueError("not a formatted document: it must start with a <doc ...> line")
-    if meta.lang_diff is not None:
-        lines[0] = lines[0][:-1] + f' lang_diff="{_score(meta.lang_diff)}">'
-    indexes = iter(paragraph_indexes)
-    for number, line in enumerate(lines):
-        if not line.startswith("<p "):
-            continue
-        index = next(indexes, None)
-        if index is None:
-            raise ValueError("the formatted document has more <p> than paragraph indexes")
-        marks = mark_attributes(paragraph_lang_diff(meta, index), paragraph_dup(meta, index))
-        if marks:
-            extra = " ".join(f'{key}="{escape(value)}"' for key, value in marks.items())
-            lines[number] = f"{line[:-1]} {extra}>"
-    if next(indexes, None) is not None:
-        raise ValueError("the formatted document has fewer <p> than paragraph indexes")
-    return "\n".join(lines)
 
 
 def _append_tokens(out: list[str], text: str, sentences: bool, tokenizer: Tokenizer | None) -> None:

@@ -42,7 +42,6 @@ import logging
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -61,10 +60,9 @@ from corpus_crawler.dedup import (
     fingerprint,
 )
 from corpus_crawler.dedup.verdicts import DocumentMarks, apply_verdict, document_marks
-from corpus_crawler.model import Document, DropReason
+from corpus_crawler.model import DropReason
 from corpus_crawler.redis_state import RedisCampaignStore
 from corpus_crawler.state import CampaignStore
-from corpus_crawler.vertical import DocMeta, VerticalConfig, add_marks, selected_paragraphs
 from pipelines.drops import drop_for
 from pipelines.glue import deferred_from_future
 from pipelines.items import CorpusDocument
@@ -129,29 +127,16 @@ class _Judged:
 
 
 class DedupPipeline:
-    def __init__(
-        self,
-        crawler: Crawler,
-        settings: DedupSettings,
-        vertical: VerticalConfig | None = None,
-    ) -> None:
+    def __init__(self, crawler: Crawler, settings: DedupSettings) -> None:
         self.crawler = crawler
         self.stats = crawler.stats
         self.settings = settings
-        #: The worker formats the vertical text (`pipelines.worker`); marks are added to it.
-        self.vertical = vertical
         self.dedup: Deduplicator | RedisDeduplicator | None = None
         self._thread: ThreadPoolExecutor | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> DedupPipeline:
-        from pipelines.writer import OutputSettings
-
-        return cls(
-            crawler,
-            DedupSettings.from_settings(crawler.settings),
-            OutputSettings.from_settings(crawler.settings).vertical,
-        )
+        return cls(crawler, DedupSettings.from_settings(crawler.settings))
 
     def open_spider(self) -> None:
         from pipelines.campaign import CampaignExtension
@@ -258,12 +243,6 @@ class DedupPipeline:
         new_document = apply_verdict(document, verdict)
         kept = new_document.good_paragraphs
         removed = len(document.good_paragraphs) - len(kept)
-        vertical_text = item.vertical_text
-        if removed:
-            # the worker formatted the old paragraphs: the writer formats the new ones
-            vertical_text = None
-        elif vertical_text is not None and marks:
-            vertical_text = self._with_marks(vertical_text, new_document, marks, item)
         return _Judged(
             verdict,
             dataclasses.replace(
@@ -271,7 +250,10 @@ class DedupPipeline:
                 document=new_document,
                 words=sum(p.word_count for p in kept),
                 clean_bytes=len(new_document.text.encode("utf-8")),
-                vertical_text=vertical_text,
+                # a text formatted before the verdict lacks its changes: formatted again
+                # (`pipelines.extract.VerticalFormatPipeline`; with dedup on, the workers
+                # leave it to that pipeline anyway)
+                vertical_text=None,
                 fingerprint=None,
                 lang_diff=marks.lang_diff,
                 paragraph_lang_diffs=marks.paragraph_lang_diffs,
@@ -279,26 +261,6 @@ class DedupPipeline:
             ),
             removed,
         )
-
-    def _with_marks(
-        self, text: str, document: Document, marks: DocumentMarks, item: CorpusDocument
-    ) -> str | None:
-        all_paragraphs = self.vertical.all_paragraphs if self.vertical is not None else False
-        indexes = [index for index, _, _ in selected_paragraphs(document, all_paragraphs)]
-        meta = DocMeta(
-            doc_id=item.doc_id,
-            crawl_date=datetime.min,
-            url=item.url,
-            lang_diff=marks.lang_diff,
-            paragraph_lang_diffs=marks.paragraph_lang_diffs,
-            paragraph_dups=marks.paragraph_dups,
-        )
-        try:
-            return add_marks(text, indexes, meta)
-        except ValueError as exc:
-            # the writer formats it again, marks and all: slower, never wrong
-            logger.warning("dedup marks: %s: %s; formatting %s again", exc, item.url, item.url)
-            return None
 
     # -- back on the reactor thread ------------------------------------------------------
 

@@ -9,6 +9,11 @@
   scheduler, like any request) and the item.
 * `DropPipeline`: drops a `DroppedPage` with its typed `DropItem`
   (`pipelines.drops`), counted under ``corpus/dropped/<reason>``.
+* `VerticalFormatPipeline` (after the dedup stage): the tokenised vertical text
+  of each document dedup kept, formatted in a worker. With dedup on, the workers
+  do not format it with the page: on duplicate-heavy sites most of that work was
+  thrown away (`benchmarks/crawl_speed.py`), and dedup changes the paragraphs
+  and marks of what it keeps. With dedup off they do, saving the round trip.
 
 Settings (`CORPUS_EXTRACT_*`): ENABLED (the processor; off, the spider extracts
 links itself), TEXT (text extraction; off, workers only find links),
@@ -19,6 +24,7 @@ PAGE_TIMEOUT, START_METHOD ("" = forkserver where available).
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 from dataclasses import dataclass
@@ -43,10 +49,10 @@ from pipelines.items import (
     document_id,
 )
 from pipelines.pool import PagePool, PoolCrashed, PoolTimeout, default_workers
-from pipelines.worker import PageTask, WorkerConfig
+from pipelines.worker import PageTask, VerticalTask, WorkerConfig
 from pipelines.writer import OutputSettings
 
-__all__ = ["DropPipeline", "ExtractSettings", "PageProcessor"]
+__all__ = ["DropPipeline", "ExtractSettings", "PageProcessor", "VerticalFormatPipeline"]
 
 logger = logging.getLogger(__name__)
 
@@ -108,6 +114,13 @@ class ExtractSettings:
             vertical=OutputSettings.from_settings(settings).vertical,
             dedup=_dedup_config(settings),
         )
+
+    @property
+    def vertical_with_page(self) -> bool:
+        """The workers format the vertical text with the page. Not when dedup runs: it
+        drops duplicates (most pages of some sites) and changes the text and marks of
+        what it keeps, so `VerticalFormatPipeline` formats it after the verdict."""
+        return self.vertical is not None and self.dedup is None
 
     def worker_config(self) -> WorkerConfig:
         return WorkerConfig(
@@ -194,7 +207,7 @@ class PageProcessor:
             body=body,
             http_charset=page.http_charset,
             links=self.settings.follow_links,
-            meta=doc_meta(page, doc_id) if self.settings.vertical is not None else None,
+            meta=doc_meta(page, doc_id) if self.settings.vertical_with_page else None,
         )
         try:
             result = await self.pool.run(task)
@@ -239,6 +252,59 @@ class PageProcessor:
             vertical_text=result.vertical_text,
             fingerprint=result.fingerprint,
         )
+
+    async def format_vertical(self, item: CorpusDocument) -> CorpusDocument:
+        """`item` with its vertical text, formatted in a worker (after the dedup verdict:
+        the document and marks are final). The item as it is when the vertical is off or
+        already formatted; on a worker's failure too, and the writer formats it then
+        (slower, on its thread, but nothing is lost)."""
+        if self.settings.vertical is None or item.vertical_text is not None:
+            return item
+        task = VerticalTask.of(item.url, item.document, doc_meta(item, item.doc_id))
+        try:
+            formatted = await self.pool.run(task)
+        except Exception as exc:
+            logger.warning(
+                "vertical text of %s not formatted by a worker (%s: %s); the writer formats it",
+                item.url,
+                type(exc).__name__,
+                exc,
+            )
+            self.stats.inc_value("corpus/vertical/formatted_by_writer")
+            return item
+        self.stats.inc_value("corpus/worker_cpu_ms", int(formatted.cpu_seconds * 1000))
+        self.stats.inc_value("corpus/vertical/formatted_after_dedup")
+        if formatted.text is None:
+            # nothing to write: the writer counts it as skipped, as it always did
+            return item
+        return dataclasses.replace(item, vertical_text=formatted.text)
+
+
+class VerticalFormatPipeline:
+    """Formats the vertical text of kept documents the workers did not format with
+    their page (dedup on: see the module docstring), off the reactor thread."""
+
+    def __init__(self, processor: PageProcessor) -> None:
+        self.processor = processor
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> VerticalFormatPipeline:
+        if not crawler.settings.getbool("CORPUS_VERTICAL_ENABLED"):
+            raise NotConfigured(
+                "the vertical file is off: set output.vertical.enabled: true in the profile"
+                " (CORPUS_VERTICAL_ENABLED=True)"
+            )
+        processor = crawler.get_extension(PageProcessor)
+        if processor is None:
+            raise NotConfigured(
+                "no extraction workers (CORPUS_EXTRACT_ENABLED=False): nothing to format"
+            )
+        return cls(processor)
+
+    async def process_item(self, item: Any) -> Any:
+        if isinstance(item, CorpusDocument):
+            return await self.processor.format_vertical(item)
+        return item
 
 
 class DropPipeline:

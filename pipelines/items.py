@@ -93,7 +93,9 @@ class CorpusDocument:
     words: int
     #: UTF-8 bytes of the clean text (good paragraphs, one per line).
     clean_bytes: int
-    #: The tokenised vertical text, formatted in the worker (None: format on writing).
+    #: The tokenised vertical text, formatted in a worker: with the page when dedup is
+    #: off, else after its verdict (`pipelines.extract.VerticalFormatPipeline`). None:
+    #: not yet, or the writer formats it.
     vertical_text: str | None = None
     #: What the dedup stages look up, computed in the worker (`corpus_crawler.dedup`);
     #: the dedup pipeline consumes it (None after it, or with dedup off).

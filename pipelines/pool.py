@@ -24,7 +24,7 @@ import multiprocessing
 import os
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from typing import Any
+from typing import Any, overload
 
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet import defer
@@ -32,7 +32,15 @@ from twisted.python.failure import Failure
 
 from corpus_crawler.spool import ResultSpool
 from pipelines.glue import deferred_from_future
-from pipelines.worker import PageResult, PageTask, WorkerConfig, init_worker, run_task
+from pipelines.worker import (
+    FormattedVertical,
+    PageResult,
+    PageTask,
+    VerticalTask,
+    WorkerConfig,
+    init_worker,
+    run_task,
+)
 
 __all__ = ["PagePool", "PoolCrashed", "PoolTimeout", "default_workers"]
 
@@ -108,7 +116,11 @@ class PagePool:
         for _ in range(self.workers):
             self._executor.submit(int)
 
-    async def run(self, task: PageTask) -> PageResult:
+    @overload
+    async def run(self, task: PageTask) -> PageResult: ...
+    @overload
+    async def run(self, task: VerticalTask) -> FormattedVertical: ...
+    async def run(self, task: PageTask | VerticalTask) -> PageResult | FormattedVertical:
         await maybe_deferred_to_future(self._semaphore.acquire())
         try:
             try:
@@ -122,7 +134,7 @@ class PagePool:
         finally:
             self._semaphore.release()
 
-    def _submit(self, task: PageTask) -> defer.Deferred[PageResult]:
+    def _submit(self, task: PageTask | VerticalTask) -> defer.Deferred[Any]:
         from twisted.internet import reactor
 
         executor, spool = self._executor, self._spool

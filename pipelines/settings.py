@@ -19,6 +19,8 @@ ITEM_PIPELINES = {
     "pipelines.extract.DropPipeline": 100,
     # exact / near-duplicate documents, seen paragraphs, paragraph language
     "pipelines.dedup.DedupPipeline": 150,
+    # the vertical text of what dedup kept, tokenised in a worker (pipelines/extract.py)
+    "pipelines.extract.VerticalFormatPipeline": 160,
     "pipelines.outputs.WarcDocumentPipeline": 800,
     "pipelines.outputs.VerticalPipeline": 810,
     "pipelines.outputs.DocumentsPipeline": 820,

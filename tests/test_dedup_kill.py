@@ -3,7 +3,9 @@
 The loopback site with planted duplicates (tests/site/dup_site.py) is crawled
 with dedup on and the crawl killed with SIGKILL twice mid-crawl, then resumed
 to the end. The corpus files must then hold what an uninterrupted crawl holds:
-every duplicate group exactly one document, every unique page, no page twice.
+every duplicate group exactly one document, every unique page, no page twice;
+the vertical file (formatted in a worker after the dedup verdict) holds the same
+documents as the prevertical, each its text tokenised.
 
 What makes it hold: the dedup tables live in the campaign database and commit
 in the campaign's transaction, never behind the corpus files (a document's
@@ -28,6 +30,7 @@ from urllib.parse import urlsplit
 
 import dup_site
 import pytest
+from test_vertical_after_dedup import tokenised, written_documents
 
 from corpus_crawler.vertical import read_vertical
 
@@ -60,6 +63,8 @@ output:
   progress_interval: 0
   warc:
     enabled: false
+  vertical:
+    enabled: true
 dedup:
   enabled: true
   paragraph_filter_mib: 8
@@ -158,3 +163,8 @@ def test_kill_9_twice_then_resume_keeps_one_document_per_group(
     # the kills landed mid-crawl, after some dedup state was committed and before all
     print(f"kept documents committed at the kills: {committed} of {kept}")
     assert 0 < committed[0] <= committed[1] < kept
+    # the vertical was cut back and resumed with the prevertical: document for document
+    prevertical = written_documents(out, ".prevert")
+    vertical = written_documents(out, ".vert")
+    assert len(vertical) == len(prevertical) == kept
+    assert vertical == [tokenised(block, sentences=False) for block in prevertical]

@@ -11,7 +11,7 @@ them with a German paragraph, crawled with ``dedup.paragraphs: mark`` and
   English ones are not; ``lang_diff`` on the ``<doc>``: the share of its words
   in another language;
 * the prevertical (formatted on the writer thread) and the vertical (formatted
-  in the worker, marks added by the dedup stage) carry the same marks, both
+  in a worker after the dedup verdict, marks and all) carry the same marks, both
   parse, and the vertical's Manatee registry declares every attribute it uses.
 """
 

@@ -42,6 +42,7 @@ from test_distributed import (
     wait_all,
     worker_of,
 )
+from test_vertical_after_dedup import tokenised, written_documents
 from warcio.archiveiterator import ArchiveIterator
 
 from corpus_crawler.dedup import DedupConfig, Deduplicator, RedisDeduplicator, fingerprint
@@ -74,6 +75,8 @@ distributed:
 output:
   progress_interval: 0
   report: false
+  vertical:
+    enabled: true
 dedup:
   enabled: true
   paragraph_filter_mib: 8
@@ -178,6 +181,16 @@ def fetched_by(out: Path) -> dict[str, set[str]]:
                     if record.rec_type == "response":
                         found[record.rec_headers.get_header("WARC-Target-URI")].add(folder.name)
     return found
+
+
+def check_vertical(out: Path) -> None:
+    """Each process's vertical file (formatted in its workers after the shared dedup
+    verdict) holds its prevertical's documents, tokenised, in the same order."""
+    for folder in folders(out):
+        prevertical = written_documents(folder, ".prevert")
+        assert written_documents(folder, ".vert") == [
+            tokenised(block, sentences=False) for block in prevertical
+        ]
 
 
 def summed_stats(out: Path) -> collections.Counter[str]:
@@ -287,6 +300,9 @@ def test_three_processes_keep_one_document_of_each_duplicate_group(
         f" {stats['corpus/dedup/redis_conflicts']} judged again after a conflict"
     )
     assert stats["corpus/dedup/redis_round_trips"] >= judged
+    check_vertical(out)
+    # tokenised once for each document kept, by whichever process kept it
+    assert stats["corpus/vertical/formatted_after_dedup"] == stats["corpus/docs_kept"]
 
 
 def test_a_worker_killed_between_keeping_a_document_and_its_commit_loses_and_doubles_nothing(
@@ -334,6 +350,7 @@ def test_a_worker_killed_between_keeping_a_document_and_its_commit_loses_and_dou
     [summary] = (out / worker).glob("*-summary.json")
     assert json.loads(summary.read_text(encoding="utf-8"))["campaign"]["requeued_at_start"] >= 1
     assert summed_stats(out)["corpus/dedup/replayed"] == 0
+    check_vertical(out)
 
 
 def _pruned_at(redis: RedisServer) -> dict[str, int]:
