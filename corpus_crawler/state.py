@@ -36,6 +36,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
+from types import ModuleType
 from typing import IO, Any, TypeAlias, TypeVar
 from urllib.parse import urlsplit
 
@@ -60,6 +61,12 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+
+_seen_fast: ModuleType | None
+try:  # the compiled SeenFilter probes (corpus_crawler/_seen_fast.pyx), built by pip install
+    from . import _seen_fast
+except ImportError:  # pragma: no cover - no compiler where it was installed
+    _seen_fast = None
 
 DATABASE_NAME = "campaign.sqlite"
 LOCK_NAME = ".corpus-crawler.lock"
@@ -286,6 +293,9 @@ class SeenFilter:
 
     def add_all(self, keys: Iterable[int]) -> None:
         table, mask = self._bits, self._mask
+        if _seen_fast is not None:
+            _seen_fast.add_all(table, mask, keys)
+            return
         for key in keys:
             low = key & mask
             high = (key >> 32) & mask
@@ -296,6 +306,8 @@ class SeenFilter:
         """The keys of `keys` that may be in the set (`may_hold` of each, in one loop:
         a method call per key cost as much as the probes)."""
         table, mask = self._bits, self._mask
+        if _seen_fast is not None:
+            return _seen_fast.maybe_held(table, mask, keys)
         return [
             key
             for key in keys

@@ -292,3 +292,62 @@ def link_columns(list held, budget_key, dict sites_by_origin, fingerprint_key_of
         budgets.append(site if budget else None)
         sites.append(site)
     return keys, priorities, budgets, sites
+
+
+# -- the recently seen links --------------------------------------------------------------------
+
+
+cdef class RecentlySeen:
+    """`scheduler.RecentlySeen` (see there), compiled: `key` and `met` are called for
+    every link the spider yields, most of which a site's menu repeats."""
+
+    cdef bint _enabled
+    cdef Py_ssize_t _capacity
+    cdef set _newer, _older
+    cdef object _seen_key
+
+    def __init__(self, bint enabled, Py_ssize_t capacity=16384, *, seen_key):
+        self._enabled = enabled
+        self._capacity = capacity
+        self._newer = set()
+        self._older = set()
+        #: `corpus_crawler.traps.seen_key`, for a URL with a fragment, ';' or '?'
+        self._seen_key = seen_key
+
+    cpdef str key(self, request):
+        """The key `request` is remembered by, or None if it cannot take part."""
+        if not self._enabled:
+            return None
+        if _READ_SLOTS:
+            body, meta, url = request._body, request._meta, request._url
+        else:
+            body, meta, url = request.body, request.meta, request.url
+        if request.method != "GET" or body:
+            return None
+        if not meta or not (<dict>meta).get("verbatim_url"):
+            return None
+        if "#" in url or ";" in url or "?" in url:
+            return self._seen_key(url)
+        return url  # (what seen_key returns for it)
+
+    def __contains__(self, str key):
+        if key in self._newer:
+            return True
+        if key in self._older:
+            self.add(key)
+            return True
+        return False
+
+    cpdef bint met(self, str key):
+        """Whether `key` was met before (`in`); it is remembered from now on either way."""
+        if key in self._newer:
+            return True
+        cdef bint known = key in self._older
+        self.add(key)
+        return known
+
+    cpdef add(self, str key):
+        self._newer.add(key)
+        if len(self._newer) >= self._capacity:
+            self._older = self._newer
+            self._newer = set()

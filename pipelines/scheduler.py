@@ -454,7 +454,11 @@ class CampaignScheduler(BaseScheduler):
         self.stats = crawler.stats
         self.spider: Spider | None = None
         self._leased: deque[tuple[int, str]] = deque()
-        self._recent = RecentlySeen(self._scrapy_fingerprints)
+        self._recent = (
+            RecentlySeen(self._scrapy_fingerprints)
+            if _fast is None
+            else _fast.RecentlySeen(self._scrapy_fingerprints, seen_key=seen_key)
+        )
         self._counts: Counter[str] = Counter()
         #: Links and seeds not given to the store yet: (request, its recent-set key,
         #: whether it counts against the page budgets); see `flush`.

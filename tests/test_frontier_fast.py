@@ -49,6 +49,10 @@ _URL_CHARACTERS = st.one_of(
 )
 
 
+#: What a URL that Scrapy accepts without `verbatim_url` may hold (no lone surrogates).
+_PATH_CHARACTERS = st.characters(min_codepoint=0, max_codepoint=0x10FFFF, exclude_categories=["Cs"])
+
+
 @settings(max_examples=400, deadline=None)
 @given(url=st.text(_URL_CHARACTERS, max_size=300))
 def test_a_links_seen_key_is_the_first_64_bits_of_scrapys_fingerprint(url: str) -> None:
@@ -126,7 +130,7 @@ def _requests(draw: st.DrawFn, spider: _Spider) -> Request:
         )
     )
     meta = draw(st.dictionaries(st.sampled_from(["depth", "k", "é", "a\nb"]), _META_VALUES))
-    path = draw(st.text(_URL_CHARACTERS, max_size=20))
+    path = draw(st.text(_PATH_CHARACTERS, max_size=20))
     kind = draw(st.sampled_from(["get", "get", "get", "post", "form", "cookies", "odd"]))
     arguments: dict[str, Any] = {
         "callback": callback,
@@ -312,3 +316,75 @@ def test_a_page_of_odd_links_leaves_the_same_state_compiled_or_not(
     assert compiled["stats"]["dupefilter/filtered"] > 10
     assert compiled["stats"]["corpus/links/unserialisable"] > 3
     assert any('"u":"http://h1.example/p/1"' in row[3] for row in compiled["frontier"])
+
+
+# -- the recently seen links and the seen filter --------------------------------------------------
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    operations=st.lists(
+        st.tuples(st.sampled_from(["met", "in", "add"]), st.integers(0, 40).map(str)),
+        max_size=200,
+    ),
+    capacity=st.integers(1, 12),
+)
+def test_the_recently_seen_links_remember_the_same_keys_compiled_or_not(
+    operations: list[tuple[str, str]], capacity: int
+) -> None:
+    assert fast is not None
+    python = scheduler_module.RecentlySeen(enabled=True, capacity=capacity)
+    compiled = fast.RecentlySeen(True, capacity, seen_key=scheduler_module.seen_key)
+    for operation, key in operations:
+        if operation == "met":
+            assert compiled.met(key) == python.met(key)
+        elif operation == "in":
+            assert (key in compiled) == (key in python)
+        else:
+            compiled.add(key)
+            python.add(key)
+    assert [key in compiled for key in map(str, range(41))] == [
+        key in python for key in map(str, range(41))
+    ]
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data())
+def test_a_requests_recent_key_is_the_same_compiled_or_not(data: st.DataObject) -> None:
+    assert fast is not None
+    spider = _Spider()
+    request = data.draw(_requests(spider))
+    if data.draw(st.booleans()):  # fragments and session ids: seen_key's own work
+        tail = data.draw(st.sampled_from(["#f", ";jsessionid=1", "?sid=2&a=1", "?a=1#x"]))
+        request = request.replace(url=request.url + tail)
+    for enabled in (True, False):
+        python = scheduler_module.RecentlySeen(enabled=enabled)
+        compiled = fast.RecentlySeen(enabled, seen_key=scheduler_module.seen_key)
+        assert compiled.key(request) == python.key(request)
+
+
+def test_the_seen_filter_sets_and_finds_the_same_bits_compiled_or_not() -> None:
+    from corpus_crawler import state
+
+    assert state._seen_fast is not None, "corpus_crawler._seen_fast was not compiled"
+    generator = random.Random(9)
+    keys = [generator.getrandbits(64) - 2**63 for _ in range(20000)]
+    keys += [-(2**63), 2**63 - 1, 0, -1]
+    others = [generator.getrandbits(64) - 2**63 for _ in range(20000)]
+    # false "maybe"s: the high half of one key with the low half of another sets no new bit
+    others += [
+        (a & ~0xFFFFFFFF) | (b & 0xFFFFFFFF)
+        for a, b in zip(keys[:500], keys[500:1000], strict=True)
+    ]
+    compiled = state.SeenFilter(1000)
+    compiled.add_all(iter(keys))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(state, "_seen_fast", None)
+        python = state.SeenFilter(1000)
+        python.add_all(iter(keys))
+        python_held = python.maybe_held(set(others))
+    assert compiled._bits == python._bits
+    held = compiled.maybe_held(set(others))
+    assert held == python_held
+    assert 0 < len(held) < len(others)
+    assert compiled.maybe_held(keys) == keys
