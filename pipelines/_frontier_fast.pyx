@@ -174,9 +174,10 @@ def link_key(str seen_url):
 
 
 #: Scrapy's Request keeps these attributes in slots behind properties (Python
-#: functions: ~50 ns a call, 8 a link); `link_json` reads the slots when the class
-#: has them, as the properties would return them (None where a property makes an empty
-#: dict or list: the same truth value), else the properties.
+#: functions: ~50 ns a call, 8 a link); the functions below read the slots of a
+#: Request (never of a subclass, whose properties may differ) when the class has them,
+#: as the properties would return them (None where a property makes an empty dict or
+#: list: the same truth value), else the properties.
 _LINK_SLOTS = ("_url", "_body", "_encoding", "_cookies", "_flags", "_cb_kwargs", "_meta", "_headers")
 cdef bint _READ_SLOTS = all(name in getattr(Request, "__slots__", ()) for name in _LINK_SLOTS)
 READS_SLOTS = _READ_SLOTS
@@ -274,7 +275,8 @@ def link_columns(list held, budget_key, dict sites_by_origin, fingerprint_key_of
     cdef str url, origin
     cdef Py_ssize_t separator, end
     for request, recent_key, budget in held:
-        url = request._url if _READ_SLOTS else request.url
+        # (a subclass may serve its URL otherwise: its property then)
+        url = request._url if _READ_SLOTS and type(request) is Request else request.url
         separator = url.find("://")
         if 0 < separator <= 5:
             # (budget_key reads the host from this part alone: cached by it)
@@ -318,7 +320,7 @@ cdef class RecentlySeen:
         """The key `request` is remembered by, or None if it cannot take part."""
         if not self._enabled:
             return None
-        if _READ_SLOTS:
+        if _READ_SLOTS and type(request) is Request:
             body, meta, url = request._body, request._meta, request._url
         else:
             body, meta, url = request.body, request.meta, request.url
