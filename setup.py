@@ -37,6 +37,22 @@ def extensions() -> list[Extension]:
         )
         for name in ("_segment_fast", "_classify_fast")
     ]
+    # the seen filter's probes of the campaign state (pure-Python twin in state.py)
+    exts.append(
+        Extension("corpus_crawler._seen_fast", ["corpus_crawler/_seen_fast.pyx"], optional=True)
+    )
+    # the campaign scheduler's per-link work (seen key, JSON text; pure-Python twin in
+    # pipelines/scheduler.py), with OpenSSL's SHA-1 (libcrypto, as Python's hashlib;
+    # its headers: Debian's libssl-dev)
+    exts.append(
+        Extension(
+            "pipelines._frontier_fast",
+            ["pipelines/_frontier_fast.pyx"],
+            libraries=["crypto"],
+            define_macros=[("OPENSSL_SUPPRESS_DEPRECATED", None)],
+            optional=True,
+        )
+    )
     return cythonize(exts, quiet=True, language_level=3)
 
 

@@ -35,9 +35,9 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from itertools import chain, repeat
 from pathlib import Path
-from typing import IO, Any, TypeAlias
+from types import ModuleType
+from typing import IO, Any, TypeAlias, TypeVar
 from urllib.parse import urlsplit
 
 from ._files import OPEN_SUFFIX, fsync_directory
@@ -61,6 +61,12 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+
+_seen_fast: ModuleType | None
+try:  # the compiled SeenFilter probes (corpus_crawler/_seen_fast.pyx), built by pip install
+    from . import _seen_fast
+except ImportError:  # pragma: no cover - no compiler where it was installed
+    _seen_fast = None
 
 DATABASE_NAME = "campaign.sqlite"
 LOCK_NAME = ".corpus-crawler.lock"
@@ -191,6 +197,13 @@ def _insert_rows_sql(rows: int) -> str:
     )
 
 
+@functools.lru_cache(maxsize=_ROWS_PER_INSERT)
+def _insert_runs_sql(runs: int) -> str:
+    return "INSERT INTO frontier_runs (priority, site, head, tail) VALUES " + ",".join(
+        ["(?, ?, ?, ?)"] * runs
+    )
+
+
 @functools.lru_cache(maxsize=_KEYS_PER_INSERT)
 def _seen_before_sql(keys: int) -> str:
     return "SELECT key FROM seen_keys WHERE key IN (" + ",".join(["?"] * keys) + ")"
@@ -214,6 +227,14 @@ def fingerprint_key(fingerprint: bytes) -> int:
 #: budget, site), each as `CampaignStore.enqueue` takes it; the URL names the request
 #: for stores that need it (the Redis store's host queues).
 QueueEntry: TypeAlias = tuple[str, str | Callable[[], str], int, bytes | None, str | None, str]
+
+#: A request as `CampaignStore.enqueue_links` takes it: anything its `render` makes text of.
+_Request = TypeVar("_Request")
+
+
+def _request_text(request: str | Callable[[], str]) -> str:
+    """The JSON text of a request given as text or as a function that makes it."""
+    return request if isinstance(request, str) else request()
 
 
 def budget_key(url: str) -> str:
@@ -272,6 +293,9 @@ class SeenFilter:
 
     def add_all(self, keys: Iterable[int]) -> None:
         table, mask = self._bits, self._mask
+        if _seen_fast is not None:
+            _seen_fast.add_all(table, mask, keys)
+            return
         for key in keys:
             low = key & mask
             high = (key >> 32) & mask
@@ -282,6 +306,8 @@ class SeenFilter:
         """The keys of `keys` that may be in the set (`may_hold` of each, in one loop:
         a method call per key cost as much as the probes)."""
         table, mask = self._bits, self._mask
+        if _seen_fast is not None:
+            return _seen_fast.maybe_held(table, mask, keys)
         return [
             key
             for key in keys
@@ -607,46 +633,81 @@ class CampaignStore:
                     return Admission.DUPLICATE
             if fingerprint is not None and not self._mark_seen([fingerprint_key(fingerprint)]):
                 return Admission.DUPLICATE
-            refusals = self._admit_all([(0, request, priority, budget, site)], limits)
+            refusals = self._admit_all(
+                [(0, request, priority, budget, site)], _request_text, limits
+            )
             return refusals.get(0, Admission.QUEUED)
 
     def enqueue_many(
         self, entries: Sequence[QueueEntry], limits: BudgetLimits = BudgetLimits()
     ) -> list[Admission]:
         """`enqueue` of each entry in turn (no recrawls), with the same admissions, as one
-        atomic change: the seen marks of a whole page's links go in with one statement
-        per 256 links instead of one each (benchmarks/campaign_state.py: the seen set was a
-        quarter of the upkeep of a page of new links). A request that cannot be
-        serialised is refused alone (`Admission.UNSERIALISABLE`)."""
+        atomic change (`enqueue_links`). A request that cannot be serialised is refused
+        alone (`Admission.UNSERIALISABLE`)."""
+        from_bytes = int.from_bytes
+        keys = [
+            None if entry[3] is None else from_bytes(entry[3][:8], "big", signed=True)
+            for entry in entries
+        ]
+        return self.enqueue_links(
+            keys,
+            [entry[1] for entry in entries],
+            _request_text,
+            [entry[2] for entry in entries],
+            [entry[4] for entry in entries],
+            [entry[5] for entry in entries],
+            limits,
+        )
+
+    def enqueue_links(
+        self,
+        keys: Sequence[int | None],
+        requests: Sequence[_Request],
+        render: Callable[[_Request], str],
+        priorities: Sequence[int],
+        budgets: Sequence[str | None],
+        sites: Sequence[str],
+        limits: BudgetLimits = BudgetLimits(),
+    ) -> list[Admission]:
+        """`enqueue` of a page's links in turn, with the same admissions, as one atomic
+        change, given as columns: the seen key of each (`fingerprint_key`; None: never
+        filtered), the request (`render` of it is its JSON text, made only for a
+        request that is queued), its priority, budget key and site. The seen marks of
+        a whole page's links go in with one statement per 256 links instead of one
+        each (benchmarks/campaign_state.py: the seen set was a quarter of the upkeep of
+        a page of new links). A request whose `render` raises TypeError or ValueError is
+        refused alone (`Admission.UNSERIALISABLE`)."""
         with self._lock, self._breaks_on_error(Exception):
-            from_bytes = int.from_bytes
-            # (fingerprint_key, without a call per link)
-            keys = [
-                None if entry[3] is None else from_bytes(entry[3][:8], "big", signed=True)
-                for entry in entries
-            ]
+            count = len(keys)
             new = self._mark_seen([key for key in keys if key is not None])
             refused: dict[int, Admission] = {}
-            if len(new) == len(entries):
+            rows: Iterable[tuple[int, _Request, int, str | None, str]]
+            if len(new) == count:
                 # each has its own key and each key is new (a page of new links)
-                requests = [
-                    (number, entry[1], entry[2], entry[4], entry[5])
-                    for number, entry in enumerate(entries)
-                ]
+                rows = zip(range(count), requests, priorities, budgets, sites, strict=True)
             else:
-                requests = []
-                for number, (entry, key) in enumerate(zip(entries, keys, strict=True)):
+                admitted: list[tuple[int, _Request, int, str | None, str]] = []
+                for number, key in enumerate(keys):
                     if key is not None:
                         if key not in new:
                             refused[number] = Admission.DUPLICATE
                             continue
                         new.discard(key)  # a second copy in this batch is a duplicate
-                    requests.append((number, entry[1], entry[2], entry[4], entry[5]))
-            refused.update(self._admit_all(requests, limits, tolerant=True))
+                    admitted.append(
+                        (
+                            number,
+                            requests[number],
+                            priorities[number],
+                            budgets[number],
+                            sites[number],
+                        )
+                    )
+                rows = admitted
+            refused.update(self._admit_all(rows, render, limits, tolerant=True))
             if not refused:
-                return [Admission.QUEUED] * len(entries)
+                return [Admission.QUEUED] * count
             queued = Admission.QUEUED
-            return [refused.get(number, queued) for number in range(len(entries))]
+            return [refused.get(number, queued) for number in range(count)]
 
     @contextmanager
     def _breaks_on_error(
@@ -667,7 +728,8 @@ class CampaignStore:
         in `seen_keys` when its `SeenFilter` may hold it), instead of an insert at a
         random place of `seen_keys`."""
         logged = self._seen_logged
-        new = {key for key in keys if key not in logged}
+        # (a set difference looks each of `keys` up in `logged`, in C)
+        new = set(keys).difference(logged)
         if not new:
             return new
         db = self._db
@@ -717,17 +779,19 @@ class CampaignStore:
 
     def _admit_all(
         self,
-        requests: Iterable[tuple[int, str | Callable[[], str], int, str | None, str]],
+        requests: Iterable[tuple[int, _Request, int, str | None, str]],
+        render: Callable[[_Request], str],
         limits: BudgetLimits,
         *,
         tolerant: bool = False,
     ) -> dict[int, Admission]:
         """The page budgets and the queue rows of (number, request, priority, budget key,
         site) whose seen marks are set (caller holds the lock), in turn; the refused
-        ones by number (the others are queued). A request that cannot be serialised
-        raises, or with `tolerant` is refused as `Admission.UNSERIALISABLE` (its seen
-        mark stays: the same request would be refused again). One loop for a page's
-        links: a call per link was ~1 us of the upkeep of each."""
+        ones by number (the others are queued). `render`: the JSON text of a request.
+        A request that cannot be serialised raises, or with `tolerant` is refused as
+        `Admission.UNSERIALISABLE` (its seen mark stays: the same request would be
+        refused again). One loop for a page's links: a call per link was ~1 us of the
+        upkeep of each."""
         refused: dict[int, Admission] = {}
         budgets = self._budgets
         dirty = self._dirty_budgets
@@ -746,16 +810,15 @@ class CampaignStore:
                 if per_domain is not None and used >= per_domain:
                     refused[number] = Admission.OVER_MAX_PAGES_PER_DOMAIN
                     continue
-            if not isinstance(request, str):
-                # made before anything is counted: a request that cannot be serialised
-                # is not queued
-                try:
-                    request = request()
-                except (TypeError, ValueError):
-                    if not tolerant:
-                        raise
-                    refused[number] = Admission.UNSERIALISABLE
-                    continue
+            # made before anything is counted: a request that cannot be serialised is
+            # not queued
+            try:
+                text = render(request)
+            except (TypeError, ValueError):
+                if not tolerant:
+                    raise
+                refused[number] = Admission.UNSERIALISABLE
+                continue
             if budget is not None:
                 budgets[_TOTAL] = total + 1
                 budgets[budget] = used + 1
@@ -764,9 +827,9 @@ class CampaignStore:
             place = (priority, site)
             group = pending.get(place)
             if group is None:
-                pending[place] = [request]
+                pending[place] = [text]
             else:
-                group.append(request)
+                group.append(text)
             queued += 1
         if queued:
             self._queued += queued
@@ -789,30 +852,24 @@ class CampaignStore:
         # run of consecutive ids
         row = self._next_row
         values: list[int | str] = []
-        runs: list[tuple[int, str, int, int]] = []
+        runs: list[int | str] = []
         for place in sorted(pending):
-            texts = pending[place]
             priority, site = place
-            size = len(texts)
-            values += chain.from_iterable(
-                zip(
-                    range(row, row + size),
-                    repeat(priority, size),
-                    repeat(site, size),
-                    texts,
-                    strict=True,
-                )
-            )
-            runs.append((priority, site, row, row + size - 1))
-            row += size
+            head = row
+            # (a flat loop: half the cost of chaining zip/repeat iterators per group, for
+            # groups of one or two rows, what a page of links over many sites makes)
+            for text in pending[place]:
+                values += (row, priority, site, text)
+                row += 1
+            runs += (priority, site, head, row - 1)
         db = self._db
         columns = 4 * _ROWS_PER_INSERT
         for start in range(0, len(values), columns):
             chunk = values[start : start + columns]
             db.execute(_insert_rows_sql(len(chunk) // 4), chunk)
-        db.executemany(
-            "INSERT INTO frontier_runs (priority, site, head, tail) VALUES (?, ?, ?, ?)", runs
-        )
+        for start in range(0, len(runs), columns):
+            chunk = runs[start : start + columns]
+            db.execute(_insert_runs_sql(len(chunk) // 4), chunk)
         # only once the rows are in: a failed INSERT must not leave a gap the runs skip
         self._next_row = row
         pending.clear()

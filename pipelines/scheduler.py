@@ -25,6 +25,8 @@ import hashlib
 import json
 import logging
 from collections import Counter, deque
+from collections.abc import Callable
+from types import ModuleType
 from typing import Any
 
 import orjson
@@ -34,7 +36,12 @@ from scrapy.crawler import Crawler
 from scrapy.utils.request import RequestFingerprinter, request_from_dict
 
 from corpus_crawler.campaign_store import CampaignStoreProtocol
-from corpus_crawler.state import Admission, CampaignStore, QueueEntry, budget_key
+from corpus_crawler.state import (
+    Admission,
+    CampaignStore,
+    budget_key,
+    fingerprint_key,
+)
 from corpus_crawler.traps import seen_key
 from pipelines.campaign import CampaignExtension, CampaignSettings
 
@@ -48,6 +55,12 @@ _HELD_LINKS = 1024
 
 #: A string as `json.dumps` writes it by default (ASCII, with escapes): the C encoder.
 _json_string = json.encoder.encode_basestring_ascii
+
+_fast: ModuleType | None
+try:  # the compiled per-link work (pipelines/_frontier_fast.pyx), built by pip install
+    from . import _frontier_fast as _fast
+except ImportError:  # pragma: no cover - no compiler or no OpenSSL headers where installed
+    _fast = None
 
 ROW = "corpus_row"
 ROW_URL = "corpus_row_url"
@@ -66,9 +79,18 @@ def request_to_json(
     `method_names`: a cache of the callback names found for `spider` (kept by the
     caller, for one spider)."""
     if method_names is not None:
-        text = _link_json(request, spider, method_names)
+        text = (
+            _link_json(request, spider, method_names)
+            if _fast is None
+            else _fast.link_json(request, spider, method_names, _callback_pair_json)
+        )
         if text is not None:
             return text
+    return _request_json(request, spider, method_names)
+
+
+def _request_json(request: Request, spider: Spider | None, method_names: MethodNames | None) -> str:
+    """`request_to_json` of a request that is not a link of the commonest shape."""
     compact = _compact_form(request, spider, method_names)
     if compact is not None:
         try:
@@ -326,6 +348,40 @@ def _link_fingerprint(key: str) -> bytes:
     return hashlib.sha1(f"{_PLAIN_GET}{_json_string(key)}}}".encode()).digest()
 
 
+def _link_key(key: str) -> int:
+    """The seen set's key of `_link_fingerprint(key)` (`state.fingerprint_key`)."""
+    return fingerprint_key(_link_fingerprint(key))
+
+
+#: The held links of a page as the store's columns (`CampaignStore.enqueue_links`):
+#: (seen keys, priorities, budget keys, sites).
+LinkColumns = tuple[list[int], list[int], list[str | None], list[str]]
+
+
+def _link_columns(
+    held: list[tuple[Request, str | None, Any]],
+    budget_key_of: Callable[[str], str],
+    sites_by_origin: dict[str, str],
+    fingerprint_key_of: Callable[[Request], int],
+) -> LinkColumns:
+    """The columns of the held links (request, recent-set key, counts against the
+    budgets): the seen key is `_link_key` of the recent-set key, or
+    `fingerprint_key_of` the request when it has none. `sites_by_origin`: a cache the
+    compiled twin keeps (the budget key depends on the URL's scheme and host alone);
+    here `budget_key`'s own cache serves."""
+    keys: list[int] = []
+    priorities: list[int] = []
+    budgets: list[str | None] = []
+    sites: list[str] = []
+    for request, recent_key, budget in held:
+        site = budget_key_of(request.url)
+        keys.append(fingerprint_key_of(request) if recent_key is None else _link_key(recent_key))
+        priorities.append(request.priority)
+        budgets.append(site if budget else None)
+        sites.append(site)
+    return keys, priorities, budgets, sites
+
+
 def _plain(value: Any) -> bool:
     try:
         json.dumps(value)
@@ -398,7 +454,11 @@ class CampaignScheduler(BaseScheduler):
         self.stats = crawler.stats
         self.spider: Spider | None = None
         self._leased: deque[tuple[int, str]] = deque()
-        self._recent = RecentlySeen(self._scrapy_fingerprints)
+        self._recent = (
+            RecentlySeen(self._scrapy_fingerprints)
+            if _fast is None
+            else _fast.RecentlySeen(self._scrapy_fingerprints, seen_key=seen_key)
+        )
         self._counts: Counter[str] = Counter()
         #: Links and seeds not given to the store yet: (request, its recent-set key,
         #: whether it counts against the page budgets); see `flush`.
@@ -407,6 +467,8 @@ class CampaignScheduler(BaseScheduler):
         # its store takes one round trip per request anyway: it enqueues one at a time.
         self._holding = isinstance(self.store, CampaignStore)
         self._method_names: MethodNames = {}
+        #: The budget key of each URL origin met (`_link_columns`).
+        self._sites_by_origin: dict[str, str] = {}
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> CampaignScheduler:
@@ -472,29 +534,34 @@ class CampaignScheduler(BaseScheduler):
         self._held = []
         spider = self.spider
         method_names = self._method_names
-        fingerprint = self._fingerprint
-        entries: list[QueueEntry] = []
-        append = entries.append
-        for request, recent_key, budget in held:
-            url = request.url
-            site = budget_key(url)
-            append(
-                (
-                    url,
-                    functools.partial(request_to_json, request, spider, method_names),
-                    request.priority,
-                    fingerprint(request) if recent_key is None else _link_fingerprint(recent_key),
-                    site if budget else None,
-                    site,
-                )
+        store = self.store
+        assert isinstance(store, CampaignStore)  # (only its scheduler holds links)
+        render: Callable[[Request], str]
+        if _fast is None:
+            keys, priorities, budgets, sites = _link_columns(
+                held, budget_key, self._sites_by_origin, self._fingerprint_key
             )
+            render = functools.partial(request_to_json, spider=spider, method_names=method_names)
+        else:
+            keys, priorities, budgets, sites = _fast.link_columns(
+                held, budget_key, self._sites_by_origin, self._fingerprint_key
+            )
+            render = _fast.LinkText(spider, method_names, _callback_pair_json, _request_json)
         try:
-            admissions = self.store.enqueue_many(entries, self.settings.limits)
+            admissions = store.enqueue_links(
+                keys,
+                [request for request, _, _ in held],
+                render,
+                priorities,
+                budgets,
+                sites,
+                self.settings.limits,
+            )
         except Exception as exc:
             # The store refuses to commit from now on (its writer then stops the crawl
             # as a write failure): no page finished after this is committed without
             # its links, and the next run fetches them again.
-            logger.error("cannot queue %d links: %s", len(entries), exc)
+            logger.error("cannot queue %d links: %s", len(held), exc)
             return
         counts = self._counts
         queued = admissions.count(Admission.QUEUED)
@@ -598,6 +665,9 @@ class CampaignScheduler(BaseScheduler):
         for key, count in self._counts.items():
             stats.inc_value(key, count)
         self._counts.clear()
+
+    def _fingerprint_key(self, request: Request) -> int:
+        return fingerprint_key(self._fingerprint(request))
 
     def _fingerprint(self, request: Request) -> bytes:
         # Session ids do not make a page new (corpus_crawler.traps.seen_key): the
