@@ -24,6 +24,7 @@ import importlib.util
 import json
 import logging
 import os
+import signal
 import sys
 import tempfile
 import time
@@ -259,6 +260,88 @@ def preflight(profile: Profile, output: str | None, overrides: dict[str, Any]) -
     lock.release()
 
 
+class _HeldStopSignals:
+    """Ctrl-C or SIGTERM while Scrapy sets the crawl up, held until the engine runs.
+
+    Scrapy installs its graceful-shutdown handlers only once the reactor has
+    started. Before that, a SIGINT raises KeyboardInterrupt inside whatever set-up
+    code runs (a component's constructor, the campaign opening its store), where
+    Twisted logs it as a CRITICAL traceback and the crawl ends as "without a
+    summary" (exit 1), its files left `.open`; a SIGTERM killed the process outright.
+    Holding the signal and raising it again once the engine runs gives the ordinary
+    graceful stop: files closed, a summary written, exit code 5.
+    """
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+    def __init__(self) -> None:
+        self.pending: int | None = None
+        self.delivered = False
+        self._previous: dict[int, Any] = {}
+
+    def _hold(self, signum: int, _frame: object) -> None:
+        if self.pending is None:
+            self.pending = signum
+
+    def install(self) -> None:
+        for signum in self.SIGNALS:
+            previous = signal.getsignal(signum)
+            if previous is signal.SIG_IGN:
+                continue  # as Python leaves it for a background job: stay ignored
+            self._previous[signum] = previous
+            signal.signal(signum, self._hold)
+
+    def uninstall(self) -> None:
+        for signum, previous in self._previous.items():
+            if signal.getsignal(signum) == self._hold:
+                signal.signal(signum, previous)
+
+    def deliver_once_running(self, crawler: Any, crawl: Any) -> None:
+        """Hold signals until the engine runs, then raise a held one again (Scrapy's
+        handlers, installed at the reactor's start-up, then stop the crawl gracefully).
+
+        Scrapy's own handler is not enough between the reactor's start and the engine's:
+        a graceful stop then finds no engine running and stops the reactor without
+        closing the spider (no summary, files left `.open`)."""
+        from twisted.internet import reactor as installed_reactor
+
+        reactor: Any = installed_reactor
+        scrapy_handlers: dict[int, Any] = {}
+
+        def engine_running() -> bool:
+            try:
+                engine = crawler.engine
+            except (AttributeError, RuntimeError):  # not made yet
+                return False
+            return engine is not None and bool(getattr(engine, "running", False))
+
+        def after_startup() -> None:
+            for signum in self._previous:
+                scrapy_handlers[signum] = signal.getsignal(signum)
+                signal.signal(signum, self._hold)
+            check()
+
+        def check() -> None:
+            if not engine_running() and not _finished(crawl):
+                reactor.callLater(0.05, check)
+                return
+            for signum, handler in scrapy_handlers.items():
+                if signal.getsignal(signum) == self._hold:
+                    signal.signal(signum, handler)
+            if self.pending is not None and engine_running() and not _finished(crawl):
+                self.delivered = True
+                signal.raise_signal(self.pending)
+
+        # callLater(0): after every start-up trigger, Scrapy's handler installation included
+        reactor.callWhenRunning(lambda: reactor.callLater(0, after_startup))
+
+
+def _finished(crawl: Any) -> bool:
+    """Whether the crawl's Deferred (or asyncio future, without a reactor) has fired."""
+    done = getattr(crawl, "done", None)
+    return bool(done()) if callable(done) else bool(getattr(crawl, "called", False))
+
+
 def run_profile(
     profile: Profile,
     *,
@@ -278,10 +361,16 @@ def run_profile(
     for handler in list(root.handlers):
         root.removeHandler(handler)
     started = time.monotonic()
-    process = CrawlerProcess(settings)
-    crawler = process.create_crawler(CorpusSpider)
-    process.crawl(crawler, profile=profile)
-    process.start()
+    held = _HeldStopSignals()
+    held.install()
+    try:
+        process = CrawlerProcess(settings)
+        crawler = process.create_crawler(CorpusSpider)
+        crawl = process.crawl(crawler, profile=profile)
+        held.deliver_once_running(crawler, crawl)
+        process.start()
+    finally:
+        held.uninstall()
     elapsed = time.monotonic() - started
     try:
         path_value = crawler.stats.get_value("corpus/summary_path")
@@ -289,6 +378,10 @@ def run_profile(
         write_failure = crawler.stats.get_value("corpus/write_failure")
     except (RuntimeError, AttributeError):  # the crawl failed before it started
         path_value, finish_reason, write_failure = None, "", None
+    if held.pending is not None and not held.delivered and finish_reason != "shutdown":
+        # stopped before the engine ran (or ended on its own before the signal could
+        # be passed on): still an interruption, to be resumed
+        finish_reason = "shutdown"
     summary_path = Path(path_value) if path_value else None
     summary: dict[str, Any] = {}
     if summary_path is not None and summary_path.is_file():

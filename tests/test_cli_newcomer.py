@@ -1,0 +1,135 @@
+"""The command line as a newcomer meets it: interruptions, wrong folders, wrong inputs.
+
+Each test runs the real `corpus-crawler` in a subprocess against a site served on
+127.0.0.1 (the bundled demo site) and checks what a user sees: the exit code, one
+line on standard error instead of a traceback, and output that is whole.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from warcio.archiveiterator import ArchiveIterator
+
+from corpus_crawler.testserver import SiteServer
+
+ROOT = Path(__file__).resolve().parent.parent
+DEMO_SITE = ROOT / "corpus_crawler" / "demo_site"
+#: A guard against a hung process, not a speed assertion.
+TIMEOUT = 120
+
+PROFILE = """\
+name: {name}
+seeds:
+  urls: ["{base}/"]
+scope:
+  max_depth: 3
+politeness:
+  download_delay: 0
+  autothrottle: false
+network:
+  allowed_networks: [127.0.0.1/32]
+extraction:
+  workers: 1
+output:
+  progress_interval: 0
+  report: false
+"""
+
+#: A stats collector that takes its time to start: a signal sent while it sleeps
+#: lands in the middle of Scrapy's crawl set-up, deterministically.
+SLOW_START_MODULE = """\
+import os
+import pathlib
+import time
+
+from scrapy.statscollectors import MemoryStatsCollector
+
+
+class SlowStartStats(MemoryStatsCollector):
+    def __init__(self, crawler):
+        super().__init__(crawler)
+        pathlib.Path(os.environ["SLOW_START_MARK"]).touch()
+        time.sleep(2)
+"""
+
+
+@pytest.fixture(scope="module")
+def site() -> Iterator[SiteServer]:
+    with SiteServer(DEMO_SITE) as server:
+        yield server
+
+
+def write_profile(folder: Path, base: str, name: str = "newcomer") -> Path:
+    profile = folder / f"{name}.yaml"
+    profile.write_text(PROFILE.format(base=base, name=name), encoding="utf-8")
+    return profile
+
+
+def cli(
+    *arguments: str, cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "corpus_crawler.cli", *arguments],
+        cwd=cwd, capture_output=True, text=True, timeout=TIMEOUT, check=False, env=env,
+    )  # fmt: skip
+
+
+def warc_responses(folder: Path) -> list[str]:
+    uris = []
+    for path in sorted(folder.glob("*.warc.gz")):
+        with open(path, "rb") as handle:
+            for record in ArchiveIterator(handle):
+                if record.rec_type == "response":
+                    uris.append(record.rec_headers.get_header("WARC-Target-URI"))
+    return uris
+
+
+def _default_sigint() -> None:
+    # a shell starts background jobs with SIGINT ignored; a terminal's Ctrl-C is not
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+@pytest.mark.parametrize("how", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_stop_signal_during_the_crawl_set_up_is_a_clean_interruption(
+    site: SiteServer, tmp_path: Path, how: int
+) -> None:
+    (tmp_path / "slow_start.py").write_text(SLOW_START_MODULE, encoding="utf-8")
+    mark = tmp_path / "set-up-reached"
+    env = dict(os.environ, SLOW_START_MARK=str(mark))
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(tmp_path), env.get("PYTHONPATH")]))
+    profile = write_profile(tmp_path, site.base_url)
+    out = tmp_path / "out"
+    command = [
+        sys.executable, "-m", "corpus_crawler.cli", "crawl", str(profile), "-o", str(out),
+        "-s", "STATS_CLASS=slow_start.SlowStartStats",
+    ]  # fmt: skip
+    process = subprocess.Popen(
+        command, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True, preexec_fn=_default_sigint,
+    )  # fmt: skip
+    deadline = time.monotonic() + TIMEOUT
+    while not mark.exists():
+        assert process.poll() is None, process.communicate()
+        assert time.monotonic() < deadline, "the crawl never reached its set-up"
+        time.sleep(0.01)
+    process.send_signal(how)
+    stdout, stderr = process.communicate(timeout=TIMEOUT)
+    assert process.returncode == 5, stdout + stderr
+    assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr, stderr
+    assert "run the same command again to resume" in stderr
+    # stopped gracefully: a summary, and no file left half-written
+    assert list(out.glob("*-summary.json")), stdout + stderr
+    assert not list(out.glob("*.open")), sorted(p.name for p in out.iterdir())
+    # and the same command finishes the campaign: every page once in the WARC files
+    resumed = cli("crawl", str(profile), "-o", str(out), cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    pages = [uri for uri in warc_responses(out) if uri.endswith((".html", "/"))]
+    assert len(pages) == len(set(pages)) >= 10, pages
