@@ -258,6 +258,41 @@ def preflight(profile: Profile, output: str | None, overrides: dict[str, Any]) -
     except CampaignLocked as exc:
         raise PreflightError(str(exc), ExitCode.LOCKED) from None
     lock.release()
+    _check_same_campaign(directory, profile)
+
+
+def earlier_campaign(directory: Path) -> tuple[str, str] | None:
+    """The profile name and path of the campaign in `directory`, from its latest run's
+    summary; None when it holds no campaign (or no run of it wrote a summary)."""
+    if not (directory / "campaign.sqlite").is_file():
+        return None
+    runs = []
+    for path in directory.glob("*-summary.json"):
+        with contextlib.suppress(OSError):
+            runs.append((path.stat().st_mtime, path))
+    for _, path in sorted(runs, reverse=True):
+        try:
+            summary = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(summary, dict) and isinstance(summary.get("profile"), str):
+            return summary["profile"], str(summary.get("profile_path") or "")
+    return None
+
+
+def _check_same_campaign(directory: Path, profile: Profile) -> None:
+    """A folder is one campaign: a crawl of another profile there would continue it,
+    skipping every URL it has seen (a silent run of 0 pages), and mix two corpora."""
+    earlier = earlier_campaign(directory)
+    if earlier is None or earlier[0] == profile.name:
+        return
+    name, path = earlier
+    raise PreflightError(
+        f"{directory} holds the campaign of profile {name!r}"
+        + (f" ({path})" if path else "")
+        + f", not of {profile.name!r}: give this crawl its own folder with -o OUTDIR"
+        f" (or, to continue that campaign, set `name: {name}` in the profile)"
+    )
 
 
 class _HeldStopSignals:
@@ -400,6 +435,9 @@ def run_profile(
 def _finish(result: CrawlResult) -> int:
     print(report(result))
     code = result.exit_code
+    note = nothing_left_note(result.summary)
+    if note and code is ExitCode.OK:
+        print(f"corpus-crawler: {note}", file=sys.stderr)
     if code is ExitCode.WRITE_FAILURE:
         print(
             f"corpus-crawler: stopped: {result.write_failure or 'the output could not be written'}",
@@ -411,6 +449,27 @@ def _finish(result: CrawlResult) -> int:
             file=sys.stderr,
         )
     return int(code)
+
+
+def nothing_left_note(summary: dict[str, Any]) -> str | None:
+    """Why a run of an earlier campaign fetched nothing, and what to run instead."""
+    campaign = summary.get("campaign") or {}
+    if (
+        not summary
+        or summary.get("pages", {}).get("responses")
+        or int(campaign.get("run") or 0) < 2
+        or campaign.get("requests_left")
+        or (summary.get("recrawl") or {}).get("pass")
+    ):
+        return None
+    totals = campaign.get("totals") or {}
+    return (
+        f"nothing left to fetch: the campaign in {summary.get('output_dir')} had already"
+        f" finished ({totals.get('warc_exchanges', 0)} exchanges archived and"
+        f" {totals.get('documents_kept', 0)} documents kept by its earlier runs)."
+        " Add --recrawl to revisit its pages that are due, add seeds to the profile to"
+        " grow it, or give a new crawl its own folder with -o OUTDIR"
+    )
 
 
 def _load(path: str) -> Profile | None:
@@ -547,6 +606,16 @@ def run_demo(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(f"corpus-crawler: {exc}", file=sys.stderr)
         return 2
+    earlier = Path(args.output or profile.output.directory)
+    if (earlier / "campaign.sqlite").is_file():
+        # the demo site gets a new port, so new URLs, each run: continuing the campaign
+        # would fetch it all again and drop every page as a duplicate of the last run
+        print(
+            f"corpus-crawler: {earlier} holds an earlier demo crawl: remove it"
+            f" (rm -r {earlier}) or choose another folder with -o OUTDIR",
+            file=sys.stderr,
+        )
+        return int(ExitCode.CANNOT_START)
     site = demo_site_dir()
     pages = sum(1 for _ in site.rglob("*.html"))
     if profile.output.documents.parquet and importlib.util.find_spec("pyarrow") is None:

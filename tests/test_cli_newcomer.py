@@ -133,3 +133,40 @@ def test_a_stop_signal_during_the_crawl_set_up_is_a_clean_interruption(
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     pages = [uri for uri in warc_responses(out) if uri.endswith((".html", "/"))]
     assert len(pages) == len(set(pages)) >= 10, pages
+
+
+def test_a_folder_is_one_campaign(site: SiteServer, tmp_path: Path) -> None:
+    first = write_profile(tmp_path, site.base_url, "first")
+    out = tmp_path / "out"
+    crawled = cli("crawl", str(first), "-o", str(out), cwd=tmp_path)
+    assert crawled.returncode == 0, crawled.stdout + crawled.stderr
+    files = sorted(p.name for p in out.iterdir())
+    # another profile into the same folder would continue this campaign and fetch
+    # nothing (every URL seen): refused, with one line naming both and the fix
+    second = write_profile(tmp_path, site.base_url, "second")
+    refused = cli("crawl", str(second), "-o", str(out), cwd=tmp_path)
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    (line,) = refused.stderr.strip().splitlines()[-1:]
+    assert "'first'" in line and "'second'" in line and "-o OUTDIR" in line, line
+    assert "Traceback" not in refused.stderr
+    assert sorted(p.name for p in out.iterdir()) == files
+    # the same profile again: a run of a finished campaign says why it fetched nothing
+    again = cli("crawl", str(first), "-o", str(out), cwd=tmp_path)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "0 responses" in again.stdout
+    assert "nothing left to fetch" in again.stderr and "--recrawl" in again.stderr
+    uris = warc_responses(out)
+    assert len(uris) == len(set(uris)) >= 10, uris
+
+
+def test_a_second_demo_into_the_same_folder_is_refused(tmp_path: Path) -> None:
+    out = tmp_path / "demo"
+    first = cli("demo", "-o", str(out), cwd=tmp_path)
+    assert first.returncode == 0, first.stdout + first.stderr
+    files = sorted(p.name for p in out.iterdir())
+    # the demo site gets a new port each run: continuing the campaign would find
+    # every page again and drop each as a duplicate of the first run
+    second = cli("demo", "-o", str(out), cwd=tmp_path)
+    assert second.returncode == 2, second.stdout + second.stderr
+    assert "earlier demo crawl" in second.stderr and "-o OUTDIR" in second.stderr
+    assert sorted(p.name for p in out.iterdir()) == files
