@@ -170,3 +170,70 @@ def test_a_second_demo_into_the_same_folder_is_refused(tmp_path: Path) -> None:
     assert second.returncode == 2, second.stdout + second.stderr
     assert "earlier demo crawl" in second.stderr and "-o OUTDIR" in second.stderr
     assert sorted(p.name for p in out.iterdir()) == files
+
+
+PAGE = DEMO_SITE / "about.html"
+
+PREVERTICAL = """\
+<doc id="1" url="http://example.org/a" lang="en">
+<p class="good">The first paragraph of a small document, long enough to be one.</p>
+</doc>
+"""
+
+
+def one_error_line(result: subprocess.CompletedProcess[str], *needles: str) -> str:
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr, result.stderr
+    (line,) = result.stderr.strip().splitlines()
+    for needle in needles:
+        assert needle in line, line
+    return line
+
+
+def test_extract_with_a_missing_stoplist_file_is_one_line(tmp_path: Path) -> None:
+    result = cli("extract", "--stoplist", "no-such-list.txt", str(PAGE), cwd=tmp_path)
+    one_error_line(result, "no-such-list.txt", "does not exist")
+    assert result.stdout == ""
+
+
+def test_extract_says_why_a_single_page_gave_no_text(tmp_path: Path) -> None:
+    # an English page with only Czech accepted: empty output must not look like a bug
+    result = cli("extract", "--accept-lang", "cs", str(PAGE), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == ""
+    assert "about.html: no text kept: wrong-language" in result.stderr
+
+
+def test_dedup_and_process_refuse_an_output_folder_that_is_a_file(tmp_path: Path) -> None:
+    prevert = tmp_path / "in.prevert"
+    prevert.write_text(PREVERTICAL, encoding="utf-8")
+    taken = tmp_path / "taken"
+    taken.write_text("not a folder", encoding="utf-8")
+    dedup = cli("dedup", "-q", "-o", str(taken), str(prevert), cwd=tmp_path)
+    one_error_line(dedup, str(taken), "-o OUTDIR")
+    warc = tmp_path / "in.warc"
+    warc.write_bytes(b"WARC/1.0\r\nWARC-Type: warcinfo\r\nContent-Length: 0\r\n\r\n\r\n\r\n")
+    process = cli("process", "--no-progress", "-o", str(taken), str(warc), cwd=tmp_path)
+    one_error_line(process, str(taken), "-o OUTDIR")
+    assert taken.read_text(encoding="utf-8") == "not a folder"
+
+
+def test_dedup_checks_its_summary_file_before_the_work(tmp_path: Path) -> None:
+    prevert = tmp_path / "in.prevert"
+    prevert.write_text(PREVERTICAL, encoding="utf-8")
+    missing = tmp_path / "no-such-folder" / "summary.json"
+    result = cli(
+        "dedup", "-q", "-o", str(tmp_path / "out"), "--summary", str(missing), str(prevert),
+        cwd=tmp_path,
+    )  # fmt: skip
+    one_error_line(result, "--summary", "does not exist")
+    # nothing done (a later run would find its documents in the stores as duplicates)
+    assert not (tmp_path / "out").exists()
+
+
+def test_dedup_warns_about_an_input_without_documents(tmp_path: Path) -> None:
+    stray = tmp_path / "notes.txt"
+    stray.write_text("just some notes\n", encoding="utf-8")
+    result = cli("dedup", "-q", "-o", str(tmp_path / "out"), str(stray), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "notes.txt: no <doc> in it" in result.stderr
