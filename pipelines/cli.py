@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from corpus_crawler.config import ConfigError
 from corpus_crawler.profile import Profile, ProfileError, load_profile
+from pipelines.settingnames import check_setting_names
 from pipelines.settingtypes import check_setting_types
 
 if TYPE_CHECKING:
@@ -210,6 +211,8 @@ def preflight(profile: Profile, output: str | None, overrides: dict[str, Any]) -
         # the one check of setting values (pipelines.settingtypes), as the spider makes it
         check_setting_types(profile.settings, f"{profile.source or 'profile'}: settings.")
         check_setting_types(overrides, "-s ")
+        check_setting_names(profile.settings, f"{profile.source or 'profile'}: settings.")
+        check_setting_names(overrides, "-s ")
     except ConfigError as exc:
         raise PreflightError(str(exc)) from None
     settings = _crawl_settings(profile, output, overrides)
@@ -603,6 +606,7 @@ def run_demo(args: argparse.Namespace) -> int:
     try:
         overrides = _overrides(args.settings)
         check_setting_types(overrides, "-s ")
+        check_setting_names(overrides, "-s ")
     except ConfigError as exc:
         print(f"corpus-crawler: {exc}", file=sys.stderr)
         return 2

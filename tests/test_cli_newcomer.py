@@ -8,6 +8,7 @@ line on standard error instead of a traceback, and output that is whole.
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -47,6 +48,7 @@ output:
 #: lands in the middle of Scrapy's crawl set-up, deterministically.
 SLOW_START_MODULE = """\
 import os
+import re
 import pathlib
 import time
 
@@ -237,3 +239,37 @@ def test_dedup_warns_about_an_input_without_documents(tmp_path: Path) -> None:
     result = cli("dedup", "-q", "-o", str(tmp_path / "out"), str(stray), cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert "notes.txt: no <doc> in it" in result.stderr
+
+
+def test_a_misspelt_corpus_setting_is_refused_with_the_right_name(
+    site: SiteServer, tmp_path: Path
+) -> None:
+    # Scrapy ignores a setting nobody reads: the whole crawl ran without the JSONL
+    # documents file this asked for
+    profile = write_profile(tmp_path, site.base_url)
+    out = tmp_path / "out"
+    result = cli(
+        "crawl", str(profile), "-o", str(out), "-s", "CORPUS_DOCUMENTS_JSON=True", cwd=tmp_path
+    )
+    one_error_line(result, "CORPUS_DOCUMENTS_JSON", "did you mean CORPUS_DOCUMENTS_JSONL?")
+    with open(profile, "a", encoding="utf-8") as handle:
+        handle.write("settings:\n  CORPUS_EXTRACT_WORKER: 2\n")
+    result = cli("crawl", str(profile), "-o", str(out), cwd=tmp_path)
+    one_error_line(result, "settings.CORPUS_EXTRACT_WORKER", "did you mean CORPUS_EXTRACT_WORKERS?")
+    assert not list(out.glob("*.warc.gz"))
+    demo = cli("demo", "-o", str(tmp_path / "demo"), "-s", "CORPUS_WARC_PREFX=x", cwd=tmp_path)
+    one_error_line(demo, "did you mean CORPUS_WARC_PREFIX?")
+
+
+def test_every_corpus_setting_the_code_reads_is_a_known_name() -> None:
+    from corpus_crawler._prebuilt import ENVIRONMENT_VARIABLE
+    from pipelines.settingnames import known_setting_names
+
+    known = known_setting_names() | {ENVIRONMENT_VARIABLE}
+    read = set()
+    for folder in ("pipelines", "spiders", "corpus_crawler"):
+        for path in (ROOT / folder).rglob("*.py"):
+            read.update(re.findall(r"\"(CORPUS_[A-Z0-9_]+)\"", path.read_text(encoding="utf-8")))
+    assert len(read) > 50  # the scan found the settings
+    # a new setting goes into a profile key (pipelines/bridge.py) or COMMAND_LINE_ONLY
+    assert sorted(read - known) == []
