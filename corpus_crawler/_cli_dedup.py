@@ -154,7 +154,15 @@ def run(args: argparse.Namespace) -> int:
             )
         names[path.name] = path
         target = out_dir / path.name
-        if target.exists() or target.with_name(target.name + ".open").exists():
+        partial = target.with_name(target.name + ".open")
+        if partial.exists():
+            problems.append(
+                f"{partial} is left from an interrupted run, and the dedup stores hold"
+                " the documents it had read (they would all be dropped now): start over"
+                f" with fresh stores (another -o, or rm -r {out_dir}; a new --state too"
+                " if you gave one)"
+            )
+        elif target.exists():
             problems.append(
                 f"{target} exists: this file was deduplicated into {out_dir} before (its"
                 " documents are in the stores and would all be dropped); use another -o"
@@ -221,6 +229,14 @@ def run(args: argparse.Namespace) -> int:
                                 marks[i] = ("langdiff", f"{p.lang_diff or 0.0:.2f}")
                         out.write(format_document(block, drop, marks))
                         written += 1
+            except KeyboardInterrupt:
+                print(
+                    f"corpus-crawler dedup: interrupted; {partial} is incomplete and the"
+                    f" stores in {state} hold the documents read so far: start over in a"
+                    f" fresh folder (another -o, or rm -r {out_dir})",
+                    file=sys.stderr,
+                )
+                return 130
             except (ValueError, UnicodeDecodeError) as exc:
                 print(f"corpus-crawler dedup: {path}: {exc}", file=sys.stderr)
                 print(

@@ -275,3 +275,36 @@ def test_every_corpus_setting_the_code_reads_is_a_known_name() -> None:
     assert len(read) > 50  # the scan found the settings
     # a new setting goes into a profile key (pipelines/bridge.py) or COMMAND_LINE_ONLY
     assert sorted(read - known) == []
+
+
+def test_an_interrupted_dedup_says_what_is_left_and_how_to_start_over(tmp_path: Path) -> None:
+    big = tmp_path / "big.prevert"
+    with open(big, "w", encoding="utf-8") as handle:
+        for doc in range(20000):
+            handle.write(f'<doc id="{doc}" url="http://example.org/{doc}" lang="en">\n')
+            for paragraph in range(4):
+                words = " ".join(
+                    f"w{(doc * 7919 + paragraph * 31 + i * 13) % 9973}" for i in range(25)
+                )
+                handle.write(f'<p class="good">\n{words}\n</p>\n')
+            handle.write("</doc>\n")
+    out = tmp_path / "out"
+    partial = out / "big.prevert.open"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "corpus_crawler.cli", "dedup", "-q", "-o", str(out), str(big)],
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=_default_sigint,
+    )  # fmt: skip
+    deadline = time.monotonic() + TIMEOUT
+    while not (partial.exists() and partial.stat().st_size > 0):
+        assert process.poll() is None, process.communicate()
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=TIMEOUT)
+    assert process.returncode == 130, stderr
+    assert f"{partial} is incomplete" in stderr and "start over" in stderr, stderr
+    # the same command again must not claim the file was deduplicated before
+    again = cli("dedup", "-q", "-o", str(out), str(big), cwd=tmp_path)
+    line = one_error_line(again, str(partial), "interrupted run", "start over")
+    assert "deduplicated into" not in line
