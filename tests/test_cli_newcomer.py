@@ -308,3 +308,15 @@ def test_an_interrupted_dedup_says_what_is_left_and_how_to_start_over(tmp_path: 
     again = cli("dedup", "-q", "-o", str(out), str(big), cwd=tmp_path)
     line = one_error_line(again, str(partial), "interrupted run", "start over")
     assert "deduplicated into" not in line
+
+
+def test_report_names_a_missing_log_or_output_folder_in_one_line(tmp_path: Path) -> None:
+    crawl = tmp_path / "crawl"
+    crawl.mkdir()
+    (crawl / "c-1.crawl.log").write_text("", encoding="utf-8")
+    missing = tmp_path / "no-such-folder" / "r.html"
+    one_error_line(
+        cli("report", str(crawl), "-o", str(missing), cwd=tmp_path), "-o", "does not exist"
+    )
+    assert not missing.parent.exists()
+    one_error_line(cli("report", str(crawl), "--log", "nope.log", cwd=tmp_path), "nope.log")
