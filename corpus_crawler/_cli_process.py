@@ -168,6 +168,13 @@ def run_process(args: argparse.Namespace) -> int:
     except (ProcessError, RuntimeError) as exc:
         print(f"corpus-crawler process: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print(
+            "corpus-crawler process: interrupted; run the same command again to resume"
+            " (inputs already finished are skipped)",
+            file=sys.stderr,
+        )
+        return 130
     finally:
         engine.close()
     _print_summary(summary.data)

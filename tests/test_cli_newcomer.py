@@ -7,6 +7,7 @@ line on standard error instead of a traceback, and output that is whole.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -47,6 +48,7 @@ output:
 #: A stats collector that takes its time to start: a signal sent while it sleeps
 #: lands in the middle of Scrapy's crawl set-up, deterministically.
 SLOW_START_MODULE = """\
+import json
 import os
 import re
 import pathlib
@@ -320,3 +322,36 @@ def test_report_names_a_missing_log_or_output_folder_in_one_line(tmp_path: Path)
     )
     assert not missing.parent.exists()
     one_error_line(cli("report", str(crawl), "--log", "nope.log", cwd=tmp_path), "nope.log")
+
+
+def test_an_interrupted_process_run_says_how_to_resume(site: SiteServer, tmp_path: Path) -> None:
+    profile = write_profile(tmp_path, site.base_url)
+    crawl = tmp_path / "crawl"
+    crawled = cli("crawl", str(profile), "-o", str(crawl), cwd=tmp_path)
+    assert crawled.returncode == 0, crawled.stdout + crawled.stderr
+    (warc,) = crawl.glob("*.warc.gz")
+    archives = tmp_path / "archives"
+    archives.mkdir()
+    for copy in range(200):  # enough work to be interrupted in the middle
+        (archives / f"copy{copy:03d}.warc.gz").write_bytes(warc.read_bytes())
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "corpus_crawler.cli", "process", "--no-progress", "-j", "1"]
+    process = subprocess.Popen(
+        [*command, "-o", str(out), str(archives)], cwd=tmp_path, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True, preexec_fn=_default_sigint,
+    )  # fmt: skip
+    deadline = time.monotonic() + TIMEOUT
+    while not list(out.glob("*.prevert")):
+        assert process.poll() is None, process.communicate()
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=TIMEOUT)
+    assert process.returncode == 130, stderr
+    assert "Traceback" not in stderr, stderr
+    assert "run the same command again to resume" in stderr, stderr
+    resumed = cli(*command[3:], "-o", str(out), str(archives), cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stderr
+    summary = json.loads((out / "process-summary.json").read_text(encoding="utf-8"))
+    assert summary["this_run"]["units_skipped"] >= 1
+    assert len(list(out.glob("*.prevert"))) == 200
