@@ -17,6 +17,7 @@ from typing import Any, TextIO, cast
 
 import yaml
 
+from ._cli_checks import output_file_problem
 from .config import EXTRACTORS, ConfigError, ExtractConfig, JustextParams, Preset
 from .evaluate import (
     ExtractFn,
@@ -163,6 +164,10 @@ def handle(args: argparse.Namespace) -> int:
             load_function(args.function) if args.function else config
         )
         set_dirs = [s for path in args.gold_sets for s in find_gold_sets(path)]
+        # checked now: found at the end, it cost the whole evaluation and a traceback
+        problem = output_file_problem(args.json, "--json") if args.json else None
+        if problem:
+            raise ConfigError(problem)
     except (ConfigError, GoldSetError) as exc:
         print(f"evaluate: {exc}", file=sys.stderr)
         return 2

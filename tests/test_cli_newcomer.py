@@ -355,3 +355,15 @@ def test_an_interrupted_process_run_says_how_to_resume(site: SiteServer, tmp_pat
     summary = json.loads((out / "process-summary.json").read_text(encoding="utf-8"))
     assert summary["this_run"]["units_skipped"] >= 1
     assert len(list(out.glob("*.prevert"))) == 200
+
+
+def test_evaluate_checks_its_json_report_path_before_the_work(tmp_path: Path) -> None:
+    gold_set = tmp_path / "gold-set"
+    (gold_set / "html").mkdir(parents=True)
+    (gold_set / "gold").mkdir()
+    (gold_set / "html" / "about.html").write_bytes(PAGE.read_bytes())
+    (gold_set / "gold" / "about.txt").write_text("A small reading list\n", encoding="utf-8")
+    missing = tmp_path / "no-such-folder" / "report.json"
+    result = cli("evaluate", "-q", "--json", str(missing), str(gold_set), cwd=tmp_path)
+    one_error_line(result, "--json", "does not exist")
+    assert result.stdout == ""  # refused before any page was scored
