@@ -367,3 +367,36 @@ def test_evaluate_checks_its_json_report_path_before_the_work(tmp_path: Path) ->
     result = cli("evaluate", "-q", "--json", str(missing), str(gold_set), cwd=tmp_path)
     one_error_line(result, "--json", "does not exist")
     assert result.stdout == ""  # refused before any page was scored
+
+
+@pytest.mark.parametrize(
+    ("extraction", "expected"),
+    [
+        # named "CORPUS_EXTRACT_* settings" by the crawl's own check before
+        ({"language": "xx"}, "x.yaml: extraction.language: unknown language 'xx'"),
+        (
+            {"extractor": "declutter", "extractor_options": {"min_scor": 3}},
+            "x.yaml: extraction.extractor_options: unknown key 'min_scor'",
+        ),
+        # silently ignored before: options of the other extractors
+        (
+            {"extractor_options": {"min_score": 3}},
+            "x.yaml: extraction.extractor_options: the justext extractor takes no options",
+        ),
+    ],
+)
+def test_profile_extraction_errors_name_the_key(
+    extraction: dict[str, object], expected: str
+) -> None:
+    from corpus_crawler.profile import ProfileError, parse_profile
+
+    with pytest.raises(ProfileError) as error:
+        parse_profile({"extraction": extraction}, "x.yaml")
+    assert str(error.value).startswith(expected), str(error.value)
+
+
+def test_profile_with_a_known_language_name_still_loads() -> None:
+    from corpus_crawler.profile import parse_profile
+
+    profile = parse_profile({"extraction": {"language": "English"}}, "x.yaml")
+    assert profile.extraction.language == "English"
