@@ -400,3 +400,27 @@ def test_profile_with_a_known_language_name_still_loads() -> None:
 
     profile = parse_profile({"extraction": {"language": "English"}}, "x.yaml")
     assert profile.extraction.language == "English"
+
+
+def test_ctrl_c_before_the_crawl_starts_exits_as_interrupted(tmp_path: Path) -> None:
+    # the crawl's preflight reads the seed file; a FIFO holds it there until we write
+    seeds = tmp_path / "seeds.fifo"
+    os.mkfifo(seeds)
+    profile = tmp_path / "fifo.yaml"
+    profile.write_text("name: fifo\nseeds:\n  files: [seeds.fifo]\n", encoding="utf-8")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "corpus_crawler.cli", "crawl", str(profile), "-o", "out"],
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=_default_sigint,
+    )  # fmt: skip
+    # opening the FIFO for writing returns once the crawl has opened it for reading
+    writer = os.open(seeds, os.O_WRONLY)
+    try:
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=TIMEOUT)
+    finally:
+        os.close(writer)
+    # README, "Exit codes": 5 for any interruption, so a wrapper script can tell
+    assert process.returncode == 5, stderr
+    assert stderr.strip().splitlines()[-1] == "corpus-crawler crawl: interrupted", stderr
+    assert "Traceback" not in stderr
