@@ -84,7 +84,8 @@ def register(subparsers: Any) -> None:
     crawl.add_argument(
         "--wacz",
         action="store_true",
-        help="at the end, package the crawl's WARC files as OUTDIR/<profile name>.wacz"
+        help="at the end, package the campaign's WARC files (of every run) as"
+        " OUTDIR/<profile name>.wacz"
         " (py-wacz: pip install 'corpus-crawler[wacz]')",
     )
     crawl.add_argument(
@@ -557,13 +558,21 @@ def _join_distributed(
     return slot
 
 
+def campaign_warcs(folder: Path) -> list[Path]:
+    """Every finished WARC file of the campaign in `folder`, from all its runs: a run
+    resumed after a stop, or a recrawl pass whose revisit records refer to earlier
+    captures, is not replayable from its own files alone."""
+    found = [*folder.glob("*.warc.gz"), *folder.glob("*.warc")]
+    return sorted(path for path in found if not path.name.endswith((".wet.gz", ".wet")))
+
+
 def _package(result: CrawlResult, name: str) -> bool:
     """`crawl --wacz`: the finished WARC files as one WACZ beside them."""
     from corpus_crawler.packaging import WaczError, package_wacz
 
     assert result.summary_path is not None
     out = result.summary_path.parent
-    warcs = [out / file for file in result.summary.get("files", {}).get("warc", [])]
+    warcs = campaign_warcs(out)
     target = out / f"{name or 'crawl'}.wacz"
     print(f"Packaging {len(warcs)} WARC file(s) as {target} ...", file=sys.stderr)
     try:

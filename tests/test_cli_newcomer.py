@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import time
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -53,6 +54,7 @@ import os
 import re
 import pathlib
 import time
+import zipfile
 
 from scrapy.statscollectors import MemoryStatsCollector
 
@@ -424,3 +426,23 @@ def test_ctrl_c_before_the_crawl_starts_exits_as_interrupted(tmp_path: Path) -> 
     assert process.returncode == 5, stderr
     assert stderr.strip().splitlines()[-1] == "corpus-crawler crawl: interrupted", stderr
     assert "Traceback" not in stderr
+
+
+def test_wacz_of_a_resumed_campaign_holds_every_run(site: SiteServer, tmp_path: Path) -> None:
+    profile = write_profile(tmp_path, site.base_url)
+    out = tmp_path / "out"
+    # a first run stopped early (as Ctrl-C or a time limit would), then resumed with --wacz
+    first = cli(
+        "crawl", str(profile), "-o", str(out), "-s", "CLOSESPIDER_PAGECOUNT=3", cwd=tmp_path
+    )
+    assert first.returncode == 0, first.stdout + first.stderr
+    first_warcs = {p.name for p in out.glob("*.warc.gz") if not p.name.endswith(".wet.gz")}
+    resumed = cli("crawl", str(profile), "-o", str(out), "--wacz", cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    warcs = {p.name for p in out.glob("*.warc.gz") if not p.name.endswith(".wet.gz")}
+    assert first_warcs and warcs > first_warcs  # two runs, two sets of files
+    with zipfile.ZipFile(out / "newcomer.wacz") as archive:
+        packaged = {name.removeprefix("archive/") for name in archive.namelist()}
+    # the WACZ is the campaign's, not only the last run's
+    assert warcs <= packaged, sorted(warcs - packaged)
+    assert not any(name.endswith(".wet.gz") for name in packaged)
