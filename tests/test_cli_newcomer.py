@@ -446,3 +446,13 @@ def test_wacz_of_a_resumed_campaign_holds_every_run(site: SiteServer, tmp_path: 
     # the WACZ is the campaign's, not only the last run's
     assert warcs <= packaged, sorted(warcs - packaged)
     assert not any(name.endswith(".wet.gz") for name in packaged)
+
+
+def test_evaluate_on_a_gold_set_still_packed_says_how_to_unpack(tmp_path: Path) -> None:
+    # the README's `evaluate tests/data/gold/cleaneval-dev` before tests/data/gold.tar.xz
+    # is unpacked
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "gold.tar.xz").write_bytes((ROOT / "tests" / "data" / "gold.tar.xz").read_bytes())
+    result = cli("evaluate", "data/gold/cleaneval-dev", cwd=tmp_path)
+    one_error_line(result, "unpack data/gold.tar.xz first: tar -xf data/gold.tar.xz -C data")
