@@ -453,6 +453,6 @@ def test_evaluate_on_a_gold_set_still_packed_says_how_to_unpack(tmp_path: Path) 
     # is unpacked
     data = tmp_path / "data"
     data.mkdir()
-    (data / "gold.tar.xz").write_bytes((ROOT / "tests" / "data" / "gold.tar.xz").read_bytes())
+    (data / "gold.tar.xz").write_bytes(b"")  # only its name matters here
     result = cli("evaluate", "data/gold/cleaneval-dev", cwd=tmp_path)
     one_error_line(result, "unpack data/gold.tar.xz first: tar -xf data/gold.tar.xz -C data")
