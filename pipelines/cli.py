@@ -262,7 +262,38 @@ def preflight(profile: Profile, output: str | None, overrides: dict[str, Any]) -
     except CampaignLocked as exc:
         raise PreflightError(str(exc), ExitCode.LOCKED) from None
     lock.release()
+    if settings.get("CORPUS_DISTRIBUTED_REDIS_URL"):
+        return  # the campaign is in Redis; the folder is this worker's slot
     _check_same_campaign(directory, profile)
+    _check_no_foreign_outputs(directory)
+
+
+#: Names of the files a crawl writes into its folder (and `process`, `dedup`, other
+#: crawlers write too).
+_OUTPUT_SUFFIXES = (
+    ".warc.gz", ".warc", ".arc.gz", ".open", ".prevert", ".prevert.gz", ".vert",
+    ".vert.gz", ".jsonl", ".jsonl.gz", ".parquet", ".cdxj", ".crawl.log",
+)  # fmt: skip
+
+
+def _check_no_foreign_outputs(directory: Path) -> None:
+    """A new campaign takes its folder's WARC and `.open` files for its own (recovery
+    finishes `.open` files and indexes WARCs): refuse a folder that already holds
+    some without a campaign (another tool's, or a crawl whose campaign.sqlite is gone)."""
+    if (directory / "campaign.sqlite").exists():
+        return
+    found = sorted(
+        path.name
+        for path in directory.iterdir()
+        if path.is_file() and path.name.endswith(_OUTPUT_SUFFIXES)
+    )
+    if found:
+        shown = ", ".join(found[:3]) + (f" and {len(found) - 3} more" if len(found) > 3 else "")
+        raise PreflightError(
+            f"{directory} already holds corpus or WARC files ({shown}) but no campaign"
+            " (campaign.sqlite): a new crawl there would take them for its own; give it"
+            " an empty or new folder with -o OUTDIR"
+        )
 
 
 def earlier_campaign(directory: Path) -> tuple[str, str] | None:
@@ -514,7 +545,8 @@ def run_crawl(args: argparse.Namespace) -> int:
     result = run_profile(profile, output=output, overrides=overrides, verbosity=args.verbose)
     code = _finish(result)
     wacz = getattr(args, "wacz", False) and result.summary_path is not None and code == 0
-    if wacz and not _package(result, profile.name):
+    prefix = str(overrides.get("CORPUS_WARC_PREFIX") or profile.output.warc.prefix)
+    if wacz and not _package(result, profile.name, prefix):
         return 1
     if worker_slot is not None:
         worker_slot.handle.close()
@@ -558,21 +590,21 @@ def _join_distributed(
     return slot
 
 
-def campaign_warcs(folder: Path) -> list[Path]:
-    """Every finished WARC file of the campaign in `folder`, from all its runs: a run
-    resumed after a stop, or a recrawl pass whose revisit records refer to earlier
-    captures, is not replayable from its own files alone."""
-    found = [*folder.glob("*.warc.gz"), *folder.glob("*.warc")]
+def campaign_warcs(folder: Path, prefix: str) -> list[Path]:
+    """Every finished WARC file (named `prefix`-...) of the campaign in `folder`, from all
+    its runs: a run resumed after a stop, or a recrawl pass whose revisit records refer
+    to earlier captures, is not replayable from its own files alone."""
+    found = [*folder.glob(f"{prefix}-*.warc.gz"), *folder.glob(f"{prefix}-*.warc")]
     return sorted(path for path in found if not path.name.endswith((".wet.gz", ".wet")))
 
 
-def _package(result: CrawlResult, name: str) -> bool:
+def _package(result: CrawlResult, name: str, prefix: str) -> bool:
     """`crawl --wacz`: the finished WARC files as one WACZ beside them."""
     from corpus_crawler.packaging import WaczError, package_wacz
 
     assert result.summary_path is not None
     out = result.summary_path.parent
-    warcs = campaign_warcs(out)
+    warcs = campaign_warcs(out, prefix)
     target = out / f"{name or 'crawl'}.wacz"
     print(f"Packaging {len(warcs)} WARC file(s) as {target} ...", file=sys.stderr)
     try:

@@ -456,3 +456,20 @@ def test_evaluate_on_a_gold_set_still_packed_says_how_to_unpack(tmp_path: Path) 
     (data / "gold.tar.xz").write_bytes(b"")  # only its name matters here
     result = cli("evaluate", "data/gold/cleaneval-dev", cwd=tmp_path)
     one_error_line(result, "unpack data/gold.tar.xz first: tar -xf data/gold.tar.xz -C data")
+
+
+def test_a_folder_with_another_tools_files_is_not_taken_over(
+    site: SiteServer, tmp_path: Path
+) -> None:
+    # another crawler's WARC and its unfinished `.open` file: a new campaign's recovery
+    # renamed the `.open` file to a finished name and indexed both as its own
+    folder = tmp_path / "theirs"
+    folder.mkdir()
+    foreign = b"WARC/1.0\r\nWARC-Type: warcinfo\r\nContent-Length: 0\r\n\r\n\r\n\r\n"
+    (folder / "heritrix-1.warc").write_bytes(foreign)
+    (folder / "heritrix-2.warc.gz.open").write_bytes(foreign)
+    before = sorted(p.name for p in folder.iterdir())
+    profile = write_profile(tmp_path, site.base_url)
+    result = cli("crawl", str(profile), "-o", str(folder), cwd=tmp_path)
+    one_error_line(result, "heritrix-1.warc", "no campaign", "-o OUTDIR")
+    assert sorted(p.name for p in folder.iterdir()) == before
