@@ -229,6 +229,13 @@ def _inputs(paths: Sequence[str], stats: Counter[str]) -> Iterator[_Input]:
     """Every input, folders expanded in sorted order, WARC files record by record."""
     for name in paths:
         if name == "-":
+            if sys.stdin.isatty():
+                # `corpus-crawler extract` with no file waits on the keyboard: say so
+                print(
+                    "corpus-crawler extract: reading a page from standard input (end it with"
+                    " Ctrl-D; give files or folders as arguments instead)",
+                    file=sys.stderr,
+                )
             yield from _classify("<stdin>", sys.stdin.buffer.read(), stats)
             continue
         path = Path(name)

@@ -473,3 +473,24 @@ def test_a_folder_with_another_tools_files_is_not_taken_over(
     result = cli("crawl", str(profile), "-o", str(folder), cwd=tmp_path)
     one_error_line(result, "heritrix-1.warc", "no campaign", "-o OUTDIR")
     assert sorted(p.name for p in folder.iterdir()) == before
+
+
+def test_extract_without_a_file_says_it_reads_the_terminal(tmp_path: Path) -> None:
+    import pty
+
+    controller, terminal = pty.openpty()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "corpus_crawler.cli", "extract"],
+        cwd=tmp_path, stdin=terminal, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    os.close(terminal)
+    page = b"<p>" + b"This sentence is one of the words of a page typed by hand. " * 8 + b"</p>"
+    os.write(controller, page + b"\n\x04")  # a line, then Ctrl-D: end of input
+    try:
+        stdout, stderr = process.communicate(timeout=TIMEOUT)
+    finally:
+        os.close(controller)
+    assert process.returncode == 0, stderr
+    assert "reading a page from standard input (end it with Ctrl-D" in stderr
+    assert "typed by hand" in stdout
