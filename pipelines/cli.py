@@ -340,6 +340,10 @@ class _HeldStopSignals:
     summary" (exit 1), its files left `.open`; a SIGTERM killed the process outright.
     Holding the signal and raising it again once the engine runs gives the ordinary
     graceful stop: files closed, a summary written, exit code 5.
+
+    Afterwards Scrapy's handlers answer, and `received` notes that they did: a second
+    Ctrl-C forces Scrapy to stop at once, without a summary, and that is still an
+    interruption to resume (exit 5), not a crawl that "ended without a summary".
     """
 
     SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -347,7 +351,15 @@ class _HeldStopSignals:
     def __init__(self) -> None:
         self.pending: int | None = None
         self.delivered = False
+        self.received = False
         self._previous: dict[int, Any] = {}
+
+    def _noting(self, handler: Any) -> Any:
+        def handle(signum: int, frame: object) -> None:
+            self.received = True
+            handler(signum, frame)
+
+        return handle if callable(handler) else handler
 
     def _hold(self, signum: int, _frame: object) -> None:
         if self.pending is None:
@@ -397,7 +409,7 @@ class _HeldStopSignals:
                 return
             for signum, handler in scrapy_handlers.items():
                 if signal.getsignal(signum) == self._hold:
-                    signal.signal(signum, handler)
+                    signal.signal(signum, self._noting(handler))
             if self.pending is not None and engine_running() and not _finished(crawl):
                 self.delivered = True
                 signal.raise_signal(self.pending)
@@ -448,9 +460,10 @@ def run_profile(
         write_failure = crawler.stats.get_value("corpus/write_failure")
     except (RuntimeError, AttributeError):  # the crawl failed before it started
         path_value, finish_reason, write_failure = None, "", None
-    if held.pending is not None and not held.delivered and finish_reason != "shutdown":
-        # stopped before the engine ran (or ended on its own before the signal could
-        # be passed on): still an interruption, to be resumed
+    stopped = held.received or (held.pending is not None and not held.delivered)
+    if stopped and finish_reason != "shutdown" and not path_value:
+        # stopped by a signal without a summary (a second Ctrl-C forces that; or the
+        # crawl ended before a held signal could be passed on): an interruption to resume
         finish_reason = "shutdown"
     summary_path = Path(path_value) if path_value else None
     summary: dict[str, Any] = {}
@@ -722,6 +735,8 @@ def _corpus_tool_lines(vertical: Path) -> list[str]:
 def report(result: CrawlResult) -> str:
     """A short human summary of a finished crawl."""
     summary = result.summary
+    if not summary and result.finish_reason == "shutdown":
+        return "The crawl was stopped before it wrote its summary."
     if not summary:
         return "The crawl ended without a summary; see the log above."
     pages, text = summary["pages"], summary["text"]

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from warcio.archiveiterator import ArchiveIterator
 
-from corpus_crawler.testserver import SiteServer
+from corpus_crawler.testserver import Reply, SiteServer
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO_SITE = ROOT / "corpus_crawler" / "demo_site"
@@ -494,3 +494,42 @@ def test_extract_without_a_file_says_it_reads_the_terminal(tmp_path: Path) -> No
     assert process.returncode == 0, stderr
     assert "reading a page from standard input (end it with Ctrl-D" in stderr
     assert "typed by hand" in stdout
+
+
+def test_a_second_ctrl_c_forcing_the_stop_is_still_an_interruption(tmp_path: Path) -> None:
+    # pages that take their time: the graceful stop after a first Ctrl-C waits for
+    # them, and a second Ctrl-C forces Scrapy to stop without a summary
+    slow = {
+        f"/slow{i}.html": Reply(
+            headers=(("Content-Type", "text/html"),),
+            body=b"<p>" + b"A slow page of the interruption test with words in it. " * 10 + b"</p>",
+            delay=5.0,
+        )
+        for i in range(4)
+    }
+    links = "".join(f"<a href='/slow{i}.html'>slow {i}</a> " for i in range(4)).encode()
+    pages = {"/": Reply(headers=(("Content-Type", "text/html"),), body=links), **slow}
+    with SiteServer(pages=pages) as server:
+        profile = write_profile(tmp_path, server.base_url)
+        out = tmp_path / "out"
+        command = [
+            sys.executable, "-m", "corpus_crawler.cli", "crawl", str(profile), "-o", str(out),
+        ]  # fmt: skip
+        process = subprocess.Popen(
+            command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            preexec_fn=_default_sigint,
+        )  # fmt: skip
+        deadline = time.monotonic() + TIMEOUT
+        while not any(r.path.startswith("/slow") for r in server.requests):
+            assert process.poll() is None, process.communicate()
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        process.send_signal(signal.SIGINT)
+        time.sleep(0.5)
+        process.send_signal(signal.SIGINT)
+        stdout, stderr = process.communicate(timeout=TIMEOUT)
+    # README, "Exit codes": 5, run the same command to resume (was 1, "ended without
+    # a summary; see the log above" with nothing above)
+    assert process.returncode == 5, stdout + stderr
+    assert "run the same command again to resume" in stderr, stderr
+    assert "stopped before it wrote its summary" in stdout, stdout
