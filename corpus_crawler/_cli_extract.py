@@ -229,7 +229,8 @@ def _inputs(paths: Sequence[str], stats: Counter[str]) -> Iterator[_Input]:
     """Every input, folders expanded in sorted order, WARC files record by record."""
     for name in paths:
         if name == "-":
-            if sys.stdin.isatty():
+            isatty = getattr(sys.stdin, "isatty", None)  # a stand-in stream may lack it
+            if callable(isatty) and isatty():
                 # `corpus-crawler extract` with no file waits on the keyboard: say so
                 print(
                     "corpus-crawler extract: reading a page from standard input (end it with"
