@@ -27,6 +27,7 @@ import os
 import signal
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -366,6 +367,8 @@ class _HeldStopSignals:
             self.pending = signum
 
     def install(self) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            return  # Python takes signal handlers from the main thread only
         for signum in self.SIGNALS:
             previous = signal.getsignal(signum)
             if previous is signal.SIG_IGN:
