@@ -25,6 +25,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import IO, Any, Protocol
 
+from ._cli_checks import output_file_problem, output_folder_problem
 from .config import ConfigError
 from .dedup import DedupConfig, MarkAction
 
@@ -143,7 +144,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     inputs = [Path(name) for name in args.inputs]
     out_dir = Path(args.output)
-    problems = [f"{path}: no such file" for path in inputs if not path.is_file()]
+    problems: list[str | None] = [f"{path}: no such file" for path in inputs if not path.is_file()]
     names: dict[str, Path] = {}
     for path in inputs:
         if path.name in names:
@@ -153,18 +154,29 @@ def run(args: argparse.Namespace) -> int:
             )
         names[path.name] = path
         target = out_dir / path.name
-        if target.exists() or target.with_name(target.name + ".open").exists():
+        partial = target.with_name(target.name + ".open")
+        if partial.exists():
+            problems.append(
+                f"{partial} is left from an interrupted run, and the dedup stores hold"
+                " the documents it had read (they would all be dropped now): start over"
+                f" with fresh stores (another -o, or rm -r {out_dir}; a new --state too"
+                " if you gave one)"
+            )
+        elif target.exists():
             problems.append(
                 f"{target} exists: this file was deduplicated into {out_dir} before (its"
                 " documents are in the stores and would all be dropped); use another -o"
             )
         if path.resolve().parent == out_dir.resolve():
             problems.append(f"{path} is in the output folder: use another -o")
-    if problems:
-        for problem in problems:
+    if args.summary:
+        problems.append(output_file_problem(Path(args.summary), "--summary"))
+    if not any(problems):
+        problems.append(output_folder_problem(out_dir))
+    if any(problems):
+        for problem in filter(None, problems):
             print(f"corpus-crawler dedup: {problem}", file=sys.stderr)
         return 2
-    out_dir.mkdir(parents=True, exist_ok=True)
     state = Path(args.state) if args.state else out_dir / "state" / "dedup"
     started = time.perf_counter()
     totals: dict[str, Any] = {"files": [], "bytes_in": 0, "bytes_out": 0}
@@ -185,13 +197,14 @@ def run(args: argparse.Namespace) -> int:
             raw, text = open_corpus_text(path)
             opener = gzip.open if path.name.endswith(".gz") else open
             tokenized = path.name.removesuffix(".gz").endswith(".vert")
-            written = 0
+            written = read = 0
             try:
                 with raw, text, opener(partial, "wt", encoding="utf-8", newline="\n") as out:
                     for block in read_corpus(_lines(text, raw, bar), str(path)):
                         if not isinstance(block, CorpusDocument):
                             out.write(block + "\n")
                             continue
+                        read += 1
                         paragraphs = block.paragraphs
                         name = (
                             block.attribute("url")
@@ -216,6 +229,14 @@ def run(args: argparse.Namespace) -> int:
                                 marks[i] = ("langdiff", f"{p.lang_diff or 0.0:.2f}")
                         out.write(format_document(block, drop, marks))
                         written += 1
+            except KeyboardInterrupt:
+                print(
+                    f"corpus-crawler dedup: interrupted; {partial} is incomplete and the"
+                    f" stores in {state} hold the documents read so far: start over in a"
+                    f" fresh folder (another -o, or rm -r {out_dir})",
+                    file=sys.stderr,
+                )
+                return 130
             except (ValueError, UnicodeDecodeError) as exc:
                 print(f"corpus-crawler dedup: {path}: {exc}", file=sys.stderr)
                 print(
@@ -228,6 +249,12 @@ def run(args: argparse.Namespace) -> int:
             finally:
                 bar.close()
             partial.rename(target)
+            if not read:
+                print(
+                    f"corpus-crawler dedup: {path}: no <doc> in it: is it a prevertical or"
+                    " vertical file? (copied through unchanged)",
+                    file=sys.stderr,
+                )
             documents_out += written
             totals["bytes_out"] += target.stat().st_size
             totals["files"].append(

@@ -17,6 +17,7 @@ from typing import Any, TextIO, cast
 
 import yaml
 
+from ._cli_checks import output_file_problem
 from .config import EXTRACTORS, ConfigError, ExtractConfig, JustextParams, Preset
 from .evaluate import (
     ExtractFn,
@@ -113,6 +114,25 @@ def build_config(args: argparse.Namespace) -> ExtractConfig:
     ).checked()
 
 
+def _check_unpacked(path: Path) -> None:
+    """A gold set asked for inside an archive not unpacked yet (the README's
+    `tests/data/gold/cleaneval-dev` ships as tests/data/gold.tar.xz): say how to unpack."""
+    if path.exists():
+        return
+    for folder in (path, *path.parents):
+        if not folder.name:
+            continue
+        for suffix in (".tar.xz", ".tar.gz", ".tgz", ".tar", ".zip"):
+            archive = folder.with_name(folder.name + suffix)
+            if archive.is_file():
+                unpack = (
+                    f"python -m zipfile -e {archive} {archive.parent}"
+                    if suffix == ".zip"
+                    else f"tar -xf {archive} -C {archive.parent}"
+                )
+                raise ConfigError(f"{path}: no such folder; unpack {archive} first: {unpack}")
+
+
 def load_function(spec: str) -> ExtractFn:
     """`"package.module:name"` -> that callable."""
     module_name, sep, name = spec.partition(":")
@@ -162,7 +182,13 @@ def handle(args: argparse.Namespace) -> int:
         extractor: ExtractFn | ExtractConfig = (
             load_function(args.function) if args.function else config
         )
+        for path in args.gold_sets:
+            _check_unpacked(Path(path))
         set_dirs = [s for path in args.gold_sets for s in find_gold_sets(path)]
+        # checked now: found at the end, it cost the whole evaluation and a traceback
+        problem = output_file_problem(args.json, "--json") if args.json else None
+        if problem:
+            raise ConfigError(problem)
     except (ConfigError, GoldSetError) as exc:
         print(f"evaluate: {exc}", file=sys.stderr)
         return 2

@@ -122,6 +122,12 @@ def config_from_args(args: argparse.Namespace) -> ExtractConfig:
 
             base = base.merged(load_language(lang).parameters, f"configs/languages/{lang}.yaml")
         params = base.merged(overrides, "--param")
+    if args.stoplist:
+        from .stoplists import load_stoplist_file
+
+        # read once here: a missing or unreadable file is one line and exit 2, not a
+        # warning with a traceback on every page
+        load_stoplist_file(args.stoplist)
     accept = None
     if args.accept_lang:
         from .stoplists import resolve_language
@@ -223,6 +229,14 @@ def _inputs(paths: Sequence[str], stats: Counter[str]) -> Iterator[_Input]:
     """Every input, folders expanded in sorted order, WARC files record by record."""
     for name in paths:
         if name == "-":
+            isatty = getattr(sys.stdin, "isatty", None)  # a stand-in stream may lack it
+            if callable(isatty) and isatty():
+                # `corpus-crawler extract` with no file waits on the keyboard: say so
+                print(
+                    "corpus-crawler extract: reading a page from standard input (end it with"
+                    " Ctrl-D; give files or folders as arguments instead)",
+                    file=sys.stderr,
+                )
             yield from _classify("<stdin>", sys.stdin.buffer.read(), stats)
             continue
         path = Path(name)
@@ -370,6 +384,7 @@ def run(args: argparse.Namespace) -> int:
     input_stats: Counter[str] = Counter()
     started = time.monotonic()
     last_report = started
+    last_drop = ""
     for count, item in enumerate(_inputs(args.paths, input_stats), 1):
         name, data = item.name, item.data
         if data is None:
@@ -389,12 +404,19 @@ def run(args: argparse.Namespace) -> int:
         else:
             doc = extract(data, url, config, http_charset=item.http_charset or args.encoding)
         outcomes[str(doc.drop_reason) if doc.drop_reason else "kept"] += 1
+        if doc.drop_reason is not None and item.refused is None:
+            last_drop = f"{name}: no text kept: {doc.drop_reason}" + (
+                f" ({doc.drop_detail})" if doc.drop_detail else ""
+            )
         _write(out, name, data, doc, args, fetched_at=item.fetched_at)
         now = time.monotonic()
         if now - last_report > 5 and sys.stderr.isatty():
             last_report = now
             print(f"  {count} pages, {count / (now - started):.0f} pages/s", file=sys.stderr)
-    if args.verbose or sum(outcomes.values()) > 1 or input_stats:
+    if sum(outcomes.values()) == 1 and last_drop:
+        # one page and no output: say why, or the silence looks like a bug
+        print(f"corpus-crawler extract: {last_drop}", file=sys.stderr)
+    elif args.verbose or sum(outcomes.values()) > 1 or input_stats:
         summary = ", ".join(
             f"{k}: {v}" for k, v in [*sorted(outcomes.items()), *sorted(input_stats.items())]
         )

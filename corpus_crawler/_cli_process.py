@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ._cli_checks import output_folder_problem
 from .config import ConfigError
 from .profile import ProfileError, load_profile
 
@@ -136,6 +137,9 @@ def run_process(args: argparse.Namespace) -> int:
         if args.chunk_mb <= 0:
             raise ConfigError(f"--chunk-mb must be > 0, got {args.chunk_mb:g}")
         inputs = collect_inputs(list(args.archives))
+        problem = output_folder_problem(Path(args.output))
+        if problem:
+            raise ConfigError(problem)
     except (ConfigError, ProfileError, ProcessError) as exc:
         print(f"corpus-crawler process: {exc}", file=sys.stderr)
         return 2
@@ -164,6 +168,13 @@ def run_process(args: argparse.Namespace) -> int:
     except (ProcessError, RuntimeError) as exc:
         print(f"corpus-crawler process: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print(
+            "corpus-crawler process: interrupted; run the same command again to resume"
+            " (inputs already finished are skipped)",
+            file=sys.stderr,
+        )
+        return 130
     finally:
         engine.close()
     _print_summary(summary.data)

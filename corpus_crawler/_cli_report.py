@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from ._cli_checks import output_file_problem
 from .report import find_crawl_files, load_summary, write_report
 
 
@@ -46,9 +47,15 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    summary = load_summary(summary_path)
     name = logs[-1].name.removesuffix(".crawl.log")
     target = Path(args.output) if args.output else directory / f"{name}.report.html"
+    problems = [f"--log {log}: no such file" for log in logs if not log.is_file()]
+    problems.append(output_file_problem(target, "-o") or "")
+    if any(problems):
+        for problem in filter(None, problems):
+            print(f"corpus-crawler report: {problem}", file=sys.stderr)
+        return 2
+    summary = load_summary(summary_path)
     title = args.title or f"Crawl report: {(summary or {}).get('profile') or directory.name}"
     try:
         write_report(logs, target, summary=summary, title=title)

@@ -49,9 +49,23 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+#: What a subcommand exits with when Ctrl-C stops it (`crawl` documents 5 for any
+#: interruption, also one that comes before the crawl has started).
+INTERRUPTED_EXIT: dict[str, int] = {"crawl": 5}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     command = next((a for a in args_list if not a.startswith("-")), None)
+    try:
+        return _run(args_list, command)
+    except KeyboardInterrupt:
+        program = f"corpus-crawler {command}" if command in SUBCOMMANDS else "corpus-crawler"
+        print(f"{program}: interrupted", file=sys.stderr)
+        return INTERRUPTED_EXIT.get(command or "", 130)
+
+
+def _run(args_list: list[str], command: str | None) -> int:
     parser = build_parser(only=command if command in SUBCOMMANDS else None)
     args = parser.parse_args(args_list)
     logging.basicConfig(
@@ -63,9 +77,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         return int(args.func(args) or 0)
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
     except BrokenPipeError:
         return 0
 

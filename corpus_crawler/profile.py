@@ -329,6 +329,26 @@ class Extraction:
             ExtractConfig(extractor=self.extractor)
         except ConfigError as exc:
             raise _FieldError("extractor", str(exc)) from None
+        # checked here, so that the message names the profile key (the crawl's own check
+        # named only "CORPUS_EXTRACT_* settings"); reads a file only when not the default
+        if self.language not in (None, "auto"):
+            try:
+                ExtractConfig(language=self.language).checked()
+            except ConfigError as exc:
+                raise _FieldError("language", str(exc)) from None
+        if self.extractor_options:
+            if self.extractor == "justext":
+                raise _FieldError(
+                    "extractor_options",
+                    "the justext extractor takes no options (they are for declutter, kimatu"
+                    " and combined): put jusText thresholds in extraction.parameters",
+                )
+            try:
+                ExtractConfig(
+                    extractor=self.extractor, extractor_options=dict(self.extractor_options)
+                ).checked()
+            except ConfigError as exc:
+                raise _FieldError("extractor_options", str(exc)) from None
         for key in ("max_bytes", "min_words", "workers", "max_in_flight"):
             value = getattr(self, key)
             _require(value >= 0, key, f"must be >= 0, got {value}")

@@ -24,8 +24,10 @@ import importlib.util
 import json
 import logging
 import os
+import signal
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from corpus_crawler.config import ConfigError
 from corpus_crawler.profile import Profile, ProfileError, load_profile
+from pipelines.settingnames import check_setting_names
 from pipelines.settingtypes import check_setting_types
 
 if TYPE_CHECKING:
@@ -82,7 +85,8 @@ def register(subparsers: Any) -> None:
     crawl.add_argument(
         "--wacz",
         action="store_true",
-        help="at the end, package the crawl's WARC files as OUTDIR/<profile name>.wacz"
+        help="at the end, package the campaign's WARC files (of every run) as"
+        " OUTDIR/<profile name>.wacz"
         " (py-wacz: pip install 'corpus-crawler[wacz]')",
     )
     crawl.add_argument(
@@ -209,6 +213,8 @@ def preflight(profile: Profile, output: str | None, overrides: dict[str, Any]) -
         # the one check of setting values (pipelines.settingtypes), as the spider makes it
         check_setting_types(profile.settings, f"{profile.source or 'profile'}: settings.")
         check_setting_types(overrides, "-s ")
+        check_setting_names(profile.settings, f"{profile.source or 'profile'}: settings.")
+        check_setting_names(overrides, "-s ")
     except ConfigError as exc:
         raise PreflightError(str(exc)) from None
     settings = _crawl_settings(profile, output, overrides)
@@ -257,6 +263,168 @@ def preflight(profile: Profile, output: str | None, overrides: dict[str, Any]) -
     except CampaignLocked as exc:
         raise PreflightError(str(exc), ExitCode.LOCKED) from None
     lock.release()
+    if settings.get("CORPUS_DISTRIBUTED_REDIS_URL"):
+        return  # the campaign is in Redis; the folder is this worker's slot
+    _check_same_campaign(directory, profile)
+    _check_no_foreign_outputs(directory)
+
+
+#: Names of the files a crawl writes into its folder (and `process`, `dedup`, other
+#: crawlers write too).
+_OUTPUT_SUFFIXES = (
+    ".warc.gz", ".warc", ".arc.gz", ".open", ".prevert", ".prevert.gz", ".vert",
+    ".vert.gz", ".jsonl", ".jsonl.gz", ".parquet", ".cdxj", ".crawl.log",
+)  # fmt: skip
+
+
+def _check_no_foreign_outputs(directory: Path) -> None:
+    """A new campaign takes its folder's WARC and `.open` files for its own (recovery
+    finishes `.open` files and indexes WARCs): refuse a folder that already holds
+    some without a campaign (another tool's, or a crawl whose campaign.sqlite is gone)."""
+    if (directory / "campaign.sqlite").exists():
+        return
+    found = sorted(
+        path.name
+        for path in directory.iterdir()
+        if path.is_file() and path.name.endswith(_OUTPUT_SUFFIXES)
+    )
+    if found:
+        shown = ", ".join(found[:3]) + (f" and {len(found) - 3} more" if len(found) > 3 else "")
+        raise PreflightError(
+            f"{directory} already holds corpus or WARC files ({shown}) but no campaign"
+            " (campaign.sqlite): a new crawl there would take them for its own; give it"
+            " an empty or new folder with -o OUTDIR"
+        )
+
+
+def earlier_campaign(directory: Path) -> tuple[str, str] | None:
+    """The profile name and path of the campaign in `directory`, from its latest run's
+    summary; None when it holds no campaign (or no run of it wrote a summary)."""
+    if not (directory / "campaign.sqlite").is_file():
+        return None
+    runs = []
+    for path in directory.glob("*-summary.json"):
+        with contextlib.suppress(OSError):
+            runs.append((path.stat().st_mtime, path))
+    for _, path in sorted(runs, reverse=True):
+        try:
+            summary = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(summary, dict) and isinstance(summary.get("profile"), str):
+            return summary["profile"], str(summary.get("profile_path") or "")
+    return None
+
+
+def _check_same_campaign(directory: Path, profile: Profile) -> None:
+    """A folder is one campaign: a crawl of another profile there would continue it,
+    skipping every URL it has seen (a silent run of 0 pages), and mix two corpora."""
+    earlier = earlier_campaign(directory)
+    if earlier is None or earlier[0] == profile.name:
+        return
+    name, path = earlier
+    raise PreflightError(
+        f"{directory} holds the campaign of profile {name!r}"
+        + (f" ({path})" if path else "")
+        + f", not of {profile.name!r}: give this crawl its own folder with -o OUTDIR"
+        f" (or, to continue that campaign, set `name: {name}` in the profile)"
+    )
+
+
+class _HeldStopSignals:
+    """Ctrl-C or SIGTERM while Scrapy sets the crawl up, held until the engine runs.
+
+    Scrapy installs its graceful-shutdown handlers only once the reactor has
+    started. Before that, a SIGINT raises KeyboardInterrupt inside whatever set-up
+    code runs (a component's constructor, the campaign opening its store), where
+    Twisted logs it as a CRITICAL traceback and the crawl ends as "without a
+    summary" (exit 1), its files left `.open`; a SIGTERM killed the process outright.
+    Holding the signal and raising it again once the engine runs gives the ordinary
+    graceful stop: files closed, a summary written, exit code 5.
+
+    Afterwards Scrapy's handlers answer, and `received` notes that they did: a second
+    Ctrl-C forces Scrapy to stop at once, without a summary, and that is still an
+    interruption to resume (exit 5), not a crawl that "ended without a summary".
+    """
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+    def __init__(self) -> None:
+        self.pending: int | None = None
+        self.delivered = False
+        self.received = False
+        self._previous: dict[int, Any] = {}
+
+    def _noting(self, handler: Any) -> Any:
+        def handle(signum: int, frame: object) -> None:
+            self.received = True
+            handler(signum, frame)
+
+        return handle if callable(handler) else handler
+
+    def _hold(self, signum: int, _frame: object) -> None:
+        if self.pending is None:
+            self.pending = signum
+
+    def install(self) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            return  # Python takes signal handlers from the main thread only
+        for signum in self.SIGNALS:
+            previous = signal.getsignal(signum)
+            if previous is signal.SIG_IGN:
+                continue  # as Python leaves it for a background job: stay ignored
+            self._previous[signum] = previous
+            signal.signal(signum, self._hold)
+
+    def uninstall(self) -> None:
+        for signum, previous in self._previous.items():
+            if signal.getsignal(signum) == self._hold:
+                signal.signal(signum, previous)
+
+    def deliver_once_running(self, crawler: Any, crawl: Any) -> None:
+        """Hold signals until the engine runs, then raise a held one again (Scrapy's
+        handlers, installed at the reactor's start-up, then stop the crawl gracefully).
+
+        Scrapy's own handler is not enough between the reactor's start and the engine's:
+        a graceful stop then finds no engine running and stops the reactor without
+        closing the spider (no summary, files left `.open`)."""
+        from twisted.internet import reactor as installed_reactor
+
+        reactor: Any = installed_reactor
+        scrapy_handlers: dict[int, Any] = {}
+
+        def engine_running() -> bool:
+            try:
+                engine = crawler.engine
+            except (AttributeError, RuntimeError):  # not made yet
+                return False
+            return engine is not None and bool(getattr(engine, "running", False))
+
+        def after_startup() -> None:
+            for signum in self._previous:
+                scrapy_handlers[signum] = signal.getsignal(signum)
+                signal.signal(signum, self._hold)
+            check()
+
+        def check() -> None:
+            if not engine_running() and not _finished(crawl):
+                reactor.callLater(0.05, check)
+                return
+            for signum, handler in scrapy_handlers.items():
+                if signal.getsignal(signum) == self._hold:
+                    signal.signal(signum, self._noting(handler))
+            if self.pending is not None and engine_running() and not _finished(crawl):
+                self.delivered = True
+                signal.raise_signal(self.pending)
+
+        # callLater(0): after every start-up trigger, Scrapy's handler installation included
+        reactor.callWhenRunning(lambda: reactor.callLater(0, after_startup))
+
+
+def _finished(crawl: Any) -> bool:
+    """Whether the crawl's Deferred (or asyncio future, without a reactor) has fired."""
+    done = getattr(crawl, "done", None)
+    return bool(done()) if callable(done) else bool(getattr(crawl, "called", False))
 
 
 def run_profile(
@@ -278,10 +446,16 @@ def run_profile(
     for handler in list(root.handlers):
         root.removeHandler(handler)
     started = time.monotonic()
-    process = CrawlerProcess(settings)
-    crawler = process.create_crawler(CorpusSpider)
-    process.crawl(crawler, profile=profile)
-    process.start()
+    held = _HeldStopSignals()
+    held.install()
+    try:
+        process = CrawlerProcess(settings)
+        crawler = process.create_crawler(CorpusSpider)
+        crawl = process.crawl(crawler, profile=profile)
+        held.deliver_once_running(crawler, crawl)
+        process.start()
+    finally:
+        held.uninstall()
     elapsed = time.monotonic() - started
     try:
         path_value = crawler.stats.get_value("corpus/summary_path")
@@ -289,6 +463,11 @@ def run_profile(
         write_failure = crawler.stats.get_value("corpus/write_failure")
     except (RuntimeError, AttributeError):  # the crawl failed before it started
         path_value, finish_reason, write_failure = None, "", None
+    stopped = held.received or (held.pending is not None and not held.delivered)
+    if stopped and finish_reason != "shutdown" and not path_value:
+        # stopped by a signal without a summary (a second Ctrl-C forces that; or the
+        # crawl ended before a held signal could be passed on): an interruption to resume
+        finish_reason = "shutdown"
     summary_path = Path(path_value) if path_value else None
     summary: dict[str, Any] = {}
     if summary_path is not None and summary_path.is_file():
@@ -307,6 +486,9 @@ def run_profile(
 def _finish(result: CrawlResult) -> int:
     print(report(result))
     code = result.exit_code
+    note = nothing_left_note(result.summary)
+    if note and code is ExitCode.OK:
+        print(f"corpus-crawler: {note}", file=sys.stderr)
     if code is ExitCode.WRITE_FAILURE:
         print(
             f"corpus-crawler: stopped: {result.write_failure or 'the output could not be written'}",
@@ -318,6 +500,27 @@ def _finish(result: CrawlResult) -> int:
             file=sys.stderr,
         )
     return int(code)
+
+
+def nothing_left_note(summary: dict[str, Any]) -> str | None:
+    """Why a run of an earlier campaign fetched nothing, and what to run instead."""
+    campaign = summary.get("campaign") or {}
+    if (
+        not summary
+        or summary.get("pages", {}).get("responses")
+        or int(campaign.get("run") or 0) < 2
+        or campaign.get("requests_left")
+        or (summary.get("recrawl") or {}).get("pass")
+    ):
+        return None
+    totals = campaign.get("totals") or {}
+    return (
+        f"nothing left to fetch: the campaign in {summary.get('output_dir')} had already"
+        f" finished ({totals.get('warc_exchanges', 0)} exchanges archived and"
+        f" {totals.get('documents_kept', 0)} documents kept by its earlier runs)."
+        " Add --recrawl to revisit its pages that are due, add seeds to the profile to"
+        " grow it, or give a new crawl its own folder with -o OUTDIR"
+    )
 
 
 def _load(path: str) -> Profile | None:
@@ -358,7 +561,8 @@ def run_crawl(args: argparse.Namespace) -> int:
     result = run_profile(profile, output=output, overrides=overrides, verbosity=args.verbose)
     code = _finish(result)
     wacz = getattr(args, "wacz", False) and result.summary_path is not None and code == 0
-    if wacz and not _package(result, profile.name):
+    prefix = str(overrides.get("CORPUS_WARC_PREFIX") or profile.output.warc.prefix)
+    if wacz and not _package(result, profile.name, prefix):
         return 1
     if worker_slot is not None:
         worker_slot.handle.close()
@@ -402,13 +606,21 @@ def _join_distributed(
     return slot
 
 
-def _package(result: CrawlResult, name: str) -> bool:
+def campaign_warcs(folder: Path, prefix: str) -> list[Path]:
+    """Every finished WARC file (named `prefix`-...) of the campaign in `folder`, from all
+    its runs: a run resumed after a stop, or a recrawl pass whose revisit records refer
+    to earlier captures, is not replayable from its own files alone."""
+    found = [*folder.glob(f"{prefix}-*.warc.gz"), *folder.glob(f"{prefix}-*.warc")]
+    return sorted(path for path in found if not path.name.endswith((".wet.gz", ".wet")))
+
+
+def _package(result: CrawlResult, name: str, prefix: str) -> bool:
     """`crawl --wacz`: the finished WARC files as one WACZ beside them."""
     from corpus_crawler.packaging import WaczError, package_wacz
 
     assert result.summary_path is not None
     out = result.summary_path.parent
-    warcs = [out / file for file in result.summary.get("files", {}).get("warc", [])]
+    warcs = campaign_warcs(out, prefix)
     target = out / f"{name or 'crawl'}.wacz"
     print(f"Packaging {len(warcs)} WARC file(s) as {target} ...", file=sys.stderr)
     try:
@@ -451,9 +663,20 @@ def run_demo(args: argparse.Namespace) -> int:
     try:
         overrides = _overrides(args.settings)
         check_setting_types(overrides, "-s ")
+        check_setting_names(overrides, "-s ")
     except ConfigError as exc:
         print(f"corpus-crawler: {exc}", file=sys.stderr)
         return 2
+    earlier = Path(args.output or profile.output.directory)
+    if (earlier / "campaign.sqlite").is_file():
+        # the demo site gets a new port, so new URLs, each run: continuing the campaign
+        # would fetch it all again and drop every page as a duplicate of the last run
+        print(
+            f"corpus-crawler: {earlier} holds an earlier demo crawl: remove it"
+            f" (rm -r {earlier}) or choose another folder with -o OUTDIR",
+            file=sys.stderr,
+        )
+        return int(ExitCode.CANNOT_START)
     site = demo_site_dir()
     pages = sum(1 for _ in site.rglob("*.html"))
     if profile.output.documents.parquet and importlib.util.find_spec("pyarrow") is None:
@@ -515,6 +738,8 @@ def _corpus_tool_lines(vertical: Path) -> list[str]:
 def report(result: CrawlResult) -> str:
     """A short human summary of a finished crawl."""
     summary = result.summary
+    if not summary and result.finish_reason == "shutdown":
+        return "The crawl was stopped before it wrote its summary."
     if not summary:
         return "The crawl ended without a summary; see the log above."
     pages, text = summary["pages"], summary["text"]

@@ -84,11 +84,9 @@ class DocumentsPipeline:
             settings.getbool("CORPUS_DOCUMENTS_JSONL")
             or settings.getbool("CORPUS_DOCUMENTS_PARQUET")
         ):
-            raise NotConfigured(
-                "document files are off: set output.documents.jsonl or"
-                " output.documents.parquet in the profile (CORPUS_DOCUMENTS_JSONL,"
-                " CORPUS_DOCUMENTS_PARQUET)"
-            )
+            # off by default: no message, which Scrapy would print as a WARNING on
+            # every crawl (output.documents.jsonl / .parquet turn it on)
+            raise NotConfigured()
         return cls(OutputWriter.for_crawler(crawler))
 
     def process_item(self, item: Any) -> Any:

@@ -1,0 +1,40 @@
+"""Checks the subcommands make before any work: one line saying what to fix.
+
+A folder that cannot be written, found only when the first output file is
+opened, costs the user a traceback (and, for a summary written at the end, the
+whole run); asked up front, it costs one line.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+__all__ = ["output_file_problem", "output_folder_problem"]
+
+
+def output_folder_problem(folder: Path, option: str = "-o OUTDIR") -> str | None:
+    """Why `folder` cannot be made or written to (it is created if missing), or None."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as exc:
+        reason = "it is a file" if folder.is_file() else (exc.strerror or str(exc))
+        return (
+            f"cannot write to the output folder {folder}: {reason} (choose another with {option})"
+        )
+    return None
+
+
+def output_file_problem(path: Path, option: str) -> str | None:
+    """Why a file at `path` could not be written later (its folder must exist), or None."""
+    if path.is_dir():
+        return f"{option} {path}: is a folder; name a file"
+    folder = path.parent if str(path.parent) else Path(".")
+    if not folder.is_dir():
+        return f"{option} {path}: the folder {folder} does not exist"
+    if not os.access(folder, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        return f"{option} {path}: not writable"
+    return None
