@@ -289,16 +289,13 @@ class VerticalFormatPipeline:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> VerticalFormatPipeline:
+        # Off by default (and in links-only crawls): no message, which Scrapy would
+        # print as a WARNING on every such crawl.
         if not crawler.settings.getbool("CORPUS_VERTICAL_ENABLED"):
-            raise NotConfigured(
-                "the vertical file is off: set output.vertical.enabled: true in the profile"
-                " (CORPUS_VERTICAL_ENABLED=True)"
-            )
+            raise NotConfigured()
         processor = crawler.get_extension(PageProcessor)
         if processor is None:
-            raise NotConfigured(
-                "no extraction workers (CORPUS_EXTRACT_ENABLED=False): nothing to format"
-            )
+            raise NotConfigured()
         return cls(processor)
 
     async def process_item(self, item: Any) -> Any:

@@ -146,8 +146,10 @@ def test_a_folder_is_one_campaign(site: SiteServer, tmp_path: Path) -> None:
     out = tmp_path / "out"
     crawled = cli("crawl", str(first), "-o", str(out), cwd=tmp_path)
     assert crawled.returncode == 0, crawled.stdout + crawled.stderr
-    # the documents pipeline is off by default: not worth a WARNING on every crawl
+    # the documents and vertical pipelines are off by default: not worth a WARNING on
+    # every crawl
     assert "DocumentsPipeline" not in crawled.stderr, crawled.stderr
+    assert "VerticalFormatPipeline" not in crawled.stderr, crawled.stderr
     files = sorted(p.name for p in out.iterdir())
     # another profile into the same folder would continue this campaign and fetch
     # nothing (every URL seen): refused, with one line naming both and the fix
