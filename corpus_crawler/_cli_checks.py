@@ -20,6 +20,8 @@ def output_folder_problem(folder: Path, option: str = "-o OUTDIR") -> str | None
         folder.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryFile(dir=folder):
             pass
+        if not os.access(folder, os.W_OK | os.X_OK):
+            raise PermissionError(13, "Permission denied")
     except OSError as exc:
         reason = "it is a file" if folder.is_file() else (exc.strerror or str(exc))
         return (

@@ -644,11 +644,7 @@ class CampaignStore:
         """`enqueue` of each entry in turn (no recrawls), with the same admissions, as one
         atomic change (`enqueue_links`). A request that cannot be serialised is refused
         alone (`Admission.UNSERIALISABLE`)."""
-        from_bytes = int.from_bytes
-        keys = [
-            None if entry[3] is None else from_bytes(entry[3][:8], "big", signed=True)
-            for entry in entries
-        ]
+        keys = [None if entry[3] is None else fingerprint_key(entry[3]) for entry in entries]
         return self.enqueue_links(
             keys,
             [entry[1] for entry in entries],

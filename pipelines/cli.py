@@ -23,10 +23,8 @@ import enum
 import importlib.util
 import json
 import logging
-import os
 import signal
 import sys
-import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -35,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from corpus_crawler.config import ConfigError
 from corpus_crawler.profile import Profile, ProfileError, load_profile
+from corpus_crawler.state import DATABASE_NAME, OUTPUT_EXTENSIONS
 from pipelines.settingnames import check_setting_names
 from pipelines.settingtypes import check_setting_types
 
@@ -202,6 +201,7 @@ def preflight(profile: Profile, output: str | None, overrides: dict[str, Any]) -
     """Check what would make the crawl fail at once; raise `PreflightError` with one line."""
     from scrapy.exceptions import NotConfigured
 
+    from corpus_crawler._cli_checks import output_folder_problem
     from corpus_crawler.state import CampaignLocked, _FolderLock
     from pipelines.addressguard import policy_from_settings
     from pipelines.campaign import CampaignSettings
@@ -246,17 +246,9 @@ def preflight(profile: Profile, output: str | None, overrides: dict[str, Any]) -
                 " (fix seeds.files in the profile)"
             ) from None
     directory = Path(settings.get("CORPUS_OUTPUT_DIR") or "output")
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryFile(dir=directory):
-            pass
-        if not os.access(directory, os.W_OK | os.X_OK):
-            raise PermissionError(13, "Permission denied")
-    except OSError as exc:
-        raise PreflightError(
-            f"cannot write to the output folder {directory}: {exc.strerror or exc}"
-            " (choose another with -o OUTDIR)"
-        ) from None
+    problem = output_folder_problem(directory)
+    if problem is not None:
+        raise PreflightError(problem)
     lock = _FolderLock(directory)
     try:
         lock.acquire()
@@ -270,10 +262,9 @@ def preflight(profile: Profile, output: str | None, overrides: dict[str, Any]) -
 
 
 #: Names of the files a crawl writes into its folder (and `process`, `dedup`, other
-#: crawlers write too).
+#: crawlers write too): the campaign's committed outputs and the rest.
 _OUTPUT_SUFFIXES = (
-    ".warc.gz", ".warc", ".arc.gz", ".open", ".prevert", ".prevert.gz", ".vert",
-    ".vert.gz", ".jsonl", ".jsonl.gz", ".parquet", ".cdxj", ".crawl.log",
+    *OUTPUT_EXTENSIONS, ".warc", ".arc.gz", ".open", ".parquet", ".cdxj", ".crawl.log",
 )  # fmt: skip
 
 
@@ -281,7 +272,7 @@ def _check_no_foreign_outputs(directory: Path) -> None:
     """A new campaign takes its folder's WARC and `.open` files for its own (recovery
     finishes `.open` files and indexes WARCs): refuse a folder that already holds
     some without a campaign (another tool's, or a crawl whose campaign.sqlite is gone)."""
-    if (directory / "campaign.sqlite").exists():
+    if (directory / DATABASE_NAME).exists():
         return
     found = sorted(
         path.name
@@ -300,7 +291,7 @@ def _check_no_foreign_outputs(directory: Path) -> None:
 def earlier_campaign(directory: Path) -> tuple[str, str] | None:
     """The profile name and path of the campaign in `directory`, from its latest run's
     summary; None when it holds no campaign (or no run of it wrote a summary)."""
-    if not (directory / "campaign.sqlite").is_file():
+    if not (directory / DATABASE_NAME).is_file():
         return None
     runs = []
     for path in directory.glob("*-summary.json"):
@@ -668,7 +659,7 @@ def run_demo(args: argparse.Namespace) -> int:
         print(f"corpus-crawler: {exc}", file=sys.stderr)
         return 2
     earlier = Path(args.output or profile.output.directory)
-    if (earlier / "campaign.sqlite").is_file():
+    if (earlier / DATABASE_NAME).is_file():
         # the demo site gets a new port, so new URLs, each run: continuing the campaign
         # would fetch it all again and drop every page as a duplicate of the last run
         print(

@@ -524,7 +524,7 @@ class CampaignScheduler(BaseScheduler):
         return True
 
     def flush(self) -> None:
-        """Give the store the links held back, in one call (`CampaignStore.enqueue_many`).
+        """Give the store the links held back, in one call (`CampaignStore.enqueue_links`).
         Called before the frontier is read and before any request is finished (the
         campaign's `before_finish`): a page's links are in the same commit as its end,
         or the page is fetched again, so no link is ever lost."""
