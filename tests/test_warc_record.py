@@ -426,3 +426,10 @@ def test_level_is_the_configured_one(tmp_path: Path) -> None:
     fast, small = gzip_member(data, 1), gzip_member(data, 9)
     assert gzip.decompress(fast) == gzip.decompress(small) == data
     assert len(small) < len(fast)
+
+
+def test_records_are_deflated_by_zlib_ng() -> None:
+    # a dependency (pyproject.toml): the stdlib fallback would double the writer's gzip time
+    from corpus_crawler._warc_record import DEFLATE_MODULE
+
+    assert DEFLATE_MODULE == "zlib_ng.zlib_ng"
