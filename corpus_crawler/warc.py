@@ -20,7 +20,7 @@ Files (IIPC names, ``{prefix}-{timestamp}-{serial:05d}-{hostname}``):
   when the fetch time is known, a ``metadata`` record in
   ``application/warc-fields`` with ``fetchTimeMs`` as Common Crawl writes it.
   Request and response name each other in ``WARC-Concurrent-To``; digests are
-  SHA-1 base32 (computed by warcio).
+  SHA-1 base32, as warcio writes them.
 * ``*.cdxj`` beside each finished WARC: its CDXJ index (cdxj-indexer), which
   pywb and py-wacz read as it is.
 * ``*.warc.wet.gz``: per kept `Document` a ``conversion`` record with its clean
