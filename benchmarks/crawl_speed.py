@@ -341,6 +341,8 @@ def main(argv: list[str] | None = None) -> int:
                 f" {run.cores_used:.2f} cores,"
                 f" {run.processes} processes)"
                 f" = {1000 * run.cpu_seconds / run.pages:.1f} ms/page"
+                f" (crawl process {1000 * run.main_cpu_seconds / run.pages:.1f},"
+                f" workers {1000 * (run.cpu_seconds - run.main_cpu_seconds) / run.pages:.1f})"
                 f" | peak RSS {run.peak_rss_mb:.0f} MB | server CPU {run.server_cpu_seconds:.1f} s"
                 f" | machine busy {run.machine_busy_percent:.0f}%"
                 f" | kept {run.kept} | files {run.files}",

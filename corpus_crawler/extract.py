@@ -9,7 +9,9 @@ never as an exception.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import replace
+from typing import Any
 
 from . import dom
 from .classify import classify_segments
@@ -31,11 +33,16 @@ def extract(
     config: ExtractConfig = DEFAULT_CONFIG,
     *,
     http_charset: str | None = None,
+    on_tree: Callable[[Any, str], None] | None = None,
 ) -> Document:
-    """Decode, preprocess, segment and classify one page. Never raises on bad input."""
+    """Decode, preprocess, segment and classify one page. Never raises on bad input.
+
+    `on_tree(root, encoding)` is called with the parsed page before preprocessing
+    strips it (the crawl's workers take its links from it: one parse a page, not two);
+    it must not keep the tree, which the extractor then changes."""
     raw_size = len(html)
     try:
-        return _extract(html, url, config, http_charset, raw_size)
+        return _extract(html, url, config, http_charset, raw_size, on_tree)
     except UnknownLanguage:
         # A misspelt setting is the caller's to fix, not a bad page: dropping
         # every page as an extractor error would hide it.
@@ -72,6 +79,7 @@ def _extract(
     config: ExtractConfig,
     http_charset: str | None,
     raw_size: int,
+    on_tree: Callable[[Any, str], None] | None = None,
 ) -> Document:
     decoded, data = _decode(html, http_charset, config)
     reference = config.preset is Preset.REFERENCE
@@ -87,6 +95,8 @@ def _extract(
     root = dom.parse_like_reference(decoded.text, data) if reference else dom.parse(decoded.text)
     if root is None:
         return _replace(base, drop_reason=DropReason.EMPTY, drop_detail="no HTML document")
+    if on_tree is not None:
+        on_tree(root, decoded.encoding)
     title = dom.title_of(root)
     root = dom.preprocess_reference(root) if reference else dom.preprocess_seed(root)
 

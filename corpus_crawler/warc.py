@@ -20,7 +20,7 @@ Files (IIPC names, ``{prefix}-{timestamp}-{serial:05d}-{hostname}``):
   when the fetch time is known, a ``metadata`` record in
   ``application/warc-fields`` with ``fetchTimeMs`` as Common Crawl writes it.
   Request and response name each other in ``WARC-Concurrent-To``; digests are
-  SHA-1 base32 (computed by warcio).
+  SHA-1 base32, as warcio writes them.
 * ``*.cdxj`` beside each finished WARC: its CDXJ index (cdxj-indexer), which
   pywb and py-wacz read as it is.
 * ``*.warc.wet.gz``: per kept `Document` a ``conversion`` record with its clean
@@ -47,8 +47,9 @@ percent-encoded, the URL every client follows, with the raw bytes beside it as
 `Exchange.body_decoded` is for callers that only have a decoded body (the
 headers are then rewritten as Common Crawl does, see `stored_response_headers`).
 
-Records are built and gzipped by warcio (one gzip member per record); the
-records of one call are written with one ``write`` and flushed. See
+Records are built byte for byte as warcio's writer would write them, by
+`corpus_crawler._warc_record` (one gzip member per record); the records of one
+call are written with one ``write`` and flushed. See
 `corpus_crawler._files` for the ``*.open`` naming and rotation, and `recover`
 for restarts. The clock and the record-id factory are injectable so that tests
 compare output byte for byte.
@@ -69,7 +70,6 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
-from io import BytesIO
 from pathlib import Path
 from typing import Any
 from urllib.parse import urldefrag, urlsplit
@@ -79,7 +79,6 @@ from warcio.exceptions import ArchiveLoadFailed
 from warcio.limitreader import LimitReader
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.timeutils import datetime_to_iso_date
-from warcio.warcwriter import WARCWriter
 
 from ._files import (
     OPEN_SUFFIX,
@@ -95,6 +94,7 @@ from ._files import (
     safe_name_part,
     utc_now,
 )
+from ._warc_record import gzip_member, record_bytes
 from .config import ConfigError
 from .model import Document
 
@@ -1019,21 +1019,13 @@ def _serialize_record(
     *,
     compression_level: int,
 ) -> bytes:
-    """One record as one gzip member: built and digested by warcio, then gzipped."""
-    buffer = BytesIO()
-    writer = WARCWriter(buffer, gzip=False, warc_version=WARC_VERSION)
-    record = writer.create_warc_record(
-        uri,
-        record_type,
-        payload=BytesIO(payload),
-        length=len(payload),
-        warc_content_type=content_type,
-        warc_headers_dict=dict(warc_headers),
-        http_headers=http_headers,
-    )
-    writer.write_record(record)
-    compressor = zlib.compressobj(compression_level, zlib.DEFLATED, zlib.MAX_WBITS | 16)
-    return compressor.compress(buffer.getvalue()) + compressor.flush()
+    """One record as one gzip member (`corpus_crawler._warc_record`: warcio's bytes)."""
+    http_block: bytes | None = None
+    if http_headers:  # warcio leaves out an empty header block (no status line, no headers)
+        http_headers.compute_headers_buffer()
+        http_block = http_headers.headers_buff
+    data = record_bytes(record_type, uri, warc_headers, payload, content_type, http_block)
+    return gzip_member(data, compression_level)
 
 
 def document_records(

@@ -22,7 +22,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from types import FrameType
 from typing import overload
@@ -31,7 +31,7 @@ from urllib.parse import urljoin, urlsplit
 from lxml import etree
 from w3lib.url import safe_url_string
 
-from corpus_crawler.config import ExtractConfig
+from corpus_crawler.config import ExtractConfig, Preset
 from corpus_crawler.decode import decode_html
 from corpus_crawler.dedup import DedupConfig, DocumentFingerprint, fingerprint
 from corpus_crawler.extract import extract
@@ -47,6 +47,7 @@ __all__ = [
     "extract_links",
     "format_vertical",
     "init_worker",
+    "links_in_tree",
     "process_page",
     "run_task",
 ]
@@ -282,11 +283,24 @@ def process_page(task: PageTask, config: WorkerConfig) -> PageResult:
     links: tuple[str, ...] = ()
     nofollow = False
     paragraph_count = 0
+    # the links come from extract()'s own parse when it can share it (one parse a page)
+    from_tree: list[tuple[tuple[str, ...], bool]] = []
+    share = task.links and config.extract is not None and _tree_shareable(task, config.extract)
+
+    def links_of(root: etree._Element, encoding: str) -> None:
+        # a failure here must not drop the page: the separate parse below runs instead
+        with suppress(Exception):
+            from_tree.append(links_in_tree(root, task.url, encoding))
+
     try:
         with _time_cap(config.page_timeout):
             if config.extract is not None:
                 document = extract(
-                    task.body, task.url, config.extract, http_charset=task.http_charset
+                    task.body,
+                    task.url,
+                    config.extract,
+                    http_charset=task.http_charset,
+                    on_tree=links_of if share else None,
                 )
                 paragraph_count = len(document.paragraphs)
                 if config.vertical is not None and task.meta is not None:
@@ -298,7 +312,9 @@ def process_page(task: PageTask, config: WorkerConfig) -> PageResult:
                             [p.text for p in good], document.language, config.dedup
                         )
                 document = _trimmed(document, config)
-            if task.links:
+            if from_tree:
+                links, nofollow = from_tree[0]
+            elif task.links:
                 encoding = document.encoding if document is not None else None
                 links, nofollow = extract_links(task.body, task.url, task.http_charset, encoding)
     except _PageTimeout:
@@ -316,6 +332,15 @@ def process_page(task: PageTask, config: WorkerConfig) -> PageResult:
         paragraph_count,
         vertical_text,
         print_,
+    )
+
+
+def _tree_shareable(task: PageTask, extract_config: ExtractConfig) -> bool:
+    """Whether extract()'s parse holds every link `extract_links` would find: the whole
+    body parsed (not cut at the extraction's byte cap), as a whole document (the
+    reference preset's jusText-style parse may keep only a fragment of it)."""
+    return (
+        len(task.body) <= extract_config.max_bytes and extract_config.preset is not Preset.REFERENCE
     )
 
 
@@ -433,6 +458,11 @@ def extract_links(
         return (), False
     if root is None:
         return (), False
+    return links_in_tree(root, url, encoding)
+
+
+def links_in_tree(root: etree._Element, url: str, encoding: str) -> tuple[tuple[str, ...], bool]:
+    """`extract_links` on a parsed page (`root` as lxml's HTML parser made it)."""
     base = url
     hrefs: list[str] = []
     for element in root.iter("a", "area", "base", "meta"):

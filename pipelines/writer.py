@@ -4,8 +4,9 @@ Components hand it work (`submit_exchange` from the WARC capture middleware,
 `submit_document` from the output pipelines, `finish` from the campaign) through
 a queue and return at once, so file writes never run on the reactor thread.
 
-Work that belongs to a scheduled request (its ``corpus_row``) is held back until
-the request is finished, then all of it is appended in one go: the request's
+Work that belongs to a scheduled request (its ``corpus_row``) is held back (on the
+submitting thread, so the writer thread wakes once a page) until the request is
+finished, then all of it is appended in one go: the request's
 exchanges (a 500 and its retry are separate requests), then its document. With a
 campaign store, the thread then marks the request done and, every
 `commit_interval` seconds, commits the files' lengths with it
@@ -206,16 +207,12 @@ _STOP = object()
 
 
 @dataclass(frozen=True, slots=True)
-class _RowTask:
-    row: int
-    run: _Task
-
-
-@dataclass(frozen=True, slots=True)
 class _Finish:
     row: int
     url: str
     outcome: str
+    #: The request's work, in the order it was submitted.
+    tasks: tuple[_Task, ...] = ()
 
 
 class OutputWriter:
@@ -245,7 +242,10 @@ class OutputWriter:
         self._errors: list[str] = []
         self._consecutive_errors = 0
         self._failure: str | None = None
-        self._pending: dict[int, list[_Task]] = {}
+        #: Work of requests not finished yet, held on the submitting (reactor) thread
+        #: and queued with the request's `finish`: one queue item and one wake-up of
+        #: the writer thread a page instead of one for each of its parts.
+        self._held: dict[int, list[_Task]] = {}
         #: WARC file of each response written for the request being finished (the
         #: JSONL/Parquet record names it); emptied after each request.
         self._locations: dict[str, str] = {}
@@ -325,7 +325,12 @@ class OutputWriter:
             self._queue.put(task)
 
     def _submit(self, row: int | None, task: _Task) -> None:
-        self._put(task if row is None else _RowTask(row, task))
+        if row is None:
+            self._put(task)
+        elif self._closing:
+            logger.debug("output already closed; a late write is skipped")
+        else:
+            self._held.setdefault(row, []).append(task)
 
     def submit_exchange(
         self,
@@ -432,7 +437,7 @@ class OutputWriter:
 
     def finish(self, row: int, url: str, outcome: str) -> None:
         """The request `row` is done: write what it produced and mark it done."""
-        self._put(_Finish(row, url, outcome))
+        self._put(_Finish(row, url, outcome, tuple(self._held.pop(row, ()))))
 
     def after_writes(self, task: Callable[[], None]) -> None:
         """Run `task` on the writer thread once everything submitted before it that is
@@ -484,7 +489,6 @@ class OutputWriter:
         if self._failure is not None:
             return
         self._failure = message
-        self._pending.clear()
         if self._on_failure is not None:
             self._on_failure(message)
 
@@ -500,15 +504,12 @@ class OutputWriter:
     def _handle(self, task: Any) -> None:
         if self._failure is not None:
             return  # stopped: nothing more is written, nothing committed
-        if isinstance(task, _RowTask):
-            self._pending.setdefault(task.row, []).append(task.run)
-        elif isinstance(task, _Finish):
-            tasks = self._pending.pop(task.row, [])
+        if isinstance(task, _Finish):
             fault = self.settings.fault_enospc_after
             if fault is not None and self._rows_written >= fault:
                 self._run(self._injected_enospc)
                 return
-            for run in tasks:
+            for run in task.tasks:
                 self._run(run)
                 if self._failure is not None:
                     return
@@ -614,11 +615,10 @@ class OutputWriter:
             if self._failure is None:
                 # requests never finished (the crawl stopped first) are not written:
                 # they are still in the frontier and will be fetched again
-                if self._pending:
-                    logger.info(
-                        "%d unfinished request(s) left for the next run", len(self._pending)
-                    )
-                self._pending.clear()
+                # (the reactor submits nothing more once `close` was called)
+                if self._held:
+                    logger.info("%d unfinished request(s) left for the next run", len(self._held))
+                self._held.clear()
                 for writer in self._closing_order():
                     writer.close()
                 self._dirty = True
