@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import hashlib
 import json
 import os
 import shutil
@@ -104,6 +105,8 @@ def main() -> None:
             f" load {os.getloadavg()[0]:.1f}"
         )
         best: dict[Path, dict[str, float]] = {}
+        #: (vertical, prevertical) digests -> the runs that wrote them
+        outputs: dict[tuple[str, ...], list[str]] = {}
         for round_number in range(args.rounds):
             for number, tree in enumerate(args.trees):
                 out = work / f"out-{number}"
@@ -117,6 +120,11 @@ def main() -> None:
                     command, capture_output=True, text=True, env=env, check=True
                 )
                 figures = json.loads(result.stdout.strip().splitlines()[-1])
+                digests = tuple(
+                    hashlib.sha1(_files(out, suffix)).hexdigest()[:12]
+                    for suffix in (".vert", ".prevert")
+                )
+                outputs.setdefault(digests, []).append(f"round {round_number + 1} {tree}")
                 cpu = figures["main_cpu"] + figures["worker_cpu"]
                 print(
                     f"  round {round_number + 1} {tree}: {figures['seconds']:.2f} s, CPU main"
@@ -137,15 +145,13 @@ def main() -> None:
                 f" = {cpu:.2f} s ({cpu / base:.2f}x), wall {figures['seconds']:.2f} s"
                 f" ({figures['seconds'] / best[first]['seconds']:.2f}x)"
             )
-        if len(args.trees) > 1:
-            reference = work / "out-0"
-            for number in range(1, len(args.trees)):
-                other = work / f"out-{number}"
-                for suffix in (".vert", ".prevert"):
-                    same = _files(reference, suffix) == _files(other, suffix)
-                    size = len(_files(other, suffix))
-                    verdict = "==" if same else "!="
-                    print(f"  {suffix} of tree {number} {verdict} tree 0 ({size} bytes)")
+        if len(outputs) == 1:
+            (digests,) = outputs
+            print(f"  every run wrote the same vertical and prevertical (sha1 {digests})")
+        else:
+            print("  the runs wrote different files:")
+            for digests, runs in outputs.items():
+                print(f"    vertical, prevertical sha1 {digests}: {', '.join(runs)}")
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
