@@ -181,3 +181,13 @@ def test_a_worker_failing_on_a_batch_leaves_it_to_the_main_process(
     assert "vertical_tokenised" not in summary["dedup"]
     assert written_documents(out, ".vert") == written_documents(removed, ".vert")
     assert written_documents(out, ".prevert") == written_documents(removed, ".prevert")
+
+
+def test_a_local_dask_cluster_tokenises_the_same_vertical(
+    inputs: list[str], removed: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "dask"
+    summary = _process(inputs, out, "--dask")
+    assert summary["dedup"]["vertical_tokenised"] == summary["documents"]
+    assert written_documents(out, ".vert") == written_documents(removed, ".vert")
+    assert written_documents(out, ".prevert") == written_documents(removed, ".prevert")
