@@ -116,8 +116,10 @@ def main() -> None:
                     "-j", str(args.jobs), "--chunk-mb", str(args.chunk_mb),
                 ]  # fmt: skip
                 env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+                # (in the tree: the pool's fork server takes the working folder into its
+                # path, and a run of one tree once imported the other's workers)
                 result = subprocess.run(
-                    command, capture_output=True, text=True, env=env, check=True
+                    command, capture_output=True, text=True, env=env, check=True, cwd=tree
                 )
                 figures = json.loads(result.stdout.strip().splitlines()[-1])
                 digests = tuple(
