@@ -11,7 +11,7 @@ import os
 import tempfile
 from pathlib import Path
 
-__all__ = ["output_file_problem", "output_folder_problem"]
+__all__ = ["output_file_problem", "output_folder_problem", "recrawl_problem"]
 
 
 def output_folder_problem(folder: Path, option: str = "-o OUTDIR") -> str | None:
@@ -28,6 +28,19 @@ def output_folder_problem(folder: Path, option: str = "-o OUTDIR") -> str | None
             f"cannot write to the output folder {folder}: {reason} (choose another with {option})"
         )
     return None
+
+
+def recrawl_problem(folder: Path, campaign_file: str) -> str | None:
+    """Why ``crawl --recrawl`` cannot run into `folder`, or None: a recrawl pass revisits
+    the URLs of an earlier crawl's campaign (`campaign_file` in the folder), and without
+    one it would silently run a first crawl instead (checked before the folder is made)."""
+    if (folder / campaign_file).is_file():
+        return None
+    where = "does not exist" if not folder.exists() else f"holds no campaign ({campaign_file})"
+    return (
+        f"--recrawl: {folder} {where}, so there is nothing to recrawl: run the first crawl"
+        " without --recrawl (or give the campaign's folder with -o OUTDIR)"
+    )
 
 
 def output_file_problem(path: Path, option: str) -> str | None:

@@ -6,6 +6,7 @@ from scrapy import Request, Spider
 READS_SLOTS: bool
 
 def link_key(seen_url: str) -> int: ...
+def plain_json(value: object) -> bool: ...
 def link_json(
     request: Request,
     spider: Spider | None,

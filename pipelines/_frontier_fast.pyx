@@ -18,10 +18,13 @@ on random requests (non-ASCII URLs, odd meta, POST bodies, unserialisable meta).
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from cpython.unicode cimport PyUnicode_DecodeASCII
 from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
+from libc.math cimport isfinite
 from libc.string cimport memcpy
 
 import orjson
 from scrapy import Request
+
+from corpus_crawler.exact_json import MAX_DEPTH
 
 # -- SHA-1 ----------------------------------------------------------------------------------
 
@@ -172,6 +175,36 @@ def link_key(str seen_url):
 
 # -- the compact JSON text of a link ----------------------------------------------------------
 
+cdef int _MAX_DEPTH = MAX_DEPTH
+
+
+cdef bint _plain_json(object value, int depth):
+    """`corpus_crawler.exact_json.is_plain_json` (see there): run on every link's meta."""
+    cdef type kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:
+        return True
+    if kind is float:
+        return isfinite(<double>value)
+    if depth >= _MAX_DEPTH:
+        return False
+    if kind is dict:
+        for key, item in (<dict>value).items():
+            if type(key) is not str or not _plain_json(item, depth + 1):
+                return False
+        return True
+    if kind is list:
+        for item in <list>value:
+            if not _plain_json(item, depth + 1):
+                return False
+        return True
+    return False
+
+
+def plain_json(value):
+    """`exact_json.is_plain_json`, compiled (for the tests' comparison)."""
+    return _plain_json(value, 0)
+
+
 
 #: Scrapy's Request keeps these attributes in slots behind properties (Python
 #: functions: ~50 ns a call, 8 a link); the functions below read the slots of a
@@ -226,6 +259,8 @@ cpdef str link_json(request, spider, dict method_names, callback_pair_json):
         return None
     cdef str meta_json = None
     if meta:
+        if not _plain_json(meta, 0):
+            return None  # (`inf`, a tuple...: the typed form)
         try:
             meta_json = orjson.dumps(meta).decode()
         except TypeError:

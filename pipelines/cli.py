@@ -201,7 +201,7 @@ def preflight(profile: Profile, output: str | None, overrides: dict[str, Any]) -
     """Check what would make the crawl fail at once; raise `PreflightError` with one line."""
     from scrapy.exceptions import NotConfigured
 
-    from corpus_crawler._cli_checks import output_folder_problem
+    from corpus_crawler._cli_checks import output_folder_problem, recrawl_problem
     from corpus_crawler.state import CampaignLocked, _FolderLock
     from pipelines.addressguard import policy_from_settings
     from pipelines.campaign import CampaignSettings
@@ -246,6 +246,11 @@ def preflight(profile: Profile, output: str | None, overrides: dict[str, Any]) -
                 " (fix seeds.files in the profile)"
             ) from None
     directory = Path(settings.get("CORPUS_OUTPUT_DIR") or "output")
+    if settings.getbool("CORPUS_RECRAWL_ENABLED"):
+        # before the folder is made: nothing is written
+        problem = recrawl_problem(directory, DATABASE_NAME)
+        if problem is not None:
+            raise PreflightError(problem)
     problem = output_folder_problem(directory)
     if problem is not None:
         raise PreflightError(problem)

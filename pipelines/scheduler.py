@@ -36,6 +36,7 @@ from scrapy.crawler import Crawler
 from scrapy.utils.request import RequestFingerprinter, request_from_dict
 
 from corpus_crawler.campaign_store import CampaignStoreProtocol
+from corpus_crawler.exact_json import is_plain_json, tagged, untagged
 from corpus_crawler.state import (
     Admission,
     CampaignStore,
@@ -90,31 +91,34 @@ def request_to_json(
 
 
 def _request_json(request: Request, spider: Spider | None, method_names: MethodNames | None) -> str:
-    """`request_to_json` of a request that is not a link of the commonest shape."""
+    """`request_to_json` of a request that is not a link of the commonest shape: the
+    compact or the full form as plain JSON when that reads back equal, else in the typed
+    form (`_TYPED`); TypeError if it holds anything but plain data."""
     compact = _compact_form(request, spider, method_names)
-    if compact is not None:
-        try:
-            # string keys only first: orjson's non-string-key option slows every dict down
-            return orjson.dumps(compact).decode()
-        except TypeError:
-            pass
-        try:
-            return orjson.dumps(compact, option=orjson.OPT_NON_STR_KEYS).decode()
-        except TypeError:
-            pass  # an integer over 64 bits...: the standard encoder decides (below)
     data = compact if compact is not None else _full_form(request, spider)
+    if is_plain_json(data):
+        try:
+            return orjson.dumps(data).decode()
+        except TypeError:
+            pass  # a lone surrogate, an int beyond 64 bits: the typed form keeps them
     try:
-        return json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+        fields = {key: tagged(value, _FIELD_NAMES.get(key, key)) for key, value in data.items()}
     except TypeError as exc:
-        bad = sorted(k for k, v in request.meta.items() if not _plain(v))
         raise TypeError(
-            f"request meta must be plain data to go to the campaign frontier: {exc}"
-            f" (keys {bad} of {request.url})"
+            f"{request.url}: {exc}; the campaign frontier stores requests as JSON:"
+            " the spider and its middlewares must give requests plain data"
         ) from None
+    return orjson.dumps({_TYPED: fields}).decode()
 
 
 def request_from_json(text: str, spider: Spider | None) -> Request:
-    data: dict[str, Any] = orjson.loads(text)
+    try:
+        data: dict[str, Any] = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        # a row the standard encoder wrote before the typed form existed (NaN, Infinity)
+        data = json.loads(text)
+    if len(data) == 1 and _TYPED in data:
+        data = {key: untagged(value) for key, value in data[_TYPED].items()}
     if _COMPACT_URL in data:
         return _from_compact_form(data, spider)
     data["body"] = data["body"].encode("latin-1")
@@ -134,6 +138,13 @@ _COMPACT_ERRBACK = "e"
 _COMPACT_HEADERS = "h"
 _COMPACT_META = "m"
 _COMPACT_DONT_FILTER = "d"
+
+#: The one member of a request's text whose compact or full form holds values plain JSON
+#: would not give back equal (`corpus_crawler.exact_json`: `inf`, a lone surrogate, a
+#: tuple...): the form's members, each `tagged`.
+_TYPED = "t"
+#: The members of the compact form as errors name them.
+_FIELD_NAMES = {_COMPACT_META: "meta", _COMPACT_HEADERS: "headers"}
 
 
 #: The name each function of a spider is its method by, or None if it is not one
@@ -204,8 +215,10 @@ def _link_json(request: Request, spider: Spider | None, method_names: MethodName
     if callbacks is None:
         return None
     meta = request.meta
+    if meta and not is_plain_json(meta):
+        return None  # (`inf`, a tuple...: the typed form)
     try:
-        # string keys, numbers within 64 bits...: anything else goes the longer way
+        # no lone surrogates, numbers within 64 bits...: anything else goes the longer way
         meta_json = orjson.dumps(meta).decode() if meta else None
     except TypeError:
         return None
@@ -380,14 +393,6 @@ def _link_columns(
         budgets.append(site if budget else None)
         sites.append(site)
     return keys, priorities, budgets, sites
-
-
-def _plain(value: Any) -> bool:
-    try:
-        json.dumps(value)
-    except (TypeError, ValueError):
-        return False
-    return True
 
 
 class RecentlySeen:
@@ -636,6 +641,11 @@ class CampaignScheduler(BaseScheduler):
                 # sites take turns in the leases (CampaignStore.lease)
                 site=site,
             )
+        except (TypeError, ValueError) as exc:
+            # meta that is not plain data (a middleware's object): refused alone, counted
+            # and logged as the links of a page are (its seen mark stays, as theirs)
+            logger.error("not queued: %s", exc)
+            admission = Admission.UNSERIALISABLE
         finally:
             if parent is not None:
                 self._finish_parent(parent, parent_url, request.url)

@@ -149,7 +149,7 @@ def test_requests_go_to_the_frontier_as_json_and_come_back_equal() -> None:
 def test_a_request_whose_meta_is_not_plain_data_is_refused_by_name() -> None:
     spider = _Spider()
     request = Request("http://a.example/", callback=spider.parse, meta={"future": object()})
-    with pytest.raises(TypeError, match=r"keys \['future'\]"):
+    with pytest.raises(TypeError, match=r"meta\['future'\] is builtins.object, not plain data"):
         request_to_json(request, spider)
 
 

@@ -18,7 +18,15 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from typing import Any, Protocol
 
 from ..spool import ResultSpool
-from ._task import ChunkTask, RevisitTask, TaskResult, run_task
+from ._task import (
+    ChunkTask,
+    RevisitTask,
+    TaskResult,
+    VerticalBatch,
+    VerticalBatchResult,
+    format_verticals,
+    run_task,
+)
 
 __all__ = ["DaskEngine", "Engine", "LocalEngine", "default_workers"]
 
@@ -35,6 +43,7 @@ class Engine(Protocol):
     workers: int
 
     def submit(self, task: ChunkTask | RevisitTask) -> Future[TaskResult]: ...
+    def submit_vertical(self, batch: VerticalBatch) -> Future[VerticalBatchResult]: ...
 
     def restart(self) -> None: ...
 
@@ -68,6 +77,10 @@ class LocalEngine:
     def submit(self, task: ChunkTask | RevisitTask) -> Future[TaskResult]:
         assert self._executor is not None
         return self._spool.submit(self._executor, run_task, task)
+
+    def submit_vertical(self, batch: VerticalBatch) -> Future[VerticalBatchResult]:
+        assert self._executor is not None
+        return self._spool.submit(self._executor, format_verticals, batch)
 
     def close(self) -> None:
         if self._executor is not None:
@@ -108,6 +121,10 @@ class DaskEngine:
 
     def submit(self, task: ChunkTask | RevisitTask) -> Future[TaskResult]:
         future: Future[TaskResult] = self._executor.submit(run_task, task)
+        return future
+
+    def submit_vertical(self, batch: VerticalBatch) -> Future[VerticalBatchResult]:
+        future: Future[VerticalBatchResult] = self._executor.submit(format_verticals, batch)
         return future
 
     def restart(self) -> None:

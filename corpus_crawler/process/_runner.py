@@ -24,6 +24,7 @@ written, and the stores commit with the unit (see `_dedup`).
 from __future__ import annotations
 
 import collections
+import contextlib
 import dataclasses
 import json
 import logging
@@ -37,15 +38,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from pipelines.worker import VerticalTask
+
 from .._files import safe_name_part
 from ..dedup import DedupConfig, ParagraphFate
-from ..dedup.verdicts import apply_verdict
+from ..dedup.verdicts import apply_verdict, document_marks
 from ..model import Document
 from ..state import FolderLock
 from ..vertical import DocMeta, VerticalWriter
 from ..warc import CrawlInfo, RobotsPolicy, WarcConfig, WarcWriter, new_record_id
 from ._archive import ARCHIVE_SUFFIXES, ArchiveError, ArchiveKind, sniff_kind
-from ._dedup import ArchiveDedup
+from ._dedup import ArchiveDedup, document_fingerprint
 from ._engines import Engine
 from ._settings import DEFAULT_CHUNK_BYTES, ArchiveDrop, ProcessSettings
 from ._state import ProcessState
@@ -56,7 +59,10 @@ from ._task import (
     ResolvedRevisit,
     RevisitTask,
     TaskResult,
+    VerticalBatch,
+    VerticalBatchResult,
     render_document,
+    vertical_text,
 )
 
 __all__ = [
@@ -360,8 +366,11 @@ class _Runner:
         limit = self.options.max_in_flight or 3 * self.engine.workers
         in_flight: dict[Future[TaskResult], tuple[int, int]] = {}
         results: dict[int, TaskResult | None] = {}
+        #: results past the gate and the dedup verdict, in order (None: a failed task)
+        judged: dict[int, _Judged | None] = {}
         attempts: collections.Counter[int] = collections.Counter()
         next_submit = 0
+        next_judge = 0
         next_write = 0
         output: _UnitOutput | None = None
         unit_counts: collections.Counter[str] = collections.Counter()
@@ -369,7 +378,9 @@ class _Runner:
         try:
             while next_write < len(order):
                 # results waiting to be written in order count too: memory stays bounded
-                while next_submit < len(order) and len(in_flight) + len(results) < limit:
+                while (
+                    next_submit < len(order) and len(in_flight) + len(results) + len(judged) < limit
+                ):
                     unit, index = order[next_submit]
                     try:
                         future = self.engine.submit(unit.tasks[index])
@@ -383,7 +394,14 @@ class _Runner:
                         continue
                     in_flight[future] = (next_submit, 0)
                     next_submit += 1
-                done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
+                # (only those not done: a later one done early must not wake this up again)
+                formatting: list[Future[Any]] = [
+                    entry.vertical
+                    for entry in judged.values()
+                    if entry is not None and entry.vertical is not None and not entry.ready()
+                ]
+                waiting: list[Future[Any]] = [*in_flight, *formatting]
+                done, _ = wait(waiting, return_when=FIRST_COMPLETED)
                 for future in done:
                     if future not in in_flight:
                         continue  # failed with a broken pool and already resubmitted
@@ -396,19 +414,33 @@ class _Runner:
                         unit, index = order[position]
                         logger.exception("task %d of %s failed", index, unit.description)
                         results[position] = None
-                while next_write in results:
+                while True:
+                    # judged in archive order, and only within the unit being written:
+                    # the dedup stores commit a unit's documents with its files
+                    while next_judge in results and order[next_judge][0] is order[next_write][0]:
+                        result = results.pop(next_judge)
+                        judge_unit, _ = order[next_judge]
+                        judged[next_judge] = (
+                            None if result is None else self._judge(judge_unit, result)
+                        )
+                        next_judge += 1
+                    if next_write not in judged:
+                        break
+                    entry = judged[next_write]
+                    if entry is not None and not entry.ready():
+                        break
+                    del judged[next_write]
                     unit, index = order[next_write]
-                    result = results.pop(next_write)
                     if index == 0:
                         output = _UnitOutput(unit, self.options, self.state, self.out)
                         unit_counts = collections.Counter()
                         unit_damage = []
                     assert output is not None
-                    if result is None:
+                    if entry is None:
                         unit_counts["tasks/failed"] += 1
                         self.failed_tasks.append(f"{unit.description} task {index}")
                     else:
-                        self._write(unit, result, output, unit_counts, unit_damage)
+                        self._write(unit, entry, output, unit_counts, unit_damage)
                     if bar is not None:
                         bar.update(unit.sizes[index])
                         bar.set_postfix_str(
@@ -457,17 +489,13 @@ class _Runner:
         else:
             in_flight[self.engine.submit(unit.tasks[index])] = (position, 0)
 
-    def _write(
-        self,
-        unit: _Unit,
-        result: TaskResult,
-        output: _UnitOutput,
-        counts: collections.Counter[str],
-        damage: list[dict[str, Any]],
-    ) -> None:
+    def _judge(self, unit: _Unit, result: TaskResult) -> _Judged:
+        """`result`'s documents past the document filter and the dedup stages; with dedup
+        on, the vertical text of those kept is sent to a worker (`VerticalBatch`)."""
         gate = self.options.document_filter
         self.worker_cpu += result.cpu_seconds
         task_counts = collections.Counter(result.counts)
+        kept_documents: list[KeptDocument] = []
         for kept in result.documents:
             if gate is not None:
                 assert kept.document is not None and kept.meta is not None
@@ -481,7 +509,66 @@ class _Runner:
                 if deduplicated is None:
                     continue
                 kept = deduplicated
-            output.write(kept)
+            kept_documents.append(kept)
+        judged = _Judged(result, kept_documents, task_counts)
+        if self._vertical_after_dedup and kept_documents:
+            batch = VerticalBatch(
+                tuple(
+                    VerticalTask.of(_url(kept), kept.document, kept.meta)  # type: ignore[arg-type]
+                    for kept in kept_documents
+                ),
+                self.options.settings,
+            )
+            # (a broken pool: formatted here when written, `_vertical_texts`)
+            with contextlib.suppress(BrokenProcessPool):
+                judged.vertical = self.engine.submit_vertical(batch)
+        return judged
+
+    @property
+    def _vertical_after_dedup(self) -> bool:
+        # the chunk tasks left the vertical out (`_task._process`)
+        return self.dedup is not None and self.options.settings.outputs.vertical
+
+    def _vertical_texts(self, judged: _Judged) -> tuple[str | None, ...] | None:
+        """The vertical texts of `judged`'s documents made after the dedup verdict, or None
+        if the chunk tasks made them. A worker that failed or died (the pool restarts
+        with the chunk tasks' retry) leaves them to this process: slower, never lost."""
+        if not self._vertical_after_dedup or not judged.kept:
+            return None
+        counts = judged.counts
+        if judged.vertical is not None:
+            try:
+                formatted: VerticalBatchResult = judged.vertical.result()
+            except Exception as exc:
+                logger.warning("tokenising the vertical in this process: %s", exc)
+            else:
+                self.worker_cpu += formatted.cpu_seconds
+                counts["dedup/vertical_tokenised"] += len(formatted.texts)
+                return formatted.texts
+        counts["dedup/vertical_tokenised_here"] += len(judged.kept)
+        settings = self.options.settings
+        return tuple(
+            vertical_text(kept.document, kept.meta, settings)  # type: ignore[arg-type]
+            for kept in judged.kept
+        )
+
+    def _write(
+        self,
+        unit: _Unit,
+        judged: _Judged,
+        output: _UnitOutput,
+        counts: collections.Counter[str],
+        damage: list[dict[str, Any]],
+    ) -> None:
+        result = judged.result
+        task_counts = judged.counts
+        texts = self._vertical_texts(judged)
+        if texts is None:
+            for kept in judged.kept:
+                output.write(kept)
+        else:
+            for kept, text in zip(judged.kept, texts, strict=True):
+                output.write(dataclasses.replace(kept, vertical_text=text))
         output.note_files()
         counts.update(task_counts)
         self.run_counts.update(task_counts)
@@ -509,7 +596,10 @@ class _Runner:
         it), or None if they drop it; `counts` follow the corpus files."""
         assert self.dedup is not None and kept.document is not None and kept.meta is not None
         document, meta = kept.document, kept.meta
-        verdict = self.dedup.judge(document, meta.final_url or meta.url, kept.fingerprint)
+        print_ = kept.fingerprint
+        if print_ is None:  # (the workers make it whenever dedup is on)
+            print_ = document_fingerprint(document, self.dedup.config)
+        verdict = self.dedup.judge(document, meta.final_url or meta.url, print_)
         counts["dedup/documents"] += 1
         counts["dedup/paragraphs_seen"] += sum(
             p.fate is ParagraphFate.DUPLICATE for p in verdict.paragraphs
@@ -522,17 +612,32 @@ class _Runner:
             counts["words"] -= kept.words
             counts[f"dropped/{verdict.drop}"] += 1
             return None
-        if not verdict.changed:
+        # ``mark`` mode's attributes, as the crawl writes them (pipelines/dedup.py)
+        marks = document_marks(document, verdict, self.dedup.config, print_.word_counts)
+        if not verdict.changed and not marks:
             return kept
+        if marks:
+            meta = dataclasses.replace(
+                meta,
+                lang_diff=marks.lang_diff,
+                paragraph_lang_diffs=marks.paragraph_lang_diffs,
+                paragraph_dups=marks.paragraph_dups,
+            )
         changed = apply_verdict(document, verdict)
         counts["dedup/paragraphs_removed"] += len(document.good_paragraphs) - len(
             changed.good_paragraphs
         )
         rendered = render_document(
-            changed, meta, kept.source_record_id, unit.warcinfo_id, self.options.settings
+            changed,
+            meta,
+            kept.source_record_id,
+            unit.warcinfo_id,
+            self.options.settings,
+            vertical=not self._vertical_after_dedup,
         )
         counts["words"] += rendered.words - kept.words
-        return rendered
+        # (the changed document is the one whose vertical is made: `_judge`)
+        return dataclasses.replace(rendered, document=changed, meta=meta)
 
     # -- revisits ----------------------------------------------------------------------------
 
@@ -726,6 +831,25 @@ class _UnitOutput:
             if writer is not None:
                 writer.close()
                 self._note(self._watch(writer))
+
+
+@dataclass(slots=True)
+class _Judged:
+    """A task result past the document filter and the dedup verdict, to write."""
+
+    result: TaskResult
+    kept: list[KeptDocument]
+    counts: collections.Counter[str]
+    #: The vertical texts of `kept`, being tokenised in a worker (`_Runner._judge`).
+    vertical: Future[VerticalBatchResult] | None = None
+
+    def ready(self) -> bool:
+        return self.vertical is None or self.vertical.done()
+
+
+def _url(kept: KeptDocument) -> str:
+    meta = kept.meta
+    return "" if meta is None else meta.final_url or meta.url
 
 
 def _stem(path: Path) -> str:

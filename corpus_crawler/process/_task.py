@@ -28,7 +28,7 @@ from warcio.recordloader import ArcWarcRecord
 from warcio.timeutils import iso_date_to_datetime
 
 from pipelines.items import document_id
-from pipelines.worker import PageTask, WorkerConfig, process_page
+from pipelines.worker import PageTask, VerticalTask, WorkerConfig, process_page
 
 from ..mediatype import HTML_TYPES, looks_like_html, parse_content_type
 from ..model import Document, DropReason
@@ -49,9 +49,13 @@ __all__ = [
     "ResolvedRevisit",
     "RevisitTask",
     "TaskResult",
+    "VerticalBatch",
+    "VerticalBatchResult",
+    "format_verticals",
     "page_verdict",
     "render_document",
     "run_task",
+    "vertical_text",
 ]
 
 #: Damage reports kept per task (all are counted).
@@ -123,13 +127,42 @@ class RevisitTask:
 
 
 @dataclass(frozen=True, slots=True)
+class VerticalBatch:
+    """A task result's documents the dedup stages kept, to tokenise for the vertical, as
+    they left them (paragraphs removed or marked). With dedup on the chunk tasks leave
+    the vertical out: tokenising is most of the formatting's CPU (~1.5-3 ms a page), and
+    a duplicate is never written (the crawl does the same: `VerticalFormatPipeline`)."""
+
+    #: (paragraphs as plain tuples: they pickle in C, `VerticalTask`)
+    documents: tuple[VerticalTask, ...]
+    settings: ProcessSettings
+
+
+@dataclass(frozen=True, slots=True)
+class VerticalBatchResult:
+    #: `vertical_text` of each document of the batch, in its order.
+    texts: tuple[str | None, ...]
+    cpu_seconds: float = 0.0
+
+
+def format_verticals(batch: VerticalBatch) -> VerticalBatchResult:
+    """The function the pool (or Dask) runs for a `VerticalBatch`."""
+    started = time.process_time()
+    texts = tuple(
+        vertical_text(task.document(), task.meta, batch.settings) for task in batch.documents
+    )
+    return VerticalBatchResult(texts, time.process_time() - started)
+
+
+@dataclass(frozen=True, slots=True)
 class KeptDocument:
     """A kept document as the bytes and text of each output, rendered in the worker so
     that the main process, which writes every file of every worker, only appends."""
 
     #: Prevertical text (None if the prevertical is off).
     prevertical_text: str | None
-    #: Tokenised vertical text (None if the vertical is off).
+    #: Tokenised vertical text (None if the vertical is off, or with dedup on until the
+    #: dedup verdict: `VerticalBatch`).
     vertical_text: str | None
     #: Its conversion (and metadata) records as gzip members, built for the unit's text
     #: WARC (`ChunkTask.warcinfo_id`); None if the WARC is off.
@@ -242,7 +275,15 @@ def _process(
         out.drop(reason)
         return
     try:
-        rendered = render_document(document, meta, page.record_id, warcinfo_id, settings)
+        rendered = render_document(
+            # with dedup on, only what its verdict keeps is tokenised (`VerticalBatch`)
+            document,
+            meta,
+            page.record_id,
+            warcinfo_id,
+            settings,
+            vertical=settings.dedup is None,
+        )
     except Exception:  # as in process_page: a page that cannot be formatted is a drop
         out.drop(DropReason.EXTRACTOR_ERROR)
         return
@@ -264,10 +305,13 @@ def render_document(
     source_record_id: str,
     warcinfo_id: str,
     settings: ProcessSettings,
+    *,
+    vertical: bool = True,
 ) -> KeptDocument:
     """What `VerticalWriter.write` and `WarcWriter.write_document` would write for a
     kept document, ready to append (the main process calls it too, for a document
-    the dedup stages changed)."""
+    the dedup stages changed). `vertical` False: the vertical text is left out (None),
+    to be made later (`format_verticals`)."""
     outputs = settings.outputs
     prevertical: str | None = None
     if outputs.prevertical:
@@ -277,15 +321,9 @@ def render_document(
             format=VerticalFormat.PREVERTICAL,
             all_paragraphs=outputs.keep_all_paragraphs,
         )
-    vertical: str | None = None
-    if outputs.vertical:
-        vertical = format_document(
-            document,
-            meta,
-            format=VerticalFormat.VERTICAL,
-            all_paragraphs=outputs.keep_all_paragraphs,
-            sentences=outputs.vertical_sentences,
-        )
+    vertical_doc: str | None = None
+    if outputs.vertical and vertical:
+        vertical_doc = vertical_text(document, meta, settings)
     records: bytes | None = None
     if outputs.warc and document.kept:
         records, _, _ = document_records(
@@ -297,7 +335,19 @@ def render_document(
             paragraph_metadata=outputs.warc_metadata,
         )
     words = sum(p.word_count for p in document.good_paragraphs)
-    return KeptDocument(prevertical, vertical, records, words, source_record_id)
+    return KeptDocument(prevertical, vertical_doc, records, words, source_record_id)
+
+
+def vertical_text(document: Document, meta: DocMeta, settings: ProcessSettings) -> str | None:
+    """The tokenised vertical text of a kept document (`VerticalWriter.write`'s)."""
+    outputs = settings.outputs
+    return format_document(
+        document,
+        meta,
+        format=VerticalFormat.VERTICAL,
+        all_paragraphs=outputs.keep_all_paragraphs,
+        sentences=outputs.vertical_sentences,
+    )
 
 
 def _parse_date(value: str) -> datetime | None:
