@@ -1,0 +1,343 @@
+"""Every run of a campaign, one line each and in total: what `corpus-crawler report` shows.
+
+A campaign folder is crawled many times: a first crawl, resumes after a stop, recrawl
+passes weeks later. Each run that ended with a summary left a ``*-summary.json``; the
+campaign store (``campaign.sqlite``, table ``runs``) knows every run, also those that
+were killed before they could write one. `campaign_runs` joins the two (the store is
+opened read-only: a report may be drawn while a crawl runs), `CampaignReport` adds
+them up, and `render_text` / `CampaignReport.to_json` show them.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+__all__ = ["CampaignReport", "RunReport", "campaign_report", "campaign_runs", "render_text"]
+
+#: The campaign database's file name (`corpus_crawler.state.DATABASE_NAME`; not
+#: imported, so that reading a report never loads the crawl's state module).
+DATABASE_NAME = "campaign.sqlite"
+
+#: A summary's start is the crawl's own clock, truncated to the second; the store's
+#: run starts a moment before it (the campaign opens first). Seconds of slack.
+_MATCH_SLACK = timedelta(seconds=1)
+
+
+@dataclass(frozen=True, slots=True)
+class RunReport:
+    """One run of a campaign."""
+
+    number: int
+    #: "first crawl", "resume", "recrawl" or "continued" (a run after a finished one).
+    kind: str
+    started: datetime | None
+    finished: datetime | None
+    #: Scrapy's finish reason; "" when the run left no end (killed, or still running).
+    reason: str
+    has_summary: bool
+    pages_fetched: int = 0
+    documents: int = 0
+    words: int = 0
+    dropped: dict[str, int] = field(default_factory=dict)
+    duration_seconds: float = 0.0
+    summary_file: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "run": self.number,
+            "kind": self.kind,
+            "started": self.started.isoformat(timespec="seconds") if self.started else None,
+            "finished": self.finished.isoformat(timespec="seconds") if self.finished else None,
+            "finish_reason": self.reason or None,
+            "summary": self.summary_file or None,
+            "pages_fetched": self.pages_fetched,
+            "documents": self.documents,
+            "words": self.words,
+            "dropped": dict(self.dropped),
+            "duration_seconds": round(self.duration_seconds, 3),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class CampaignReport:
+    """The runs of one campaign folder, oldest first, and their totals."""
+
+    folder: str
+    profile: str
+    runs: tuple[RunReport, ...]
+
+    @property
+    def latest(self) -> RunReport | None:
+        return self.runs[-1] if self.runs else None
+
+    @property
+    def totals(self) -> dict[str, Any]:
+        dropped: Counter[str] = Counter()
+        for run in self.runs:
+            dropped.update(run.dropped)
+        return {
+            "runs": len(self.runs),
+            "runs_without_summary": sum(not run.has_summary for run in self.runs),
+            "pages_fetched": sum(run.pages_fetched for run in self.runs),
+            "documents": sum(run.documents for run in self.runs),
+            "words": sum(run.words for run in self.runs),
+            "dropped": {reason: count for reason, count in dropped.most_common() if count},
+            "duration_seconds": round(sum(run.duration_seconds for run in self.runs), 3),
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        latest = self.latest
+        return {
+            "folder": self.folder,
+            "profile": self.profile or None,
+            "latest_run": latest.to_json() if latest else None,
+            "total": self.totals,
+            "runs": [run.to_json() for run in self.runs],
+        }
+
+
+def _parse_time(text: object) -> datetime | None:
+    if not isinstance(text, str) or not text:
+        return None
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+
+
+def _store_runs(directory: Path) -> list[tuple[int, datetime | None, datetime | None, str]]:
+    """(id, started, finished, reason) of every run the campaign store knows; [] without one."""
+    path = directory / DATABASE_NAME
+    if not path.is_file():
+        return []
+    try:
+        # read-only: a report must never change a campaign, nor wait for a running crawl
+        db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=5)
+        try:
+            rows = db.execute(
+                "SELECT id, started, finished, reason FROM runs ORDER BY id"
+            ).fetchall()
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return []  # not ours, or unreadable: the summaries still tell most of it
+    return [(int(i), _parse_time(s), _parse_time(f), str(r or "")) for i, s, f, r in rows]
+
+
+def _read_summaries(directory: Path) -> list[tuple[Path, dict[str, Any]]]:
+    found = []
+    for path in directory.glob("*-summary.json"):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue  # a summary cut short by a full disk: the store still has the run
+        if isinstance(data, dict):
+            found.append((path, data))
+    found.sort(key=lambda item: (_parse_time(item[1].get("started")) or datetime.min.replace(
+        tzinfo=timezone.utc), item[0].name))  # fmt: skip
+    return found
+
+
+def _int(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _section(data: dict[str, Any], key: str) -> dict[str, Any]:
+    value = data.get(key)
+    return value if isinstance(value, dict) else {}
+
+
+def _from_summary(
+    number: int,
+    kind: str,
+    path: Path,
+    data: dict[str, Any],
+    started: datetime | None,
+    finished: datetime | None,
+    reason: str,
+) -> RunReport:
+    pages, text, dropped = (_section(data, key) for key in ("pages", "text", "dropped"))
+    elapsed = data.get("elapsed_seconds")
+    return RunReport(
+        number=number,
+        kind=kind,
+        started=started or _parse_time(data.get("started")),
+        finished=finished or _parse_time(data.get("finished")),
+        reason=reason or str(data.get("finish_reason") or ""),
+        has_summary=True,
+        pages_fetched=_int(pages.get("responses")),
+        documents=_int(pages.get("kept")),
+        words=_int(text.get("words")),
+        dropped={str(k): v for k, v in dropped.items() if _int(v)},
+        duration_seconds=float(elapsed) if isinstance(elapsed, (int, float)) else 0.0,
+        summary_file=path.name,
+    )
+
+
+def _kind(number: int, summary: dict[str, Any] | None, previous_reason: str | None) -> str:
+    recrawl = (summary or {}).get("recrawl")
+    if isinstance(recrawl, dict) and recrawl.get("pass"):
+        return "recrawl"
+    if number == 1:
+        return "first crawl"
+    return "continued" if previous_reason == "finished" else "resume"
+
+
+def _owner(
+    store_runs: Sequence[tuple[int, datetime | None, datetime | None, str]],
+    summary: dict[str, Any],
+) -> int | None:
+    """The index of the run that wrote `summary`: the one whose start and end are
+    nearest the summary's (both to the second), among runs begun before it."""
+    started = _parse_time(summary.get("started"))
+    if started is None:
+        return None
+    finished = _parse_time(summary.get("finished"))
+    best: tuple[float, int] | None = None
+    for index, (_, run_started, run_finished, _) in enumerate(store_runs):
+        if run_started is None or run_started > started + _MATCH_SLACK:
+            continue
+        distance = abs((run_started - started).total_seconds())
+        if finished is not None and run_finished is not None:
+            distance += abs((run_finished - finished).total_seconds())
+        elif finished is not None:
+            distance += 1.0  # a run with no recorded end fits a finished summary less well
+        if best is None or distance < best[0]:
+            best = (distance, index)
+    return best[1] if best else None
+
+
+def campaign_runs(directory: Path) -> list[RunReport]:
+    """Every run of the campaign in `directory`, oldest first.
+
+    Runs come from the campaign store; each is given the summary that its crawl
+    wrote (`_owner`). Without a store
+    (a folder of summaries only, or a Redis campaign's worker folder) every summary
+    is a run.
+    """
+    summaries = _read_summaries(directory)
+    store_runs = _store_runs(directory)
+    runs: list[RunReport] = []
+    if not store_runs:
+        previous: str | None = None
+        for number, (path, data) in enumerate(summaries, 1):
+            kind = _kind(number, data, previous)
+            runs.append(_from_summary(number, kind, path, data, None, None, ""))
+            previous = runs[-1].reason
+        return runs
+    matched: dict[int, tuple[Path, dict[str, Any]]] = {}
+    for path, data in summaries:
+        owner = _owner(store_runs, data)
+        if owner is not None:
+            matched[owner] = (path, data)
+    previous = None
+    for index, (number, started, finished, reason) in enumerate(store_runs):
+        found = matched.get(index)
+        kind = _kind(number, found[1] if found else None, previous)
+        if found is not None:
+            runs.append(_from_summary(number, kind, *found, started, finished, reason))
+        else:
+            duration = (finished - started).total_seconds() if started and finished else 0.0
+            runs.append(
+                RunReport(number, kind, started, finished, reason, False, duration_seconds=duration)
+            )
+        previous = reason
+    return runs
+
+
+def campaign_report(directory: Path) -> CampaignReport:
+    runs = campaign_runs(directory)
+    profile = ""
+    for _path, data in reversed(_read_summaries(directory)):
+        profile = str(data.get("profile") or "")
+        if profile:
+            break
+    return CampaignReport(folder=str(directory), profile=profile, runs=tuple(runs))
+
+
+def _duration(seconds: float) -> str:
+    if seconds >= 3600:
+        return f"{seconds / 3600:.1f} h"
+    if seconds >= 120:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds:.1f} s"
+
+
+def _drops(dropped: dict[str, int]) -> str:
+    return ", ".join(f"{reason} {count:,}" for reason, count in dropped.items()) or "none"
+
+
+def _row(label: str, run: RunReport) -> Sequence[str]:
+    started = run.started.strftime("%Y-%m-%d %H:%M") if run.started else "?"
+    end = run.reason or ("no end recorded (killed, or still running)")
+    if not run.has_summary:
+        end += "; no summary"
+    return (
+        label,
+        run.kind,
+        started,
+        f"{run.pages_fetched:,}" if run.has_summary else "-",
+        f"{run.documents:,}" if run.has_summary else "-",
+        f"{run.words:,}" if run.has_summary else "-",
+        _duration(run.duration_seconds),
+        end,
+    )
+
+
+def render_text(report: CampaignReport) -> str:
+    """The campaign's runs as a plain-text table, the latest marked, then the totals."""
+    lines = [
+        f"Campaign {report.profile or '?'} in {report.folder}: {len(report.runs)} run"
+        + ("s" if len(report.runs) != 1 else "")
+    ]
+    if not report.runs:
+        return lines[0] + "\n"
+    headers = ("run", "kind", "started (UTC)", "pages", "documents", "words", "duration", "end")
+    rows = [
+        _row(f"{run.number}{' (latest)' if run is report.latest else ''}", run)
+        for run in report.runs
+    ]
+    totals = report.totals
+    rows.append(
+        (
+            "total",
+            "",
+            "",
+            f"{totals['pages_fetched']:,}",
+            f"{totals['documents']:,}",
+            f"{totals['words']:,}",
+            _duration(totals["duration_seconds"]),
+            "",
+        )
+    )
+    widths = [max(len(row[i]) for row in [headers, *rows]) for i in range(len(headers))]
+    numeric = {3, 4, 5, 6}
+
+    def line(row: Sequence[str]) -> str:
+        cells = [
+            cell.rjust(widths[i]) if i in numeric else cell.ljust(widths[i])
+            for i, cell in enumerate(row)
+        ]
+        return "  ".join(cells).rstrip()
+
+    lines.append(line(headers))
+    lines.extend(line(row) for row in rows)
+    for run in report.runs:
+        if run.has_summary:
+            lines.append(f"dropped in run {run.number}: {_drops(run.dropped)}")
+    lines.append(f"dropped in total: {_drops(totals['dropped'])}")
+    if totals["runs_without_summary"]:
+        lines.append(
+            f"{totals['runs_without_summary']} run(s) left no summary (killed with no"
+            " chance to write one, or still running): what they fetched is in the crawl"
+            " logs and the WARC files but not in these figures"
+        )
+    return "\n".join(lines) + "\n"

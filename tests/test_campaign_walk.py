@@ -1,0 +1,117 @@
+"""A campaign's life as a crawl engineer lives it: first crawl, stop, resume, recrawl, report.
+
+Each test runs the real `corpus-crawler` (or `scrapy crawl corpus`) in a subprocess
+against the demo site served on 127.0.0.1, and checks what the user sees.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from corpus_crawler.testserver import SiteServer
+
+ROOT = Path(__file__).resolve().parent.parent
+DEMO_SITE = ROOT / "corpus_crawler" / "demo_site"
+#: A guard against a hung process, not a speed assertion.
+TIMEOUT = 120
+
+PROFILE = """\
+name: walk
+seeds:
+  urls: ["{base}/"]
+scope:
+  max_depth: 3
+politeness:
+  download_delay: 0
+  autothrottle: false
+network:
+  allowed_networks: [127.0.0.1/32]
+extraction:
+  workers: 1
+schedule:
+  min_interval: 1s
+  initial_interval: 1s
+output:
+  progress_interval: 0
+  report: false
+"""
+
+
+@pytest.fixture(scope="module")
+def site() -> Iterator[SiteServer]:
+    with SiteServer(DEMO_SITE) as server:
+        yield server
+
+
+def cli(*arguments: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "corpus_crawler.cli", *arguments],
+        cwd=cwd, capture_output=True, text=True, timeout=TIMEOUT, check=False,
+    )  # fmt: skip
+
+
+def summaries(folder: Path) -> list[dict[str, object]]:
+    found = [json.loads(p.read_text(encoding="utf-8")) for p in folder.glob("*-summary.json")]
+    return sorted(found, key=lambda s: str(s["started"]))
+
+
+def test_report_covers_every_run_of_a_campaign(site: SiteServer, tmp_path: Path) -> None:
+    profile = tmp_path / "walk.yaml"
+    profile.write_text(PROFILE.format(base=site.base_url), encoding="utf-8")
+    out = tmp_path / "out"
+    first = cli(
+        "crawl", str(profile), "-o", str(out), "-s", "CLOSESPIDER_PAGECOUNT=2", cwd=tmp_path
+    )
+    assert first.returncode == 0, first.stderr[-2000:]
+    resumed = cli("crawl", str(profile), "-o", str(out), cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    time.sleep(1.2)  # the pages' revisit interval (initial_interval: 1s) passes
+    recrawl = cli("crawl", str(profile), "-o", str(out), "--recrawl", cwd=tmp_path)
+    assert recrawl.returncode == 0, recrawl.stderr[-2000:]
+    written = summaries(out)
+    assert len(written) == 3
+
+    result = cli("report", str(out), "--json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    runs = report["runs"]
+    assert [run["kind"] for run in runs] == ["first crawl", "resume", "recrawl"]
+    assert [run["finish_reason"] for run in runs] == [
+        "closespider_pagecount",
+        "finished",
+        "finished",
+    ]
+    for run, summary in zip(runs, written, strict=True):
+        pages = summary["pages"]
+        assert isinstance(pages, dict)
+        assert run["pages_fetched"] == pages["responses"]
+        assert run["documents"] == pages["kept"]
+    assert runs[2]["pages_fetched"] > 0  # the recrawl pass revisited the due pages
+    total = report["total"]
+    assert total["runs"] == 3
+    for key in ("pages_fetched", "documents", "words"):
+        assert total[key] == sum(run[key] for run in runs)
+    assert total["documents"] > runs[-1]["documents"]
+    assert report["latest_run"] == runs[-1]
+    html = Path(report["report"]).read_text(encoding="utf-8")
+    assert "Runs of the campaign" in html and "3 (latest)" in html
+    assert f"<b>{total['documents']:,}</b>documents kept" in html
+
+    text = cli("report", str(out), cwd=tmp_path)
+    assert text.returncode == 0, text.stderr
+    lines = text.stdout.splitlines()
+    assert lines[0] == f"Campaign walk in {out}: 3 runs"
+    assert any(line.startswith("3 (latest)") and "recrawl" in line for line in lines)
+    assert any(line.startswith("total") and f"{total['documents']:,}" in line for line in lines)
+
+    latest = cli("report", str(out), "--latest", "--json", cwd=tmp_path)
+    assert latest.returncode == 0, latest.stderr
+    only = json.loads(latest.stdout)
+    assert [run["run"] for run in only["runs"]] == [3]
