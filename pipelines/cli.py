@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from corpus_crawler.config import ConfigError
 from corpus_crawler.profile import Profile, ProfileError, load_profile
+from corpus_crawler.seeds import read_seed_file
 from corpus_crawler.state import DATABASE_NAME, OUTPUT_EXTENSIONS
 from pipelines.settingnames import check_setting_names
 from pipelines.settingtypes import check_setting_types
@@ -238,13 +239,17 @@ def preflight(profile: Profile, output: str | None, overrides: dict[str, Any]) -
         )
     for seed_file in spider.seed_files:
         try:
-            with open(seed_file, "rb") as handle:
-                handle.read(1)
+            found = read_seed_file(seed_file, max_length=spider.traps.max_url_length)
         except OSError as exc:
             raise PreflightError(
                 f"cannot read seed file {seed_file}: {exc.strerror or exc}"
                 " (fix seeds.files in the profile)"
             ) from None
+        if not found.urls:
+            # bad lines are skipped during the crawl (each one logged); a file with
+            # none that is good is the wrong file, not a typo
+            first = f"; the first bad line: {found.problems[0]}" if found.problems else ""
+            raise PreflightError(f"seed file {seed_file} holds no URL{first}")
     directory = Path(settings.get("CORPUS_OUTPUT_DIR") or "output")
     problem = output_folder_problem(directory)
     if problem is not None:
@@ -744,6 +749,17 @@ def report(result: CrawlResult) -> str:
         f" (yield {text['yield_percent']:.1f}%)",
         f"  dropped: {dropped}",
     ]
+    bad_seeds = {
+        key.rpartition("/")[2]: value
+        for key, value in (summary.get("stats") or {}).items()
+        if key.startswith("corpus/seeds/bad/") and value
+    }
+    if bad_seeds:
+        lines.append(
+            f"  seeds:   {sum(bad_seeds.values()):,} skipped ("
+            + ", ".join(f"{reason} {count:,}" for reason, count in sorted(bad_seeds.items()))
+            + "), each named with its file:line in the log above"
+        )
     base = Path(summary["output_dir"])
     for label, key in (
         ("WARC", "warc"),

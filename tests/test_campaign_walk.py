@@ -115,3 +115,56 @@ def test_report_covers_every_run_of_a_campaign(site: SiteServer, tmp_path: Path)
     assert latest.returncode == 0, latest.stderr
     only = json.loads(latest.stdout)
     assert [run["run"] for run in only["runs"]] == [3]
+
+
+def test_bad_seed_lines_are_skipped_each_named_by_file_and_line(
+    site: SiteServer, tmp_path: Path
+) -> None:
+    base = site.base_url
+    other = base.replace("127.0.0.1", "localhost")
+    (tmp_path / "seeds.txt").write_bytes(
+        f"{base}/\n# the blog\n{base}/blog/\nexample.org\nftp://files.example/\n{other}/\n"
+        f"{base}/caf".encode()
+        + b"\xe9\n"
+    )
+    profile = tmp_path / "walk.yaml"
+    profile.write_text(
+        PROFILE.format(base=base)
+        .replace(f'  urls: ["{base}/"]', "  files: [seeds.txt]")
+        .replace("scope:\n", "scope:\n  allowed_domains: [127.0.0.1]\n"),
+        encoding="utf-8",
+    )
+    out = tmp_path / "out"
+    result = cli("crawl", str(profile), "-o", str(out), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    seeds = tmp_path / "seeds.txt"
+    for expected in (
+        f"{seeds}:4: 'example.org' is not a URL (write it with its scheme, e.g."
+        " https://example.org)",
+        f"{seeds}:5: 'ftp://files.example/' has the scheme 'ftp'",
+        f"{seeds}:7: byte 0xe9 at column {len(base) + 5} is not UTF-8",
+        f"{seeds}:6: seed {other}/ is out of scope (host): skipped (add its host to"
+        " scope.allowed_domains",
+        f"{seeds}: 3 bad line(s) skipped, each listed above; 3 seed URL(s) read",
+    ):
+        assert expected in result.stderr, expected
+    assert "seeds:   4 skipped (encoding 1, not-a-url 1, out-of-scope 1, scheme 1)" in result.stdout
+    [summary] = summaries(out)
+    stats = summary["stats"]
+    assert isinstance(stats, dict)
+    assert stats["corpus/seeds/bad/not-a-url"] == 1
+    pages = summary["pages"]
+    assert isinstance(pages, dict) and pages["kept"] > 0  # the good seeds were crawled
+
+
+def test_a_seed_file_without_one_good_line_stops_before_the_crawl(tmp_path: Path) -> None:
+    (tmp_path / "seeds.txt").write_text("example.org\nexample.net\n", encoding="utf-8")
+    profile = tmp_path / "p.yaml"
+    profile.write_text("name: p\nseeds:\n  files: [seeds.txt]\n", encoding="utf-8")
+    result = cli("crawl", str(profile), "-o", "out", cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    last = result.stderr.strip().splitlines()[-1]
+    assert "holds no URL; the first bad line:" in last
+    assert f"{tmp_path / 'seeds.txt'}:1: 'example.org' is not a URL" in last
+    assert not (tmp_path / "out").exists()
