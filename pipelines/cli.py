@@ -27,6 +27,7 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -200,6 +201,23 @@ def _crawl_settings(
 
 def preflight(profile: Profile, output: str | None, overrides: dict[str, Any]) -> None:
     """Check what would make the crawl fail at once; raise `PreflightError` with one line."""
+    try:
+        # the one check of setting values (pipelines.settingtypes), as the spider makes it
+        check_setting_types(profile.settings, f"{profile.source or 'profile'}: settings.")
+        check_setting_types(overrides, "-s ")
+    except ConfigError as exc:
+        raise PreflightError(str(exc)) from None
+    check_crawl_settings(_crawl_settings(profile, output, overrides), profile.settings, overrides)
+
+
+def check_crawl_settings(
+    settings: Any, profile_settings: Iterable[str], command_line: Iterable[str]
+) -> None:
+    """The checks of a crawl's merged Scrapy `settings` before it starts, for the CLI's
+    `crawl` and for `scrapy crawl corpus` alike (`spiders.corpus.CorpusSpider`):
+    `CORPUS_*` names in the profile's `settings:` and on the command line, setting
+    values, seeds, the output folder (writable, not locked, this profile's campaign,
+    no other tool's files). Raises `PreflightError` with one line."""
     from scrapy.exceptions import NotConfigured
 
     from corpus_crawler._cli_checks import output_folder_problem
@@ -210,15 +228,12 @@ def preflight(profile: Profile, output: str | None, overrides: dict[str, Any]) -
     from pipelines.writer import OutputSettings
     from spiders.corpus import SpiderConfig
 
+    source = settings.get("CORPUS_PROFILE_PATH") or "profile"
     try:
-        # the one check of setting values (pipelines.settingtypes), as the spider makes it
-        check_setting_types(profile.settings, f"{profile.source or 'profile'}: settings.")
-        check_setting_types(overrides, "-s ")
-        check_setting_names(profile.settings, f"{profile.source or 'profile'}: settings.")
-        check_setting_names(overrides, "-s ")
+        check_setting_names(profile_settings, f"{source}: settings.")
+        check_setting_names(command_line, "-s ")
     except ConfigError as exc:
         raise PreflightError(str(exc)) from None
-    settings = _crawl_settings(profile, output, overrides)
     try:
         for build in (
             SpiderConfig.from_settings,
@@ -262,7 +277,10 @@ def preflight(profile: Profile, output: str | None, overrides: dict[str, Any]) -
     lock.release()
     if settings.get("CORPUS_DISTRIBUTED_REDIS_URL"):
         return  # the campaign is in Redis; the folder is this worker's slot
-    _check_same_campaign(directory, profile)
+    _check_same_campaign(
+        directory,
+        str(settings.get("CORPUS_PROFILE_NAME") or ""),
+    )
     _check_no_foreign_outputs(directory)
 
 
@@ -312,17 +330,17 @@ def earlier_campaign(directory: Path) -> tuple[str, str] | None:
     return None
 
 
-def _check_same_campaign(directory: Path, profile: Profile) -> None:
+def _check_same_campaign(directory: Path, profile_name: str) -> None:
     """A folder is one campaign: a crawl of another profile there would continue it,
     skipping every URL it has seen (a silent run of 0 pages), and mix two corpora."""
     earlier = earlier_campaign(directory)
-    if earlier is None or earlier[0] == profile.name:
+    if earlier is None or earlier[0] == profile_name:
         return
     name, path = earlier
     raise PreflightError(
         f"{directory} holds the campaign of profile {name!r}"
         + (f" ({path})" if path else "")
-        + f", not of {profile.name!r}: give this crawl its own folder with -o OUTDIR"
+        + f", not of {profile_name!r}: give this crawl its own folder with -o OUTDIR"
         f" (or, to continue that campaign, set `name: {name}` in the profile)"
     )
 

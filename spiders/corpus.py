@@ -126,6 +126,21 @@ _SEED_REFUSAL_FIXES = {
 }
 
 
+def _check_before_the_crawl(settings: BaseSettings, profile: Profile | None) -> None:
+    from scrapy.settings import SETTINGS_PRIORITIES
+
+    from pipelines.cli import PreflightError, check_crawl_settings
+
+    cmdline = SETTINGS_PRIORITIES["cmdline"]
+    command_line = [name for name in settings if settings.getpriority(name) == cmdline]
+    try:
+        check_crawl_settings(settings, profile.settings if profile else (), command_line)
+    except PreflightError as exc:
+        # the CLI's fixes name its own option; Scrapy's -o is a feed export
+        message = str(exc).replace("-o OUTDIR", "-s CORPUS_OUTPUT_DIR=OUTDIR")
+        exit_with(PreflightError(message), "scrapy crawl corpus", int(exc.code))
+
+
 class CorpusSpider(Spider):
     name = "corpus"
 
@@ -135,6 +150,7 @@ class CorpusSpider(Spider):
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> CorpusSpider:
         profile = kwargs.pop("profile", None)
+        loaded: Profile | None = None
         try:
             if profile is not None:
                 loaded = profile if isinstance(profile, Profile) else load_profile(str(profile))
@@ -144,6 +160,10 @@ class CorpusSpider(Spider):
             check_command_line(crawler.settings)
         except ConfigError as exc:  # a ProfileError too: one line, no traceback
             exit_with(exc)
+        if not isinstance(profile, Profile):
+            # `scrapy crawl corpus`: the same checks as `corpus-crawler crawl` makes
+            # before it starts Scrapy (which hands the spider a loaded Profile)
+            _check_before_the_crawl(crawler.settings, loaded)
         spider = super().from_crawler(crawler, *args, **kwargs)
         spider._set_up(crawler)
         return spider

@@ -168,3 +168,50 @@ def test_a_seed_file_without_one_good_line_stops_before_the_crawl(tmp_path: Path
     assert "holds no URL; the first bad line:" in last
     assert f"{tmp_path / 'seeds.txt'}:1: 'example.org' is not a URL" in last
     assert not (tmp_path / "out").exists()
+
+
+def scrapy_crawl(profile: Path, *settings: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "scrapy", "crawl", "corpus", "-a", f"profile={profile}",
+         *(part for setting in settings for part in ("-s", setting))],
+        cwd=ROOT, capture_output=True, text=True, timeout=TIMEOUT, check=False,
+    )  # fmt: skip
+
+
+def test_scrapy_crawl_corpus_makes_the_clis_checks(site: SiteServer, tmp_path: Path) -> None:
+    profile = tmp_path / "walk.yaml"
+    profile.write_text(PROFILE.format(base=site.base_url), encoding="utf-8")
+    out = tmp_path / "out"
+
+    misspelt = scrapy_crawl(profile, f"CORPUS_OUTPUT_DIR={out}", "CORPUS_DEDUP_ENABLD=True")
+    assert misspelt.returncode == 2, misspelt.stderr[-2000:]
+    assert misspelt.stderr.strip().splitlines()[-1] == (
+        "scrapy crawl corpus: -s CORPUS_DEDUP_ENABLD: no such corpus-crawler setting;"
+        " did you mean CORPUS_DEDUP_ENABLED?"
+    )
+
+    a_file = tmp_path / "a-file"
+    a_file.write_text("", encoding="utf-8")
+    into_a_file = scrapy_crawl(profile, f"CORPUS_OUTPUT_DIR={a_file}")
+    assert into_a_file.returncode == 2
+    assert into_a_file.stderr.strip().splitlines()[-1] == (
+        f"scrapy crawl corpus: cannot write to the output folder {a_file}: it is a file"
+        " (choose another with -s CORPUS_OUTPUT_DIR=OUTDIR)"
+    )
+
+    foreign = tmp_path / "foreign"
+    foreign.mkdir()
+    (foreign / "other-tool.warc.gz.open").write_bytes(b"not ours")
+    refused = scrapy_crawl(profile, f"CORPUS_OUTPUT_DIR={foreign}")
+    assert refused.returncode == 2
+    assert "already holds corpus or WARC files (other-tool.warc.gz.open)" in refused.stderr
+    assert sorted(p.name for p in foreign.iterdir()) == ["other-tool.warc.gz.open"]
+
+    crawled = scrapy_crawl(profile, f"CORPUS_OUTPUT_DIR={out}")
+    assert crawled.returncode == 0, crawled.stderr[-3000:]
+    assert len(summaries(out)) == 1
+    other = tmp_path / "other.yaml"
+    other.write_text(PROFILE.format(base=site.base_url).replace("walk", "other"), encoding="utf-8")
+    mixed = scrapy_crawl(other, f"CORPUS_OUTPUT_DIR={out}")
+    assert mixed.returncode == 2
+    assert f"{out} holds the campaign of profile 'walk'" in mixed.stderr.strip().splitlines()[-1]
