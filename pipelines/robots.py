@@ -28,6 +28,7 @@ import logging
 import threading
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from scrapy import Request, signals
 from scrapy.crawler import Crawler
@@ -43,6 +44,7 @@ from scrapy.utils.misc import build_from_crawler
 from twisted.internet.defer import Deferred
 from twisted.internet.task import LoopingCall, deferLater
 from twisted.internet.threads import deferToThread
+from twisted.python.failure import Failure
 
 from corpus_crawler.redis_robots import (
     NO_RESPONSE,
@@ -120,6 +122,26 @@ class BoundedRobotsTxtMiddleware(RobotsTxtMiddleware):
 
     # -- one process (Scrapy's flow, with the bounded parse) -------------------------------
 
+    async def _local_robot_parser(self, request: Request) -> RobotParser | None:
+        """Scrapy's lookup, but every request that waits for a robots.txt being fetched
+        gets the parser. Scrapy (2.13-2.19) has them all await the one Deferred through
+        `Deferred.asFuture`, which leaves it firing None for the next: under the asyncio
+        reactor only the first waiter had the rules and the others were let through as
+        if the host had no robots.txt. A fresh crawl rarely has two waiters; a resume,
+        or a seed list of many pages of one host, has dozens, and fetched disallowed
+        pages (the demo site's /private/draft.html)."""
+        pending = self._parsers.get(urlparse_cached(request).netloc)
+        if not isinstance(pending, Deferred):
+            return await super().robot_parser(request)
+        waiter: Deferred[RobotParser | None] = Deferred()
+
+        def relay(result: Any) -> Any:
+            waiter.callback(None if isinstance(result, Failure) else result)
+            return result  # the next waiter sees the parser too
+
+        pending.addBoth(relay)
+        return await maybe_deferred_to_future(waiter)
+
     async def _parse_robots(self, response: Response, netloc: str, request: Request) -> None:
         parser = await self._parse_response(response, request)
         waiting = self._parsers[netloc]
@@ -150,7 +172,7 @@ class BoundedRobotsTxtMiddleware(RobotsTxtMiddleware):
 
     async def robot_parser(self, request: Request) -> RobotParser | None:
         if self._shared is None:
-            return await super().robot_parser(request)
+            return await self._local_robot_parser(request)
         netloc = urlparse_cached(request).netloc
         known = self._known.get(netloc)
         if isinstance(known, list):  # another request of this host is looking it up

@@ -215,3 +215,54 @@ def test_scrapy_crawl_corpus_makes_the_clis_checks(site: SiteServer, tmp_path: P
     mixed = scrapy_crawl(other, f"CORPUS_OUTPUT_DIR={out}")
     assert mixed.returncode == 2
     assert f"{out} holds the campaign of profile 'walk'" in mixed.stderr.strip().splitlines()[-1]
+
+
+def crawl_log_outcomes(folder: Path) -> dict[str, str]:
+    outcomes = {}
+    for path in sorted(folder.glob("*.crawl.log")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            fields = line.split(" ")
+            outcomes[fields[3]] = fields[8]
+    return outcomes
+
+
+def test_robots_txt_holds_for_every_request_waiting_for_it(
+    site: SiteServer, tmp_path: Path
+) -> None:
+    # many requests of one host wait for its robots.txt at once (a seed list, or a
+    # resumed frontier): Scrapy gave the rules to the first and let the rest through
+    base = site.base_url
+    pages = ["about.html", "articles/literally.html", "articles/colophon.html", "notes.txt"]
+    (tmp_path / "seeds.txt").write_text(
+        "".join(f"{base}/{page}\n" for page in [*pages, "private/draft.html", *pages[:1]]),
+        encoding="utf-8",
+    )
+    profile = tmp_path / "walk.yaml"
+    profile.write_text(
+        PROFILE.format(base=base)
+        .replace(f'  urls: ["{base}/"]', "  files: [seeds.txt]")
+        .replace("max_depth: 3", "follow_links: false"),
+        encoding="utf-8",
+    )
+    out = tmp_path / "out"
+    result = cli("crawl", str(profile), "-o", str(out), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    outcomes = crawl_log_outcomes(out)
+    assert outcomes[f"{base}/private/draft.html"] == "refused:robots"
+    assert not any(outcomes[f"{base}/{page}"].startswith("refused") for page in pages), outcomes
+
+
+def test_a_resumed_frontier_still_obeys_robots_txt(site: SiteServer, tmp_path: Path) -> None:
+    profile = tmp_path / "walk.yaml"
+    profile.write_text(PROFILE.format(base=site.base_url), encoding="utf-8")
+    out = tmp_path / "out"
+    first = cli(
+        "crawl", str(profile), "-o", str(out),
+        "-s", "CLOSESPIDER_PAGECOUNT=1", "-s", "CONCURRENT_REQUESTS=1", cwd=tmp_path,
+    )  # fmt: skip
+    assert first.returncode == 0, first.stderr[-2000:]
+    resumed = cli("crawl", str(profile), "-o", str(out), cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    outcomes = crawl_log_outcomes(out)
+    assert outcomes[f"{site.base_url}/private/draft.html"] == "refused:robots"
+    assert outcomes[f"{site.base_url}/articles/colophon.html"] == "kept"
