@@ -19,7 +19,14 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CampaignReport", "RunReport", "campaign_report", "campaign_runs", "render_text"]
+__all__ = [
+    "CampaignReport",
+    "RunReport",
+    "campaign_report",
+    "campaign_runs",
+    "next_recrawl",
+    "render_text",
+]
 
 #: The campaign database's file name (`corpus_crawler.state.DATABASE_NAME`; not
 #: imported, so that reading a report never loads the crawl's state module).
@@ -130,6 +137,26 @@ def _store_runs(directory: Path) -> list[tuple[int, datetime | None, datetime | 
     except sqlite3.Error:
         return []  # not ours, or unreadable: the summaries still tell most of it
     return [(int(i), _parse_time(s), _parse_time(f), str(r or "")) for i, s, f, r in rows]
+
+
+def next_recrawl(directory: Path) -> tuple[int, datetime | None]:
+    """How many URLs the campaign tracks for recrawls, and when the first is due next
+    (None: none is waiting); (0, None) without a campaign store."""
+    path = directory / DATABASE_NAME
+    if not path.is_file():
+        return 0, None
+    try:
+        db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=5)
+        try:
+            tracked, due = db.execute(
+                "SELECT count(*), min(CASE WHEN queued = 0 THEN next_due END) FROM urls"
+            ).fetchone()
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return 0, None
+    moment = datetime.fromtimestamp(due, timezone.utc) if due is not None else None
+    return int(tracked or 0), moment
 
 
 def _read_summaries(directory: Path) -> list[tuple[Path, dict[str, Any]]]:

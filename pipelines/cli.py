@@ -519,6 +519,9 @@ def _finish(result: CrawlResult) -> int:
 def nothing_left_note(summary: dict[str, Any]) -> str | None:
     """Why a run of an earlier campaign fetched nothing, and what to run instead."""
     campaign = summary.get("campaign") or {}
+    recrawl = summary.get("recrawl") or {}
+    if summary and recrawl.get("pass") and not recrawl.get("due"):
+        return _nothing_due_note(Path(str(summary.get("output_dir") or ".")))
     if (
         not summary
         or summary.get("pages", {}).get("responses")
@@ -534,6 +537,28 @@ def nothing_left_note(summary: dict[str, Any]) -> str | None:
         f" {totals.get('documents_kept', 0)} documents kept by its earlier runs)."
         " Add --recrawl to revisit its pages that are due, add seeds to the profile to"
         " grow it, or give a new crawl its own folder with -o OUTDIR"
+    )
+
+
+def _nothing_due_note(directory: Path) -> str:
+    """A recrawl pass that found no URL due: when the first one is, and what sets it."""
+    from datetime import datetime, timezone
+
+    from corpus_crawler.report_runs import next_recrawl
+
+    tracked, due = next_recrawl(directory)
+    if due is None:
+        return (
+            f"nothing was due for a recrawl: the campaign in {directory} tracks"
+            f" {tracked:,} URLs and none is waiting for a revisit"
+        )
+    wait = (due - datetime.now(timezone.utc)).total_seconds()
+    when = f"in {wait / 3600:.1f} h" if wait >= 3600 else f"in {max(wait, 0) / 60:.0f} min"
+    return (
+        f"nothing was due for a recrawl: of the {tracked:,} URLs the campaign in"
+        f" {directory} tracks, the first is due at {due.isoformat(timespec='minutes')}"
+        f" ({when}); run --recrawl again then, or shorten schedule.initial_interval /"
+        " schedule.min_interval in the profile (they apply to revisits scheduled after)"
     )
 
 

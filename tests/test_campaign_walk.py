@@ -266,3 +266,26 @@ def test_a_resumed_frontier_still_obeys_robots_txt(site: SiteServer, tmp_path: P
     outcomes = crawl_log_outcomes(out)
     assert outcomes[f"{site.base_url}/private/draft.html"] == "refused:robots"
     assert outcomes[f"{site.base_url}/articles/colophon.html"] == "kept"
+
+
+def test_a_recrawl_with_nothing_due_says_when_the_first_page_is(
+    site: SiteServer, tmp_path: Path
+) -> None:
+    profile = tmp_path / "walk.yaml"
+    profile.write_text(
+        PROFILE.format(base=site.base_url).replace("initial_interval: 1s", "initial_interval: 2h"),
+        encoding="utf-8",
+    )
+    out = tmp_path / "out"
+    first = cli("crawl", str(profile), "-o", str(out), cwd=tmp_path)
+    assert first.returncode == 0, first.stderr[-2000:]
+    recrawl = cli("crawl", str(profile), "-o", str(out), "--recrawl", cwd=tmp_path)
+    assert recrawl.returncode == 0, recrawl.stderr[-2000:]
+    last = recrawl.stderr.strip().splitlines()[-1]
+    tracked = summaries(out)[0]["pages"]
+    assert isinstance(tracked, dict)
+    assert last.startswith(
+        f"corpus-crawler: nothing was due for a recrawl: of the {tracked['responses'] - 1} URLs"
+        f" the campaign in {out} tracks, the first is due at "
+    ), last
+    assert "(in 2.0 h)" in last or "(in 1.9 h)" in last or "(in 120 min)" in last, last
