@@ -25,6 +25,7 @@ __all__ = [
     "campaign_report",
     "campaign_runs",
     "next_recrawl",
+    "output_changes",
     "render_text",
 ]
 
@@ -157,6 +158,49 @@ def next_recrawl(directory: Path) -> tuple[int, datetime | None]:
         return 0, None
     moment = datetime.fromtimestamp(due, timezone.utc) if due is not None else None
     return int(tracked or 0), moment
+
+
+#: Corpus outputs a profile can switch between runs: summary `files` key -> profile key.
+_DOCUMENT_OUTPUTS = {
+    "prevertical": "output.prevertical.enabled",
+    "vertical": "output.vertical.enabled",
+    "warc_text": "output.warc.conversion_records",
+    "jsonl": "output.documents.jsonl",
+    "parquet": "output.documents.parquet",
+}
+
+
+def output_changes(directory: Path) -> list[str]:
+    """What a corpus output switched on or off in the latest run leaves out: the
+    documents of the runs that did not write it (a silent gap in the corpus)."""
+    summaries = [data for _, data in _read_summaries(directory)]
+    if len(summaries) < 2:
+        return []
+    *earlier, latest = summaries
+
+    def kept(data: dict[str, Any]) -> int:
+        return _int(_section(data, "pages").get("kept"))
+
+    def wrote(data: dict[str, Any], kind: str) -> bool:
+        return bool(_section(data, "files").get(kind))
+
+    notes = []
+    for kind, key in _DOCUMENT_OUTPUTS.items():
+        if not kept(latest):
+            continue
+        missed = sum(kept(data) for data in earlier if not wrote(data, kind))
+        if wrote(latest, kind) and missed:
+            notes.append(
+                f"{key} is on in this run but was off before: the {kind} files hold"
+                f" none of the {missed:,} documents of the earlier runs (make them with"
+                f" `corpus-crawler process` over the campaign's WARC files)"
+            )
+        elif not wrote(latest, kind) and any(wrote(data, kind) for data in earlier):
+            notes.append(
+                f"{key} is off in this run but was on before: the {kind} files miss"
+                f" this run's {kept(latest):,} documents"
+            )
+    return notes
 
 
 def _read_summaries(directory: Path) -> list[tuple[Path, dict[str, Any]]]:

@@ -503,6 +503,11 @@ def _finish(result: CrawlResult) -> int:
     note = nothing_left_note(result.summary)
     if note and code is ExitCode.OK:
         print(f"corpus-crawler: {note}", file=sys.stderr)
+    if result.summary.get("output_dir"):
+        from corpus_crawler.report_runs import output_changes
+
+        for change in output_changes(Path(str(result.summary["output_dir"]))):
+            print(f"corpus-crawler: note: {change}", file=sys.stderr)
     if code is ExitCode.WRITE_FAILURE:
         print(
             f"corpus-crawler: stopped: {result.write_failure or 'the output could not be written'}",

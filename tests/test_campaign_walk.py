@@ -289,3 +289,38 @@ def test_a_recrawl_with_nothing_due_says_when_the_first_page_is(
         f" the campaign in {out} tracks, the first is due at "
     ), last
     assert "(in 2.0 h)" in last or "(in 1.9 h)" in last or "(in 120 min)" in last, last
+
+
+def test_an_output_switched_between_runs_says_what_it_misses(
+    site: SiteServer, tmp_path: Path
+) -> None:
+    profile = tmp_path / "walk.yaml"
+    profile.write_text(PROFILE.format(base=site.base_url), encoding="utf-8")
+    out = tmp_path / "out"
+    first = cli(
+        "crawl", str(profile), "-o", str(out),
+        "-s", "CLOSESPIDER_PAGECOUNT=2", "-s", "CONCURRENT_REQUESTS=1", cwd=tmp_path,
+    )  # fmt: skip
+    assert first.returncode == 0, first.stderr[-2000:]
+    assert "note:" not in first.stderr
+    kept_first = summaries(out)[0]["pages"]
+    assert isinstance(kept_first, dict) and kept_first["kept"] >= 1
+    profile.write_text(
+        PROFILE.format(base=site.base_url).replace(
+            "output:\n", "output:\n  vertical: {enabled: true}\n  prevertical: {enabled: false}\n"
+        ),
+        encoding="utf-8",
+    )
+    resumed = cli("crawl", str(profile), "-o", str(out), cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    kept_now = summaries(out)[1]["pages"]
+    assert isinstance(kept_now, dict)
+    assert (
+        "corpus-crawler: note: output.vertical.enabled is on in this run but was off before:"
+        f" the vertical files hold none of the {kept_first['kept']:,} documents of the earlier"
+        " runs"
+    ) in resumed.stderr
+    assert (
+        "corpus-crawler: note: output.prevertical.enabled is off in this run but was on"
+        f" before: the prevertical files miss this run's {kept_now['kept']:,} documents"
+    ) in resumed.stderr
