@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    name = (latest_logs or logs)[-1].name.removesuffix(".crawl.log")
+    name = (latest_logs or logs)[-1].name.removesuffix(".open").removesuffix(".crawl.log")
     default_name = f"{name}.report.html" if args.latest else f"{name}.campaign-report.html"
     target = Path(args.output) if args.output else directory / default_name
     problems = [f"--log {log}: no such file" for log in logs if not log.is_file()]

@@ -377,7 +377,7 @@ def _runs_section(campaign: CampaignReport) -> str:
     latest = campaign.latest
     rows = []
     for run in campaign.runs:
-        counted = run.has_summary
+        counted = run.counted
         rows.append(
             (
                 f"{run.number} (latest)" if run is latest else run.number,
@@ -388,7 +388,9 @@ def _runs_section(campaign: CampaignReport) -> str:
                 f"{run.words:,}" if counted else "-",
                 f"{sum(run.dropped.values()):,}" if counted else "-",
                 f"{run.duration_seconds / 60:.1f} min",
-                (run.reason or "no end recorded") + ("" if counted else "; no summary"),
+                (run.reason or "no end recorded")
+                + ("" if run.has_summary else "; no summary")
+                + ("; counted from the crawl log" if run.counted_from == "crawl log" else ""),
             )
         )
     totals = campaign.totals
@@ -461,8 +463,11 @@ def find_crawl_files(directory: Path) -> tuple[list[Path], Path | None]:
 
 
 def campaign_crawl_logs(directory: Path) -> list[Path]:
-    """Every finished crawl log in `directory` (all runs of its campaign), oldest first."""
-    return sorted(directory.glob("*.crawl.log"), key=lambda p: (_stamp(p) or _EPOCH, p.name))
+    """Every crawl log in `directory` (all runs of its campaign, and the `.open` one of a
+    run still going or killed), oldest first."""
+    from .report_runs import crawl_logs
+
+    return crawl_logs(directory)
 
 
 def load_summary(path: Path | None) -> dict[str, Any] | None:

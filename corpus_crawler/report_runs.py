@@ -10,6 +10,7 @@ them up, and `render_text` / `CampaignReport.to_json` show them.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sqlite3
 from collections import Counter
@@ -19,11 +20,14 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
+from .crawllog import CrawlLogEntry, read_crawl_log
+
 __all__ = [
     "CampaignReport",
     "RunReport",
     "campaign_report",
     "campaign_runs",
+    "crawl_logs",
     "next_recrawl",
     "output_changes",
     "render_text",
@@ -56,6 +60,13 @@ class RunReport:
     dropped: dict[str, int] = field(default_factory=dict)
     duration_seconds: float = 0.0
     summary_file: str = ""
+    #: Where the figures come from: "summary", "crawl log" (a run killed before it
+    #: could write its summary) or "" (neither: no figures).
+    counted_from: str = ""
+
+    @property
+    def counted(self) -> bool:
+        return bool(self.counted_from)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -65,6 +76,7 @@ class RunReport:
             "finished": self.finished.isoformat(timespec="seconds") if self.finished else None,
             "finish_reason": self.reason or None,
             "summary": self.summary_file or None,
+            "counted_from": self.counted_from or None,
             "pages_fetched": self.pages_fetched,
             "documents": self.documents,
             "words": self.words,
@@ -244,6 +256,7 @@ def _from_summary(
         finished=finished or _parse_time(data.get("finished")),
         reason=reason or str(data.get("finish_reason") or ""),
         has_summary=True,
+        counted_from="summary",
         pages_fetched=_int(pages.get("responses")),
         documents=_int(pages.get("kept")),
         words=_int(text.get("words")),
@@ -286,6 +299,37 @@ def _owner(
     return best[1] if best else None
 
 
+def crawl_logs(directory: Path) -> list[Path]:
+    """The crawl logs of every run, oldest first: finished ones and the `.open` one of a
+    run still going or killed (its next run finishes it)."""
+    found = list(directory.glob("*.crawl.log")) + list(directory.glob("*.crawl.log.open"))
+    return sorted(found, key=lambda path: path.name)
+
+
+def _from_crawl_log(
+    run: RunReport, until: datetime | None, entries: Sequence[CrawlLogEntry]
+) -> RunReport:
+    """`run`'s figures counted from the crawl log lines of its time span."""
+    start = run.started
+    if start is None:
+        return run
+    mine = [e for e in entries if e.time >= start and (until is None or e.time < until)]
+    if not mine:
+        return run
+    dropped: Counter[str] = Counter(
+        e.outcome.partition(":")[2] for e in mine if e.outcome.startswith("dropped:")
+    )
+    return dataclasses.replace(
+        run,
+        pages_fetched=sum(1 for e in mine if e.status),
+        documents=sum(1 for e in mine if e.kept),
+        words=sum(int(e.annotations.get("words", 0) or 0) for e in mine if e.kept),
+        dropped=dict(dropped.most_common()),
+        duration_seconds=max(e.time for e in mine).timestamp() - start.timestamp(),
+        counted_from="crawl log",
+    )
+
+
 def campaign_runs(directory: Path) -> list[RunReport]:
     """Every run of the campaign in `directory`, oldest first.
 
@@ -321,7 +365,20 @@ def campaign_runs(directory: Path) -> list[RunReport]:
                 RunReport(number, kind, started, finished, reason, False, duration_seconds=duration)
             )
         previous = reason
+    if any(not run.has_summary for run in runs):
+        entries = [entry for path in crawl_logs(directory) for entry in _read_log(path)]
+        for index, run in enumerate(runs):
+            if not run.has_summary:
+                until = runs[index + 1].started if index + 1 < len(runs) else None
+                runs[index] = _from_crawl_log(run, run.finished or until, entries)
     return runs
+
+
+def _read_log(path: Path) -> list[CrawlLogEntry]:
+    try:
+        return list(read_crawl_log(path))
+    except (OSError, ValueError):
+        return []  # a log another run is renaming, or not ours: the summaries still count
 
 
 def campaign_report(directory: Path) -> CampaignReport:
@@ -350,14 +407,14 @@ def _row(label: str, run: RunReport) -> Sequence[str]:
     started = run.started.strftime("%Y-%m-%d %H:%M") if run.started else "?"
     end = run.reason or ("no end recorded (killed, or still running)")
     if not run.has_summary:
-        end += "; no summary"
+        end += "; no summary" + ("; counted from the crawl log" if run.counted else "")
     return (
         label,
         run.kind,
         started,
-        f"{run.pages_fetched:,}" if run.has_summary else "-",
-        f"{run.documents:,}" if run.has_summary else "-",
-        f"{run.words:,}" if run.has_summary else "-",
+        f"{run.pages_fetched:,}" if run.counted else "-",
+        f"{run.documents:,}" if run.counted else "-",
+        f"{run.words:,}" if run.counted else "-",
         _duration(run.duration_seconds),
         end,
     )
@@ -366,8 +423,8 @@ def _row(label: str, run: RunReport) -> Sequence[str]:
 def render_text(report: CampaignReport) -> str:
     """The campaign's runs as a plain-text table, the latest marked, then the totals."""
     lines = [
-        f"Campaign {report.profile or '?'} in {report.folder}: {len(report.runs)} run"
-        + ("s" if len(report.runs) != 1 else "")
+        f"Campaign {report.profile + ' ' if report.profile else ''}in {report.folder}:"
+        f" {len(report.runs)} run" + ("s" if len(report.runs) != 1 else "")
     ]
     if not report.runs:
         return lines[0] + "\n"
@@ -402,13 +459,14 @@ def render_text(report: CampaignReport) -> str:
     lines.append(line(headers))
     lines.extend(line(row) for row in rows)
     for run in report.runs:
-        if run.has_summary:
+        if run.counted:
             lines.append(f"dropped in run {run.number}: {_drops(run.dropped)}")
     lines.append(f"dropped in total: {_drops(totals['dropped'])}")
-    if totals["runs_without_summary"]:
+    uncounted = sum(not run.counted for run in report.runs)
+    if uncounted:
         lines.append(
-            f"{totals['runs_without_summary']} run(s) left no summary (killed with no"
-            " chance to write one, or still running): what they fetched is in the crawl"
-            " logs and the WARC files but not in these figures"
+            f"{uncounted} run(s) left neither a summary nor a crawl log (still running, or"
+            " killed with the crawl log off): what they fetched is in the WARC files but"
+            " not in these figures"
         )
     return "\n".join(lines) + "\n"

@@ -324,3 +324,42 @@ def test_an_output_switched_between_runs_says_what_it_misses(
         "corpus-crawler: note: output.prevertical.enabled is off in this run but was on"
         f" before: the prevertical files miss this run's {kept_now['kept']:,} documents"
     ) in resumed.stderr
+
+
+def test_report_counts_a_killed_run_from_its_crawl_log(site: SiteServer, tmp_path: Path) -> None:
+    profile = tmp_path / "walk.yaml"
+    profile.write_text(
+        PROFILE.format(base=site.base_url).replace("download_delay: 0", "download_delay: 0.4"),
+        encoding="utf-8",
+    )
+    out = tmp_path / "out"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "corpus_crawler.cli", "crawl", str(profile), "-o", str(out)],
+        cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + TIMEOUT
+        while time.monotonic() < deadline and process.poll() is None:
+            logs = list(out.glob("*.crawl.log.open"))
+            if logs and logs[0].read_text(encoding="utf-8").count(" kept ") >= 2:
+                break
+            time.sleep(0.05)
+        assert process.poll() is None, "the crawl ended before it could be killed"
+        process.kill()  # SIGKILL: no summary, the crawl log left .open
+    finally:
+        process.wait(timeout=TIMEOUT)
+    killed = json.loads(cli("report", str(out), "--json", cwd=tmp_path).stdout)
+    [run] = killed["runs"]
+    assert run["summary"] is None and run["finish_reason"] is None
+    assert run["counted_from"] == "crawl log"
+    assert run["documents"] >= 2
+
+    resumed = cli("crawl", str(profile), "-o", str(out), cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    report = json.loads(cli("report", str(out), "--json", cwd=tmp_path).stdout)
+    first, second = report["runs"]
+    assert first["counted_from"] == "crawl log" and first["documents"] == run["documents"]
+    assert second["counted_from"] == "summary" and second["kind"] == "resume"
+    assert report["total"]["documents"] == first["documents"] + second["documents"]
+    text = cli("report", str(out), cwd=tmp_path).stdout
+    assert "no summary; counted from the crawl log" in text
