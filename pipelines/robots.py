@@ -33,7 +33,14 @@ from typing import Any
 from scrapy import Request, signals
 from scrapy.crawler import Crawler
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
-from scrapy.exceptions import IgnoreRequest
+from scrapy.exceptions import (
+    CannotResolveHostError,
+    DownloadConnectionRefusedError,
+    DownloadFailedError,
+    DownloadTimeoutError,
+    IgnoreRequest,
+    ResponseDataLossError,
+)
 from scrapy.http import Response
 from scrapy.http.request import NO_CALLBACK
 from scrapy.robotstxt import RobotParser
@@ -86,6 +93,29 @@ def shared_robots_config(settings: BaseSettings) -> SharedRobotsConfig:
         ) from None
 
 
+#: Failures to fetch a robots.txt that are the network's answer, not a bug: Scrapy's
+#: middleware logs each with a traceback of ~60 lines (a seed list with a few dead
+#: hosts filled the terminal); the one-line message says all there is.
+_NETWORK_FAILURES = (
+    DownloadConnectionRefusedError,
+    CannotResolveHostError,
+    DownloadTimeoutError,
+    DownloadFailedError,
+    ResponseDataLossError,
+)
+
+
+class _NetworkFailureWithoutTraceback(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and isinstance(record.exc_info[1], _NETWORK_FAILURES):
+            record.exc_info = None
+            record.exc_text = None
+        return True
+
+
+_ROBOTS_LOG_FILTER = _NetworkFailureWithoutTraceback()
+
+
 @dataclass(slots=True)
 class _Known:
     """A host's rules in this process: the parser (None: allow all) until `expires`."""
@@ -101,6 +131,8 @@ class BoundedRobotsTxtMiddleware(RobotsTxtMiddleware):
 
     def __init__(self, crawler: Crawler) -> None:
         super().__init__(crawler)
+        # Scrapy's own logger (the filter is kept once, whatever the number of crawlers)
+        logging.getLogger("scrapy.downloadermiddlewares.robotstxt").addFilter(_ROBOTS_LOG_FILTER)
         self.max_bytes = crawler.settings.getint("CORPUS_ROBOTS_MAX_BYTES", ROBOTS_TXT_MAX_BYTES)
         self._shared: SharedRobotsTxt | None = None
         #: Seconds a host rests after a response (the profile's delay).

@@ -7,6 +7,7 @@ against the demo site served on 127.0.0.1, and checks what the user sees.
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import sys
 import time
@@ -363,3 +364,20 @@ def test_report_counts_a_killed_run_from_its_crawl_log(site: SiteServer, tmp_pat
     assert report["total"]["documents"] == first["documents"] + second["documents"]
     text = cli("report", str(out), cwd=tmp_path).stdout
     assert "no summary; counted from the crawl log" in text
+
+
+def test_a_dead_seed_host_costs_lines_not_tracebacks(site: SiteServer, tmp_path: Path) -> None:
+    with socket.socket() as probe:  # a port nothing listens on once it is closed
+        probe.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{probe.getsockname()[1]}/"
+    profile = tmp_path / "walk.yaml"
+    profile.write_text(
+        PROFILE.format(base=site.base_url).replace(
+            f'["{site.base_url}/"]', f'["{site.base_url}/", "{dead}"]'
+        ),
+        encoding="utf-8",
+    )
+    result = cli("crawl", str(profile), "-o", str(tmp_path / "out"), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert f"could not fetch {dead}: Connection was refused" in result.stderr
+    assert "Traceback" not in result.stderr, result.stderr[-3000:]
