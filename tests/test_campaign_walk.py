@@ -381,3 +381,32 @@ def test_a_dead_seed_host_costs_lines_not_tracebacks(site: SiteServer, tmp_path:
     assert result.returncode == 0, result.stderr[-3000:]
     assert f"could not fetch {dead}: Connection was refused" in result.stderr
     assert "Traceback" not in result.stderr, result.stderr[-3000:]
+
+
+def test_a_scope_narrowed_between_runs_applies_to_the_queued_frontier(
+    site: SiteServer, tmp_path: Path
+) -> None:
+    profile = tmp_path / "walk.yaml"
+    profile.write_text(PROFILE.format(base=site.base_url), encoding="utf-8")
+    out = tmp_path / "out"
+    first = cli(
+        "crawl", str(profile), "-o", str(out),
+        "-s", "CLOSESPIDER_PAGECOUNT=1", "-s", "CONCURRENT_REQUESTS=1", cwd=tmp_path,
+    )  # fmt: skip
+    assert first.returncode == 0, first.stderr[-2000:]
+    profile.write_text(
+        PROFILE.format(base=site.base_url).replace(
+            "scope:\n", 'scope:\n  deny_patterns: ["/articles/"]\n'
+        ),
+        encoding="utf-8",
+    )
+    resumed = cli("crawl", str(profile), "-o", str(out), cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    assert "requests queued by an earlier run are out of this profile's scope" in resumed.stderr
+    outcomes = crawl_log_outcomes(out)
+    articles = {url: outcome for url, outcome in outcomes.items() if "/articles/" in url}
+    assert articles and set(articles.values()) == {"refused:denied"}, articles
+    stats = summaries(out)[1]["stats"]
+    assert isinstance(stats, dict)
+    assert stats["corpus/frontier/refused/denied"] == len(articles)
+    assert outcomes[f"{site.base_url}/about.html"] == "kept"  # the rest of the frontier goes on
