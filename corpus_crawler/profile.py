@@ -659,7 +659,9 @@ class Profile:
                     f" ({exc.strerror}); paths are relative to the profile's folder"
                 ) from None
             if found.problems:
-                raise ProfileError("; ".join(str(problem) for problem in found.problems))
+                shown = "; ".join(str(problem) for problem in found.problems[:20])
+                more = len(found.problems) - 20
+                raise ProfileError(shown + (f"; and {more:,} more bad lines" if more > 0 else ""))
             urls.extend(url for url, _ in found.urls)
         return tuple(dict.fromkeys(urls))
 

@@ -222,7 +222,8 @@ def _read_summaries(directory: Path) -> list[tuple[Path, dict[str, Any]]]:
             data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue  # a summary cut short by a full disk: the store still has the run
-        if isinstance(data, dict):
+        # a crawl's summary, not another tool's file of the same ending (`process`)
+        if isinstance(data, dict) and "finish_reason" in data and "pages" in data:
             found.append((path, data))
     found.sort(key=lambda item: (_parse_time(item[1].get("started")) or datetime.min.replace(
         tzinfo=timezone.utc), item[0].name))  # fmt: skip
