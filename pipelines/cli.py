@@ -744,8 +744,8 @@ def run_demo(args: argparse.Namespace) -> int:
             network=dataclasses.replace(profile.network, allowed_networks=("127.0.0.1/32",)),
         )
         print(
-            f"Serving the bundled demo site ({pages} HTML pages and a few other files)"
-            f" at {server.base_url}/",
+            f"Serving the bundled demo site ({pages} HTML pages, one of them disallowed by"
+            f" its robots.txt, and a few other files) at {server.base_url}/",
             file=sys.stderr,
         )
         print("Crawling it with the full pipeline ...", file=sys.stderr)
