@@ -62,12 +62,23 @@ def run(args: argparse.Namespace) -> int:
     if args.log:
         logs = [Path(name) for name in args.log]
     if not logs:
-        print(
-            f"corpus-crawler report: no crawl log (*.crawl.log) in {directory}: crawl with"
-            " output.crawl_log: true (the default), or name one with --log",
-            file=sys.stderr,
+        message = (
+            f"no crawl log (*.crawl.log) in {directory}: crawl with"
+            " output.crawl_log: true (the default), or name one with --log"
         )
-        return 2
+        campaign = campaign_report(directory)
+        if not campaign.runs:
+            print(f"corpus-crawler report: {message}", file=sys.stderr)
+            return 2
+        # the runs' summaries still tell pages, documents, words and drops
+        if args.latest:
+            campaign = type(campaign)(campaign.folder, campaign.profile, campaign.runs[-1:])
+        if args.json:
+            print(json.dumps(dict(campaign.to_json(), report=None), indent=2))
+        else:
+            print(render_text(campaign), end="")
+        print(f"corpus-crawler report: no HTML report: {message}", file=sys.stderr)
+        return 0
     name = (latest_logs or logs)[-1].name.removesuffix(".open").removesuffix(".crawl.log")
     default_name = f"{name}.report.html" if args.latest else f"{name}.campaign-report.html"
     target = Path(args.output) if args.output else directory / default_name

@@ -410,3 +410,23 @@ def test_a_scope_narrowed_between_runs_applies_to_the_queued_frontier(
     assert isinstance(stats, dict)
     assert stats["corpus/frontier/refused/denied"] == len(articles)
     assert outcomes[f"{site.base_url}/about.html"] == "kept"  # the rest of the frontier goes on
+
+
+def test_report_without_a_crawl_log_still_shows_the_runs(site: SiteServer, tmp_path: Path) -> None:
+    profile = tmp_path / "walk.yaml"
+    profile.write_text(
+        PROFILE.format(base=site.base_url).replace("output:\n", "output:\n  crawl_log: false\n"),
+        encoding="utf-8",
+    )
+    out = tmp_path / "out"
+    crawled = cli("crawl", str(profile), "-o", str(out), cwd=tmp_path)
+    assert crawled.returncode == 0, crawled.stderr[-2000:]
+    assert not list(out.glob("*.crawl.log"))
+    result = cli("report", str(out), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    [summary] = summaries(out)
+    pages = summary["pages"]
+    assert isinstance(pages, dict)
+    [latest] = [line for line in result.stdout.splitlines() if line.startswith("1 (latest)")]
+    assert f" {pages['kept']:,} " in latest
+    assert "no HTML report: no crawl log (*.crawl.log)" in result.stderr
