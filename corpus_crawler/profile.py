@@ -30,6 +30,7 @@ from .config import ConfigError, ExtractConfig, JustextParams, Preset
 from .dedup import DedupConfig, MarkAction
 from .recrawl import Schedule as RecrawlSchedule
 from .recrawl import parse_interval
+from .seeds import read_seed_file
 from .yieldrate import YieldConfig
 
 __all__ = [
@@ -642,27 +643,26 @@ class Profile:
         return Path(self.source).parent if self.source else Path.cwd()
 
     def seed_urls(self) -> tuple[str, ...]:
-        """Start URLs from the profile and from its seed files, in order, without duplicates."""
+        """Start URLs from the profile and from its seed files, in order, without duplicates.
+
+        Strict: a bad line raises, with every bad line named (the crawl itself skips
+        them and goes on: `spiders.corpus`).
+        """
         urls: list[str] = list(self.seeds.urls)
         for name in self.seeds.files:
             path = Path(name) if Path(name).is_absolute() else self.base_dir / name
             try:
-                text = path.read_text(encoding="utf-8")
+                found = read_seed_file(path, max_length=self.scope.max_url_length)
             except OSError as exc:
                 raise ProfileError(
                     f"{self.source or 'profile'}: seeds.files: cannot read {path}"
                     f" ({exc.strerror}); paths are relative to the profile's folder"
                 ) from None
-            for number, line in enumerate(text.splitlines(), 1):
-                url = line.split("#", 1)[0].strip()
-                if not url:
-                    continue
-                if not url.startswith(("http://", "https://")):
-                    raise ProfileError(
-                        f"{path}:{number}: {url!r} is not an http(s) URL:"
-                        " write one URL per line with its scheme"
-                    )
-                urls.append(url)
+            if found.problems:
+                shown = "; ".join(str(problem) for problem in found.problems[:20])
+                more = len(found.problems) - 20
+                raise ProfileError(shown + (f"; and {more:,} more bad lines" if more > 0 else ""))
+            urls.extend(url for url, _ in found.urls)
         return tuple(dict.fromkeys(urls))
 
 

@@ -29,12 +29,22 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from .crawllog import CrawlLogEntry, read_crawl_log
 
-__all__ = ["CrawlStats", "collect", "find_crawl_files", "render_html", "write_report"]
+if TYPE_CHECKING:
+    from .report_runs import CampaignReport
+
+__all__ = [
+    "CrawlStats",
+    "campaign_crawl_logs",
+    "collect",
+    "find_crawl_files",
+    "render_html",
+    "write_report",
+]
 
 #: Hosts shown in the top-hosts plot and table.
 TOP_HOSTS = 20
@@ -222,13 +232,21 @@ def render_html(
     title: str = "Crawl report",
     generated: datetime | None = None,
     final: bool = True,
+    campaign: CampaignReport | None = None,
 ) -> str:
-    """The report as one self-contained HTML page."""
+    """The report as one self-contained HTML page.
+
+    With `campaign` (the logs of every run), the headline counts every run, the
+    duration is the runs' own (not the weeks between them), and a table shows each
+    run with the latest marked.
+    """
     summary = summary or {}
     generated = generated or datetime.now(timezone.utc)
     fetched = sum(stats.host_pages.values())
     kept = sum(stats.host_kept.values())
     elapsed = (stats.last - stats.first).total_seconds() if stats.first and stats.last else 0.0
+    if campaign is not None and campaign.runs:
+        elapsed = campaign.totals["duration_seconds"] or elapsed
     state = "finished" if final else "in progress (refreshed during the crawl)"
     profile = summary.get("profile")
     reason = summary.get("finish_reason") if final else None
@@ -256,6 +274,8 @@ def render_html(
         + "".join(f'<div class="card"><b>{_e(v)}</b>{_e(k)}</div>' for k, v in cards)
         + "</div>",
     ]
+    if campaign is not None and campaign.runs:
+        parts.append(_runs_section(campaign))
     plots: list[tuple[str, str]] = []
     if stats.timeline:
         plots.append(("Pages and documents over time", _timeline(stats)))
@@ -318,7 +338,10 @@ def render_html(
             [(o, c, _percent(c, stats.entries)) for o, c in stats.outcomes.most_common()],
         )
     )
-    if summary.get("dropped"):
+    if campaign is not None and campaign.runs:
+        parts.append("<h3>Documents dropped (every run, from their summaries)</h3>")
+        parts.append(_table(("reason", "pages"), list(campaign.totals["dropped"].items())))
+    elif summary.get("dropped"):
         parts.append("<h3>Documents dropped (from the summary)</h3>")
         parts.append(
             _table(("reason", "pages"), [(k, v) for k, v in summary["dropped"].items() if v])
@@ -350,6 +373,45 @@ def render_html(
     return "\n".join(parts) + "\n"
 
 
+def _runs_section(campaign: CampaignReport) -> str:
+    latest = campaign.latest
+    rows = []
+    for run in campaign.runs:
+        counted = run.counted
+        rows.append(
+            (
+                f"{run.number} (latest)" if run is latest else run.number,
+                run.kind,
+                run.started.strftime("%Y-%m-%d %H:%M") if run.started else "?",
+                f"{run.pages_fetched:,}" if counted else "-",
+                f"{run.documents:,}" if counted else "-",
+                f"{run.words:,}" if counted else "-",
+                f"{sum(run.dropped.values()):,}" if counted else "-",
+                f"{run.duration_seconds / 60:.1f} min",
+                (run.reason or "no end recorded")
+                + ("" if run.has_summary else "; no summary")
+                + ("; counted from the crawl log" if run.counted_from == "crawl log" else ""),
+            )
+        )
+    totals = campaign.totals
+    rows.append(
+        (
+            "total",
+            f"{totals['runs']} runs",
+            "",
+            f"{totals['pages_fetched']:,}",
+            f"{totals['documents']:,}",
+            f"{totals['words']:,}",
+            f"{sum(totals['dropped'].values()):,}",
+            f"{totals['duration_seconds'] / 60:.1f} min",
+            "",
+        )
+    )
+    headers = ("run", "kind", "started (UTC)", "pages", "documents", "words", "dropped",
+               "duration", "end")  # fmt: skip
+    return "<h2>Runs of the campaign</h2>" + _table(headers, rows)
+
+
 def write_report(
     crawl_logs: Sequence[Path],
     target: Path,
@@ -357,10 +419,11 @@ def write_report(
     summary: dict[str, Any] | None = None,
     title: str = "Crawl report",
     final: bool = True,
+    campaign: CampaignReport | None = None,
 ) -> Path:
     """Read the crawl logs, write the report to `target` (atomically); returns `target`."""
     entries = (entry for path in crawl_logs for entry in read_crawl_log(path))
-    text = render_html(collect(entries), summary, title=title, final=final)
+    text = render_html(collect(entries), summary, title=title, final=final, campaign=campaign)
     temporary = target.with_name(target.name + ".open")
     temporary.write_text(text, encoding="utf-8")
     os.replace(temporary, target)
@@ -397,6 +460,14 @@ def find_crawl_files(directory: Path) -> tuple[list[Path], Path | None]:
     dated = [(abs((stamp - started).total_seconds()), log.name, log)
              for log in logs if (stamp := _stamp(log)) is not None]  # fmt: skip
     return ([min(dated)[2]] if dated else logs[-1:]), summary
+
+
+def campaign_crawl_logs(directory: Path) -> list[Path]:
+    """Every crawl log in `directory` (all runs of its campaign, and the `.open` one of a
+    run still going or killed), oldest first."""
+    from .report_runs import crawl_logs
+
+    return crawl_logs(directory)
 
 
 def load_summary(path: Path | None) -> dict[str, Any] | None:

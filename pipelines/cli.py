@@ -27,12 +27,14 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from corpus_crawler.config import ConfigError
 from corpus_crawler.profile import Profile, ProfileError, load_profile
+from corpus_crawler.seeds import read_seed_file
 from corpus_crawler.state import DATABASE_NAME, OUTPUT_EXTENSIONS
 from pipelines.settingnames import check_setting_names
 from pipelines.settingtypes import check_setting_types
@@ -199,6 +201,23 @@ def _crawl_settings(
 
 def preflight(profile: Profile, output: str | None, overrides: dict[str, Any]) -> None:
     """Check what would make the crawl fail at once; raise `PreflightError` with one line."""
+    try:
+        # the one check of setting values (pipelines.settingtypes), as the spider makes it
+        check_setting_types(profile.settings, f"{profile.source or 'profile'}: settings.")
+        check_setting_types(overrides, "-s ")
+    except ConfigError as exc:
+        raise PreflightError(str(exc)) from None
+    check_crawl_settings(_crawl_settings(profile, output, overrides), profile.settings, overrides)
+
+
+def check_crawl_settings(
+    settings: Any, profile_settings: Iterable[str], command_line: Iterable[str]
+) -> None:
+    """The checks of a crawl's merged Scrapy `settings` before it starts, for the CLI's
+    `crawl` and for `scrapy crawl corpus` alike (`spiders.corpus.CorpusSpider`):
+    `CORPUS_*` names in the profile's `settings:` and on the command line, setting
+    values, seeds, the output folder (writable, not locked, this profile's campaign,
+    no other tool's files). Raises `PreflightError` with one line."""
     from scrapy.exceptions import NotConfigured
 
     from corpus_crawler._cli_checks import output_folder_problem, recrawl_problem
@@ -209,15 +228,12 @@ def preflight(profile: Profile, output: str | None, overrides: dict[str, Any]) -
     from pipelines.writer import OutputSettings
     from spiders.corpus import SpiderConfig
 
+    source = settings.get("CORPUS_PROFILE_PATH") or "profile"
     try:
-        # the one check of setting values (pipelines.settingtypes), as the spider makes it
-        check_setting_types(profile.settings, f"{profile.source or 'profile'}: settings.")
-        check_setting_types(overrides, "-s ")
-        check_setting_names(profile.settings, f"{profile.source or 'profile'}: settings.")
-        check_setting_names(overrides, "-s ")
+        check_setting_names(profile_settings, f"{source}: settings.")
+        check_setting_names(command_line, "-s ")
     except ConfigError as exc:
         raise PreflightError(str(exc)) from None
-    settings = _crawl_settings(profile, output, overrides)
     try:
         for build in (
             SpiderConfig.from_settings,
@@ -238,13 +254,17 @@ def preflight(profile: Profile, output: str | None, overrides: dict[str, Any]) -
         )
     for seed_file in spider.seed_files:
         try:
-            with open(seed_file, "rb") as handle:
-                handle.read(1)
+            found = read_seed_file(seed_file, max_length=spider.traps.max_url_length)
         except OSError as exc:
             raise PreflightError(
                 f"cannot read seed file {seed_file}: {exc.strerror or exc}"
                 " (fix seeds.files in the profile)"
             ) from None
+        if not found.urls:
+            # bad lines are skipped during the crawl (each one logged); a file with
+            # none that is good is the wrong file, not a typo
+            first = f"; the first bad line: {found.problems[0]}" if found.problems else ""
+            raise PreflightError(f"seed file {seed_file} holds no URL{first}")
     directory = Path(settings.get("CORPUS_OUTPUT_DIR") or "output")
     if settings.getbool("CORPUS_RECRAWL_ENABLED"):
         # before the folder is made: nothing is written
@@ -262,7 +282,10 @@ def preflight(profile: Profile, output: str | None, overrides: dict[str, Any]) -
     lock.release()
     if settings.get("CORPUS_DISTRIBUTED_REDIS_URL"):
         return  # the campaign is in Redis; the folder is this worker's slot
-    _check_same_campaign(directory, profile)
+    _check_same_campaign(
+        directory,
+        str(settings.get("CORPUS_PROFILE_NAME") or ""),
+    )
     _check_no_foreign_outputs(directory)
 
 
@@ -312,17 +335,17 @@ def earlier_campaign(directory: Path) -> tuple[str, str] | None:
     return None
 
 
-def _check_same_campaign(directory: Path, profile: Profile) -> None:
+def _check_same_campaign(directory: Path, profile_name: str) -> None:
     """A folder is one campaign: a crawl of another profile there would continue it,
     skipping every URL it has seen (a silent run of 0 pages), and mix two corpora."""
     earlier = earlier_campaign(directory)
-    if earlier is None or earlier[0] == profile.name:
+    if earlier is None or earlier[0] == profile_name:
         return
     name, path = earlier
     raise PreflightError(
         f"{directory} holds the campaign of profile {name!r}"
         + (f" ({path})" if path else "")
-        + f", not of {profile.name!r}: give this crawl its own folder with -o OUTDIR"
+        + f", not of {profile_name!r}: give this crawl its own folder with -o OUTDIR"
         f" (or, to continue that campaign, set `name: {name}` in the profile)"
     )
 
@@ -485,6 +508,11 @@ def _finish(result: CrawlResult) -> int:
     note = nothing_left_note(result.summary)
     if note and code is ExitCode.OK:
         print(f"corpus-crawler: {note}", file=sys.stderr)
+    if result.summary.get("output_dir"):
+        from corpus_crawler.report_runs import output_changes
+
+        for change in output_changes(Path(str(result.summary["output_dir"]))):
+            print(f"corpus-crawler: note: {change}", file=sys.stderr)
     if code is ExitCode.WRITE_FAILURE:
         print(
             f"corpus-crawler: stopped: {result.write_failure or 'the output could not be written'}",
@@ -501,6 +529,9 @@ def _finish(result: CrawlResult) -> int:
 def nothing_left_note(summary: dict[str, Any]) -> str | None:
     """Why a run of an earlier campaign fetched nothing, and what to run instead."""
     campaign = summary.get("campaign") or {}
+    recrawl = summary.get("recrawl") or {}
+    if summary and recrawl.get("pass") and not recrawl.get("due"):
+        return _nothing_due_note(Path(str(summary.get("output_dir") or ".")))
     if (
         not summary
         or summary.get("pages", {}).get("responses")
@@ -516,6 +547,28 @@ def nothing_left_note(summary: dict[str, Any]) -> str | None:
         f" {totals.get('documents_kept', 0)} documents kept by its earlier runs)."
         " Add --recrawl to revisit its pages that are due, add seeds to the profile to"
         " grow it, or give a new crawl its own folder with -o OUTDIR"
+    )
+
+
+def _nothing_due_note(directory: Path) -> str:
+    """A recrawl pass that found no URL due: when the first one is, and what sets it."""
+    from datetime import datetime, timezone
+
+    from corpus_crawler.report_runs import next_recrawl
+
+    tracked, due = next_recrawl(directory)
+    if due is None:
+        return (
+            f"nothing was due for a recrawl: the campaign in {directory} tracks"
+            f" {tracked:,} URLs and none is waiting for a revisit"
+        )
+    wait = (due - datetime.now(timezone.utc)).total_seconds()
+    when = f"in {wait / 3600:.1f} h" if wait >= 3600 else f"in {max(wait, 0) / 60:.0f} min"
+    return (
+        f"nothing was due for a recrawl: of the {tracked:,} URLs the campaign in"
+        f" {directory} tracks, the first is due at {due.isoformat(timespec='minutes')}"
+        f" ({when}); run --recrawl again then, or shorten schedule.initial_interval /"
+        " schedule.min_interval in the profile (they apply to revisits scheduled after)"
     )
 
 
@@ -696,8 +749,8 @@ def run_demo(args: argparse.Namespace) -> int:
             network=dataclasses.replace(profile.network, allowed_networks=("127.0.0.1/32",)),
         )
         print(
-            f"Serving the bundled demo site ({pages} HTML pages and a few other files)"
-            f" at {server.base_url}/",
+            f"Serving the bundled demo site ({pages} HTML pages, one of them disallowed by"
+            f" its robots.txt, and a few other files) at {server.base_url}/",
             file=sys.stderr,
         )
         print("Crawling it with the full pipeline ...", file=sys.stderr)
@@ -749,6 +802,17 @@ def report(result: CrawlResult) -> str:
         f" (yield {text['yield_percent']:.1f}%)",
         f"  dropped: {dropped}",
     ]
+    bad_seeds = {
+        key.rpartition("/")[2]: value
+        for key, value in (summary.get("stats") or {}).items()
+        if key.startswith("corpus/seeds/bad/") and value
+    }
+    if bad_seeds:
+        lines.append(
+            f"  seeds:   {sum(bad_seeds.values()):,} skipped ("
+            + ", ".join(f"{reason} {count:,}" for reason, count in sorted(bad_seeds.items()))
+            + "), each named with its file:line in the log above"
+        )
     base = Path(summary["output_dir"])
     for label, key in (
         ("WARC", "warc"),

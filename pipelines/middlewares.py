@@ -26,26 +26,52 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 
+#: `spiders.scope.Refusal` values: what the profile's scope says of a URL (hosts, TLDs,
+#: deny patterns, schemes, file extensions), as opposed to its trap limits.
+_SCOPE_REFUSALS = frozenset({"host", "denied", "scheme", "binary"})
+
+
 class ScopeGuardMiddleware:
-    """Redirects lead outside the crawl's scope only if the spider's scope allows the target."""
+    """Redirects lead outside the crawl's scope only if the spider's scope allows the target;
+    and a request queued by an earlier run of the campaign is fetched only if the scope
+    of this run allows it (a scope narrowed between runs, to stop a trap or leave a
+    site, applies to the frontier too, not only to links found from now on)."""
 
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
+        self._told = False
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ScopeGuardMiddleware:
         return cls(crawler)
 
     def process_request(self, request: Request) -> None:
-        if "redirect_urls" not in request.meta:
-            return
+        if request.meta.get("dont_obey_robotstxt"):
+            return  # a robots.txt fetch: the host's rules, whatever the page scope says
         scope = getattr(self.crawler.spider, "scope", None)
         if scope is None:
             return
         refusal = scope.check(request.url, page=not request.meta.get("corpus_sitemap"))
-        if refusal is not None:
+        if refusal is None:
+            return
+        if "redirect_urls" in request.meta:
             self.crawler.stats.inc_value(f"corpus/redirects/refused/{refusal}")
             raise IgnoreRequest(f"redirect out of scope ({refusal}): {request.url}")
+        if str(refusal) not in _SCOPE_REFUSALS:
+            # a trap limit (URL length, repeated segments...) measured on the URL as the
+            # spider wrote it; the request's escaped form may measure otherwise
+            return
+        # the spider checks every link against this scope before it is queued: a refusal
+        # here is a request an earlier run queued under another scope
+        self.crawler.stats.inc_value(f"corpus/frontier/refused/{refusal}")
+        if not self._told:
+            self._told = True
+            logger.warning(
+                "requests queued by an earlier run are out of this profile's scope (%s: %s):"
+                " they are skipped, counted as corpus/frontier/refused/<reason>",
+                refusal, request.url,
+            )  # fmt: skip
+        raise IgnoreRequest(f"refused ({refusal}): {request.url}")
 
 
 # -- WARC capture and size cap: in pipelines.capture (re-exported for old imports) ----------

@@ -28,11 +28,19 @@ import logging
 import threading
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from scrapy import Request, signals
 from scrapy.crawler import Crawler
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
-from scrapy.exceptions import IgnoreRequest
+from scrapy.exceptions import (
+    CannotResolveHostError,
+    DownloadConnectionRefusedError,
+    DownloadFailedError,
+    DownloadTimeoutError,
+    IgnoreRequest,
+    ResponseDataLossError,
+)
 from scrapy.http import Response
 from scrapy.http.request import NO_CALLBACK
 from scrapy.robotstxt import RobotParser
@@ -43,6 +51,7 @@ from scrapy.utils.misc import build_from_crawler
 from twisted.internet.defer import Deferred
 from twisted.internet.task import LoopingCall, deferLater
 from twisted.internet.threads import deferToThread
+from twisted.python.failure import Failure
 
 from corpus_crawler.redis_robots import (
     NO_RESPONSE,
@@ -84,6 +93,29 @@ def shared_robots_config(settings: BaseSettings) -> SharedRobotsConfig:
         ) from None
 
 
+#: Failures to fetch a robots.txt that are the network's answer, not a bug: Scrapy's
+#: middleware logs each with a traceback of ~60 lines (a seed list with a few dead
+#: hosts filled the terminal); the one-line message says all there is.
+_NETWORK_FAILURES = (
+    DownloadConnectionRefusedError,
+    CannotResolveHostError,
+    DownloadTimeoutError,
+    DownloadFailedError,
+    ResponseDataLossError,
+)
+
+
+class _NetworkFailureWithoutTraceback(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and isinstance(record.exc_info[1], _NETWORK_FAILURES):
+            record.exc_info = None
+            record.exc_text = None
+        return True
+
+
+_ROBOTS_LOG_FILTER = _NetworkFailureWithoutTraceback()
+
+
 @dataclass(slots=True)
 class _Known:
     """A host's rules in this process: the parser (None: allow all) until `expires`."""
@@ -99,6 +131,8 @@ class BoundedRobotsTxtMiddleware(RobotsTxtMiddleware):
 
     def __init__(self, crawler: Crawler) -> None:
         super().__init__(crawler)
+        # Scrapy's own logger (the filter is kept once, whatever the number of crawlers)
+        logging.getLogger("scrapy.downloadermiddlewares.robotstxt").addFilter(_ROBOTS_LOG_FILTER)
         self.max_bytes = crawler.settings.getint("CORPUS_ROBOTS_MAX_BYTES", ROBOTS_TXT_MAX_BYTES)
         self._shared: SharedRobotsTxt | None = None
         #: Seconds a host rests after a response (the profile's delay).
@@ -119,6 +153,26 @@ class BoundedRobotsTxtMiddleware(RobotsTxtMiddleware):
             self._writer = campaign.writer
 
     # -- one process (Scrapy's flow, with the bounded parse) -------------------------------
+
+    async def _local_robot_parser(self, request: Request) -> RobotParser | None:
+        """Scrapy's lookup, but every request that waits for a robots.txt being fetched
+        gets the parser. Scrapy (2.13-2.19) has them all await the one Deferred through
+        `Deferred.asFuture`, which leaves it firing None for the next: under the asyncio
+        reactor only the first waiter had the rules and the others were let through as
+        if the host had no robots.txt. A fresh crawl rarely has two waiters; a resume,
+        or a seed list of many pages of one host, has dozens, and fetched disallowed
+        pages (the demo site's /private/draft.html)."""
+        pending = self._parsers.get(urlparse_cached(request).netloc)
+        if not isinstance(pending, Deferred):
+            return await super().robot_parser(request)
+        waiter: Deferred[RobotParser | None] = Deferred()
+
+        def relay(result: Any) -> Any:
+            waiter.callback(None if isinstance(result, Failure) else result)
+            return result  # the next waiter sees the parser too
+
+        pending.addBoth(relay)
+        return await maybe_deferred_to_future(waiter)
 
     async def _parse_robots(self, response: Response, netloc: str, request: Request) -> None:
         parser = await self._parse_response(response, request)
@@ -150,7 +204,7 @@ class BoundedRobotsTxtMiddleware(RobotsTxtMiddleware):
 
     async def robot_parser(self, request: Request) -> RobotParser | None:
         if self._shared is None:
-            return await super().robot_parser(request)
+            return await self._local_robot_parser(request)
         netloc = urlparse_cached(request).netloc
         known = self._known.get(netloc)
         if isinstance(known, list):  # another request of this host is looking it up

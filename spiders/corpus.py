@@ -27,7 +27,6 @@ from collections import Counter
 from collections.abc import AsyncIterator, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -44,6 +43,7 @@ from corpus_crawler.config import ConfigError
 from corpus_crawler.mediatype import is_html as response_is_html
 from corpus_crawler.mediatype import parse_content_type
 from corpus_crawler.profile import Profile, load_profile
+from corpus_crawler.seeds import read_seed_file
 from corpus_crawler.sitemaps import (
     SitemapBudget,
     SitemapContent,
@@ -117,15 +117,28 @@ class SpiderConfig:
         )
 
 
-def _read_seed_file(path: str) -> Iterator[str]:
+#: What to do about a seed the scope refuses, by refusal (`spiders.scope.Refusal`).
+_SEED_REFUSAL_FIXES = {
+    "host": "add its host to scope.allowed_domains, or drop the seed",
+    "denied": "it matches scope.deny_patterns: narrow the pattern, or drop the seed",
+    "binary": "its extension names a file that is not a page: drop the seed",
+    "scheme": "only http:// and https:// pages are crawled: drop the seed",
+}
+
+
+def _check_before_the_crawl(settings: BaseSettings, profile: Profile | None) -> None:
+    from scrapy.settings import SETTINGS_PRIORITIES
+
+    from pipelines.cli import PreflightError, check_crawl_settings
+
+    cmdline = SETTINGS_PRIORITIES["cmdline"]
+    command_line = [name for name in settings if settings.getpriority(name) == cmdline]
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise CloseSpider(f"cannot read seed file {path}: {exc.strerror}") from None
-    for line in text.splitlines():
-        url = line.split("#", 1)[0].strip()
-        if url:
-            yield url
+        check_crawl_settings(settings, profile.settings if profile else (), command_line)
+    except PreflightError as exc:
+        # the CLI's fixes name its own option; Scrapy's -o is a feed export
+        message = str(exc).replace("-o OUTDIR", "-s CORPUS_OUTPUT_DIR=OUTDIR")
+        exit_with(PreflightError(message), "scrapy crawl corpus", int(exc.code))
 
 
 class CorpusSpider(Spider):
@@ -137,6 +150,7 @@ class CorpusSpider(Spider):
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> CorpusSpider:
         profile = kwargs.pop("profile", None)
+        loaded: Profile | None = None
         try:
             if profile is not None:
                 loaded = profile if isinstance(profile, Profile) else load_profile(str(profile))
@@ -146,6 +160,10 @@ class CorpusSpider(Spider):
             check_command_line(crawler.settings)
         except ConfigError as exc:  # a ProfileError too: one line, no traceback
             exit_with(exc)
+        if not isinstance(profile, Profile):
+            # `scrapy crawl corpus`: the same checks as `corpus-crawler crawl` makes
+            # before it starts Scrapy (which hands the spider a loaded Profile)
+            _check_before_the_crawl(crawler.settings, loaded)
         spider = super().from_crawler(crawler, *args, **kwargs)
         spider._set_up(crawler)
         return spider
@@ -185,15 +203,37 @@ class CorpusSpider(Spider):
 
     # -- seeds ------------------------------------------------------------------------
 
-    def _seed_urls(self) -> list[str]:
-        urls = list(self.config.seed_urls)
+    def _seed_urls(self) -> dict[str, str]:
+        """Seed URL -> where it was read ("seeds.urls" or "FILE:LINE"), in order.
+
+        A bad line of a seed file is skipped, named by file and line, and counted
+        (`corpus.seeds`): one typo in a long list must not stop the crawl.
+        """
+        seeds = dict.fromkeys(self.config.seed_urls, "seeds.urls")
         for path in self.config.seed_files:
-            urls.extend(_read_seed_file(path))
-        return list(dict.fromkeys(urls))
+            try:
+                found = read_seed_file(path, max_length=self.config.traps.max_url_length)
+            except OSError as exc:
+                raise CloseSpider(f"cannot read seed file {path}: {exc.strerror}") from None
+            for problem in found.problems:
+                self.logger.warning("seed line skipped: %s", problem)
+                self._counts[f"corpus/seeds/bad/{problem.reason}"] += 1
+            if found.problems:
+                self.logger.warning(
+                    "%s: %d bad line(s) skipped, each listed above; %d seed URL(s) read",
+                    path, len(found.problems), len(found.urls),
+                )  # fmt: skip
+            if not found.urls:
+                first = f"; the first: {found.problems[0]}" if found.problems else ""
+                raise CloseSpider(f"seed file {path} holds no URL{first}")
+            for url, line in found.urls:
+                seeds.setdefault(url, f"{path}:{line}")
+        return seeds
 
     async def start(self) -> AsyncIterator[Any]:
         self._find_processor()
-        seeds = self._seed_urls()
+        seed_origins = self._seed_urls()
+        seeds = list(seed_origins)
         sitemaps = list(self.config.sitemaps)
         if not seeds and not sitemaps:
             message = (
@@ -214,7 +254,12 @@ class CorpusSpider(Spider):
         for url in seeds:
             refusal = self.scope.check(url)
             if refusal is not None:
-                self.logger.warning("seed %s is out of scope (%s): skipped", url, refusal)
+                self.logger.warning(
+                    "%s: seed %s is out of scope (%s): skipped (%s)",
+                    seed_origins[url], url, refusal, _SEED_REFUSAL_FIXES.get(
+                        str(refusal), "loosen that scope limit in the profile, or drop the seed"),
+                )  # fmt: skip
+                self._counts["corpus/seeds/bad/out-of-scope"] += 1
             request = self._page_request(url, depth=0)
             if request is not None:
                 yield request

@@ -48,9 +48,10 @@ def test_scrapy_crawl_on_a_locked_campaign_folder_says_so_in_one_line(tmp_path: 
         lock.release()
     assert result.returncode == ExitCode.LOCKED, result.stderr[-3000:]
     assert "Traceback" not in result.stderr
+    # the CLI's preflight line, with the fix Scrapy's entry takes (its -o is a feed)
     assert _message_lines(result.stderr) == [
-        f"corpus-crawler: another crawl is using {out}: wait for it to finish, or give this"
-        " one its own output folder (-o OUTDIR)"
+        f"scrapy crawl corpus: another crawl is using {out}: wait for it to finish, or give"
+        " this one its own output folder (-s CORPUS_OUTPUT_DIR=OUTDIR)"
     ]
     # nothing of the folder's state was touched
     assert not (out / "campaign.sqlite").exists()

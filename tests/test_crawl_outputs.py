@@ -243,7 +243,7 @@ def test_the_report_command_rebuilds_it(crawl: Crawl, tmp_path: Path) -> None:
         capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == str(target)
+    assert result.stdout.strip().splitlines()[-1] == f"HTML report: {target}"
     text = target.read_text(encoding="utf-8")
     kept = _summary(crawl.out)["pages"]["kept"]
     assert f"<b>{kept:,}</b>documents kept" in text

@@ -164,7 +164,11 @@ def test_a_bad_line_in_a_seed_file_names_the_line(tmp_path: Path) -> None:
     (tmp_path / "seeds.txt").write_text("https://a.example/\nb.example\n", encoding="utf-8")
     path = tmp_path / "p.yaml"
     path.write_text("seeds:\n  files: [seeds.txt]\n", encoding="utf-8")
-    with pytest.raises(ProfileError, match=r"seeds\.txt:2: 'b\.example' is not an http\(s\) URL"):
+    with pytest.raises(
+        ProfileError,
+        match=r"seeds\.txt:2: 'b\.example' is not a URL \(write it with its scheme, e\.g\."
+        r" https://b\.example\)",
+    ):
         load_profile(path).seed_urls()
 
 
