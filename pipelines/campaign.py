@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from scrapy import signals
+from scrapy import Request, signals
 from scrapy.crawler import Crawler
 from scrapy.settings import BaseSettings
 from twisted.internet import defer
@@ -369,12 +369,19 @@ class RequestDoneMiddleware:
     control item out of Scrapy's item flow: feed exports (`-o items.jsonl`), item
     pipelines and item stats see pages only.
 
-    Closest to the engine (order 10), so every earlier output of the same callback
-    (its follow-up requests) has been scheduled when the request is finished.
+    Closest to the engine (order 10), it also hands the callback's requests to the
+    engine itself, in the order the callback made them, so that every follow-up
+    request of the callback is in the scheduler when the request is finished (and its
+    links go to the state in the commit that marks it done). Left to Scrapy, they
+    would not be: with the asyncio reactor (Scrapy 2.13+) the scraper puts a
+    callback's output in a queue ahead of the workers that schedule it, so a finish
+    taken while the output is iterated ran before the page's links were scheduled,
+    and a `kill -9` after that commit lost them (`tests/test_resume_links_only.py`).
     """
 
-    def __init__(self, campaign: CampaignExtension) -> None:
+    def __init__(self, campaign: CampaignExtension, crawler: Crawler) -> None:
         self.campaign = campaign
+        self.crawler = crawler
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RequestDoneMiddleware:
@@ -383,9 +390,15 @@ class RequestDoneMiddleware:
             from scrapy.exceptions import NotConfigured
 
             raise NotConfigured("no campaign (pipelines.campaign.CampaignExtension is off)")
-        return cls(campaign)
+        return cls(campaign, crawler)
 
     def _passes(self, element: Any) -> bool:
+        if isinstance(element, Request):
+            # what the scraper does with a request, done now, in the callback's order
+            engine = self.crawler.engine
+            assert engine is not None
+            engine.crawl(element)
+            return False
         if isinstance(element, RequestDone):
             self.campaign.item_done(element)
             return False
