@@ -61,11 +61,17 @@ class PageJoin:
         return self.joined.shingles.f1 - self.as_served.shingles.f1
 
 
+def _corpus_text(html: bytes, url: str | None, config: ExtractConfig) -> str:
+    """What the corpus gets, as `evaluate` scores it: nothing for a dropped document."""
+    document = extract(html, url, config)
+    return document.text if document.drop_reason is None else ""
+
+
 def score_pages(set_dir: str, config: ExtractConfig) -> list[PageJoin]:
     rows = []
     for page in iter_gold_pages(set_dir):
-        served = extract(page.html, page.url, config).text
-        joined = extract(join_line_breaks(page.html), page.url, config).text
+        served = _corpus_text(page.html, page.url, config)
+        joined = _corpus_text(join_line_breaks(page.html), page.url, config)
         rows.append(
             PageJoin(page.id, page_scores(served, page.gold), page_scores(joined, page.gold))
         )
