@@ -134,7 +134,12 @@ def _check_before_the_crawl(settings: BaseSettings, profile: Profile | None) -> 
     cmdline = SETTINGS_PRIORITIES["cmdline"]
     command_line = [name for name in settings if settings.getpriority(name) == cmdline]
     try:
-        check_crawl_settings(settings, profile.settings if profile else (), command_line)
+        check_crawl_settings(
+            settings,
+            profile.settings if profile else (),
+            command_line,
+            recrawl_switch="-s CORPUS_RECRAWL_ENABLED=True",
+        )
     except PreflightError as exc:
         # the CLI's fixes name its own option; Scrapy's -o is a feed export
         message = str(exc).replace("-o OUTDIR", "-s CORPUS_OUTPUT_DIR=OUTDIR")
