@@ -296,9 +296,18 @@ class CorpusSpider(Spider):
         if campaign is None:
             return
         due = 0
+        #: Due URLs this profile's scope refuses (it was narrowed since they were
+        #: crawled), by refusal: counted and named, left in the store (not deleted): a
+        #: scope widened again recrawls them.
+        out_of_scope: Counter[str] = Counter()
+        example = ""
         for url, etag, last_modified, depth in campaign.store.due_urls():
-            if self.scope.check(url) is not None:
-                continue  # the profile's scope changed since
+            refusal = self.scope.check(url)
+            if refusal is not None:
+                out_of_scope[str(refusal)] += 1
+                example = example or f"{url} ({refusal})"
+                self.logger.debug("recrawl: %s is out of scope (%s): not revisited", url, refusal)
+                continue
             headers: dict[str, str] = {}
             if etag:
                 headers["If-None-Match"] = etag
@@ -322,6 +331,16 @@ class CorpusSpider(Spider):
             )
         self.logger.info("recrawl: %d known URL(s) due for a revisit", due)
         self._stats.set_value("corpus/recrawl/due", due)
+        for reason, count in out_of_scope.items():
+            self._stats.set_value(f"corpus/recrawl/refused/{reason}", count)
+        if out_of_scope:
+            reasons = ", ".join(f"{r} {n:,}" for r, n in out_of_scope.most_common())
+            self.logger.warning(
+                "recrawl: %d due URL(s) are out of this profile's scope (%s), e.g. %s: not"
+                " revisited, counted as corpus/recrawl/refused/<reason>; they stay in the"
+                " campaign, and a recrawl with the scope widened again revisits them",
+                out_of_scope.total(), reasons, example,
+            )  # fmt: skip
 
     def _robots_received(self, response: Response, request: Request) -> None:
         """`response_received` handler: the Sitemap: lines of the robots.txt files that
