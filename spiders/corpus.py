@@ -188,7 +188,14 @@ class CorpusSpider(Spider):
         #: Seed hosts whose robots.txt Sitemap: lines are still to be read.
         self._robots_origins: set[str] = set()
         crawler.signals.connect(self._robots_received, signal=signals.response_received)
-        self.scope = UrlScope()  # replaced in start(), once the seeds are known
+        self.scope = UrlScope()  # replaced by _build_scope(), once the seeds are known
+        #: The seeds (URL -> where it was given), read once by `_build_scope`; a
+        #: CloseSpider it raised waits for start() to raise it.
+        self._seeds: dict[str, str] | CloseSpider | None = None
+        # spider_opened comes before the engine leases anything: a request an earlier
+        # run queued is checked (ScopeGuardMiddleware) against this run's scope even if
+        # a spider middleware holds start() back (one that awaits a token, say)
+        crawler.signals.connect(self._build_scope, signal=signals.spider_opened)
         self._processor: PageProcessor | None = None
         self._link_extractor: Any = None
 
@@ -235,9 +242,31 @@ class CorpusSpider(Spider):
                 seeds.setdefault(url, f"{path}:{line}")
         return seeds
 
+    def _build_scope(self) -> None:
+        """`spider_opened`: read the seeds and build this run's scope from the profile
+        (the seeds' hosts when it names none)."""
+        if self._seeds is not None:
+            return
+        try:
+            self._seeds = self._seed_urls()
+        except CloseSpider as exc:
+            self._seeds = exc
+            return
+        domains = self.config.allowed_domains
+        if not domains and not self.config.allowed_tlds:
+            # No explicit scope: stay on the hosts the crawl starts from.
+            starts = [*self._seeds, *self.config.sitemaps]
+            domains = tuple({h for h in (urlsplit(u).hostname for u in starts) if h is not None})
+        self.scope = UrlScope.build(
+            domains, self.config.allowed_tlds, self.config.deny_patterns, self.config.traps
+        )
+
     async def start(self) -> AsyncIterator[Any]:
         self._find_processor()
-        seed_origins = self._seed_urls()
+        self._build_scope()  # made at spider_opened; here for a spider opened otherwise
+        if isinstance(self._seeds, CloseSpider):
+            raise self._seeds
+        seed_origins = self._seeds or {}
         seeds = list(seed_origins)
         sitemaps = list(self.config.sitemaps)
         if not seeds and not sitemaps:
@@ -247,15 +276,6 @@ class CorpusSpider(Spider):
             )
             self.logger.error(message)
             raise CloseSpider(message)
-        domains = self.config.allowed_domains
-        if not domains and not self.config.allowed_tlds:
-            # No explicit scope: stay on the hosts the crawl starts from.
-            domains = tuple(
-                {h for h in (urlsplit(u).hostname for u in seeds + sitemaps) if h is not None}
-            )
-        self.scope = UrlScope.build(
-            domains, self.config.allowed_tlds, self.config.deny_patterns, self.config.traps
-        )
         for url in seeds:
             refusal = self.scope.check(url)
             if refusal is not None:
