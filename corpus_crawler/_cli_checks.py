@@ -30,16 +30,24 @@ def output_folder_problem(folder: Path, option: str = "-o OUTDIR") -> str | None
     return None
 
 
-def recrawl_problem(folder: Path, campaign_file: str) -> str | None:
-    """Why ``crawl --recrawl`` cannot run into `folder`, or None: a recrawl pass revisits
-    the URLs of an earlier crawl's campaign (`campaign_file` in the folder), and without
-    one it would silently run a first crawl instead (checked before the folder is made)."""
+def recrawl_problem(
+    folder: Path,
+    campaign_file: str,
+    switch: str = "--recrawl",
+    undo: str | None = None,
+) -> str | None:
+    """Why a recrawl pass cannot run into `folder`, or None: a recrawl pass revisits the
+    URLs of an earlier crawl's campaign (`campaign_file` in the folder), and without one
+    it would silently run a first crawl instead (checked before the folder is made).
+    `switch` names what asked for the pass as the user wrote it (``--recrawl``, or the
+    setting on Scrapy's command line or in the profile), `undo` how to leave it out (the
+    switch itself by default)."""
     if (folder / campaign_file).is_file():
         return None
     where = "does not exist" if not folder.exists() else f"holds no campaign ({campaign_file})"
     return (
-        f"--recrawl: {folder} {where}, so there is nothing to recrawl: run the first crawl"
-        " without --recrawl (or give the campaign's folder with -o OUTDIR)"
+        f"{switch}: {folder} {where}, so there is nothing to recrawl: run the first crawl"
+        f" without {undo or switch} (or give the campaign's folder with -o OUTDIR)"
     )
 
 

@@ -60,8 +60,9 @@ class RunReport:
     dropped: dict[str, int] = field(default_factory=dict)
     duration_seconds: float = 0.0
     summary_file: str = ""
-    #: Where the figures come from: "summary", "crawl log" (a run killed before it
-    #: could write its summary) or "" (neither: no figures).
+    #: Where the figures come from: "summary", "campaign store" (a run killed before
+    #: it could write its summary: what its commits put in the files), "crawl log" (the
+    #: same without a store that records them) or "" (none: no figures).
     counted_from: str = ""
 
     @property
@@ -150,6 +151,80 @@ def _store_runs(directory: Path) -> list[tuple[int, datetime | None, datetime | 
     except sqlite3.Error:
         return []  # not ours, or unreadable: the summaries still tell most of it
     return [(int(i), _parse_time(s), _parse_time(f), str(r or "")) for i, s, f, r in rows]
+
+
+@dataclass(frozen=True, slots=True)
+class _Committed:
+    """What the store's commits recorded of one run: the outcome of each finished
+    request (`corpus_crawler.state.CampaignStore.finish`), committed with its output."""
+
+    outcomes: Counter[str]
+    #: URLs whose request failed ("failed:..."): an HTTP error has an archived
+    #: response, a network error none; the crawl log tells which.
+    failed_urls: tuple[str, ...]
+    kept_urls: frozenset[str]
+
+
+def _store_commits(directory: Path) -> dict[int, _Committed] | None:
+    """Per run, what its commits put in the files; None without a store that records it.
+
+    A killed run's crawl log holds lines of pages whose output the next run cut back
+    and fetched again (the log is written once a second, the commit every half second
+    or as set): counted from the log, such a page counts in both runs. The store's
+    ``fetches`` rows are written in the same transaction as the files' committed
+    lengths, so they are exactly the pages left in the files."""
+    path = directory / DATABASE_NAME
+    if not path.is_file():
+        return None
+    try:
+        db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=5)
+        try:
+            rows = db.execute("SELECT run, url, outcome FROM fetches ORDER BY id").fetchall()
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return None
+    outcomes: dict[int, Counter[str]] = {}
+    failed: dict[int, list[str]] = {}
+    kept: dict[int, set[str]] = {}
+    for run, url, outcome in rows:
+        run, outcome = int(run), str(outcome)
+        outcomes.setdefault(run, Counter())[outcome] += 1
+        if outcome.startswith("failed:"):
+            failed.setdefault(run, []).append(str(url))
+        elif outcome == "kept":
+            kept.setdefault(run, set()).add(str(url))
+    return {
+        run: _Committed(counts, tuple(failed.get(run, ())), frozenset(kept.get(run, ())))
+        for run, counts in outcomes.items()
+    }
+
+
+def _from_commits(
+    run: RunReport, committed: _Committed | None, entries: Sequence[CrawlLogEntry]
+) -> RunReport:
+    """`run`'s figures from what its commits left in the files (`_store_commits`); the
+    crawl log adds what the store does not keep: words, and whether a failed request
+    had a response (an HTTP error status) or none (a network error)."""
+    if committed is None:  # killed before its first commit: the next run cut it all back
+        return dataclasses.replace(run, counted_from="campaign store")
+    start = run.started
+    mine = [e for e in entries if start is None or e.time >= start]
+    answered = {e.url for e in mine if e.status}
+    failed_without_response = sum(1 for url in committed.failed_urls if url not in answered)
+    outcomes = committed.outcomes
+    dropped: Counter[str] = Counter(
+        {o.partition(":")[2]: n for o, n in outcomes.items() if o.startswith("dropped:")}
+    )
+    words = {e.url: int(e.annotations.get("words", 0) or 0) for e in mine if e.kept}
+    return dataclasses.replace(
+        run,
+        pages_fetched=sum(outcomes.values()) - failed_without_response,
+        documents=outcomes.get("kept", 0),
+        words=sum(words.get(url, 0) for url in committed.kept_urls),
+        dropped=dict(dropped.most_common()),
+        counted_from="campaign store",
+    )
 
 
 def next_recrawl(directory: Path) -> tuple[int, datetime | None]:
@@ -368,10 +443,20 @@ def campaign_runs(directory: Path) -> list[RunReport]:
         previous = reason
     if any(not run.has_summary for run in runs):
         entries = [entry for path in crawl_logs(directory) for entry in _read_log(path)]
+        commits = _store_commits(directory)
         for index, run in enumerate(runs):
-            if not run.has_summary:
-                until = runs[index + 1].started if index + 1 < len(runs) else None
-                runs[index] = _from_crawl_log(run, run.finished or until, entries)
+            if run.has_summary:
+                continue
+            until = run.finished or (runs[index + 1].started if index + 1 < len(runs) else None)
+            if commits is None:
+                runs[index] = _from_crawl_log(run, until, entries)
+            else:
+                span = [e for e in entries if until is None or e.time < until]
+                counted = _from_commits(run, commits.get(run.number), span)
+                duration = _from_crawl_log(run, until, entries).duration_seconds
+                runs[index] = dataclasses.replace(
+                    counted, duration_seconds=duration or run.duration_seconds
+                )
     return runs
 
 
@@ -408,7 +493,7 @@ def _row(label: str, run: RunReport) -> Sequence[str]:
     started = run.started.strftime("%Y-%m-%d %H:%M") if run.started else "?"
     end = run.reason or ("no end recorded (killed, or still running)")
     if not run.has_summary:
-        end += "; no summary" + ("; counted from the crawl log" if run.counted else "")
+        end += "; no summary" + (f"; counted from the {run.counted_from}" if run.counted else "")
     return (
         label,
         run.kind,

@@ -211,16 +211,20 @@ def preflight(profile: Profile, output: str | None, overrides: dict[str, Any]) -
 
 
 def check_crawl_settings(
-    settings: Any, profile_settings: Iterable[str], command_line: Iterable[str]
+    settings: Any,
+    profile_settings: Iterable[str],
+    command_line: Iterable[str],
+    recrawl_switch: str = "--recrawl",
 ) -> None:
     """The checks of a crawl's merged Scrapy `settings` before it starts, for the CLI's
     `crawl` and for `scrapy crawl corpus` alike (`spiders.corpus.CorpusSpider`):
     `CORPUS_*` names in the profile's `settings:` and on the command line, setting
     values, seeds, the output folder (writable, not locked, this profile's campaign,
-    no other tool's files). Raises `PreflightError` with one line."""
+    no other tool's files). `recrawl_switch`: how this entry's user asks for a recrawl
+    pass on its command line. Raises `PreflightError` with one line."""
     from scrapy.exceptions import NotConfigured
 
-    from corpus_crawler._cli_checks import output_folder_problem, recrawl_problem
+    from corpus_crawler._cli_checks import output_folder_problem
     from corpus_crawler.state import CampaignLocked, _FolderLock
     from pipelines.addressguard import policy_from_settings
     from pipelines.campaign import CampaignSettings
@@ -229,6 +233,7 @@ def check_crawl_settings(
     from spiders.corpus import SpiderConfig
 
     source = settings.get("CORPUS_PROFILE_PATH") or "profile"
+    profile_settings, command_line = list(profile_settings), list(command_line)
     try:
         check_setting_names(profile_settings, f"{source}: settings.")
         check_setting_names(command_line, "-s ")
@@ -268,7 +273,13 @@ def check_crawl_settings(
     directory = Path(settings.get("CORPUS_OUTPUT_DIR") or "output")
     if settings.getbool("CORPUS_RECRAWL_ENABLED"):
         # before the folder is made: nothing is written
-        problem = recrawl_problem(directory, DATABASE_NAME)
+        problem = _recrawl_problem(
+            directory,
+            recrawl_switch,
+            f"{source}: settings."
+            if _RECRAWL in profile_settings and _RECRAWL not in command_line
+            else None,
+        )
         if problem is not None:
             raise PreflightError(problem)
     problem = output_folder_problem(directory)
@@ -287,6 +298,21 @@ def check_crawl_settings(
         str(settings.get("CORPUS_PROFILE_NAME") or ""),
     )
     _check_no_foreign_outputs(directory)
+
+
+_RECRAWL = "CORPUS_RECRAWL_ENABLED"
+
+
+def _recrawl_problem(directory: Path, switch: str, profile_key: str | None) -> str | None:
+    """`recrawl_problem` naming what turned the pass on: the command line's `switch`,
+    or the profile's setting (`profile_key` its prefix) when only the profile set it."""
+    from corpus_crawler._cli_checks import recrawl_problem
+
+    if profile_key is None:
+        return recrawl_problem(directory, DATABASE_NAME, switch)
+    return recrawl_problem(
+        directory, DATABASE_NAME, f"{profile_key}{_RECRAWL} is true", f"{_RECRAWL} in the profile"
+    )
 
 
 #: Names of the files a crawl writes into its folder (and `process`, `dedup`, other

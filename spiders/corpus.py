@@ -134,7 +134,12 @@ def _check_before_the_crawl(settings: BaseSettings, profile: Profile | None) -> 
     cmdline = SETTINGS_PRIORITIES["cmdline"]
     command_line = [name for name in settings if settings.getpriority(name) == cmdline]
     try:
-        check_crawl_settings(settings, profile.settings if profile else (), command_line)
+        check_crawl_settings(
+            settings,
+            profile.settings if profile else (),
+            command_line,
+            recrawl_switch="-s CORPUS_RECRAWL_ENABLED=True",
+        )
     except PreflightError as exc:
         # the CLI's fixes name its own option; Scrapy's -o is a feed export
         message = str(exc).replace("-o OUTDIR", "-s CORPUS_OUTPUT_DIR=OUTDIR")
@@ -183,7 +188,14 @@ class CorpusSpider(Spider):
         #: Seed hosts whose robots.txt Sitemap: lines are still to be read.
         self._robots_origins: set[str] = set()
         crawler.signals.connect(self._robots_received, signal=signals.response_received)
-        self.scope = UrlScope()  # replaced in start(), once the seeds are known
+        self.scope = UrlScope()  # replaced by _build_scope(), once the seeds are known
+        #: The seeds (URL -> where it was given), read once by `_build_scope`; a
+        #: CloseSpider it raised waits for start() to raise it.
+        self._seeds: dict[str, str] | CloseSpider | None = None
+        # spider_opened comes before the engine leases anything: a request an earlier
+        # run queued is checked (ScopeGuardMiddleware) against this run's scope even if
+        # a spider middleware holds start() back (one that awaits a token, say)
+        crawler.signals.connect(self._build_scope, signal=signals.spider_opened)
         self._processor: PageProcessor | None = None
         self._link_extractor: Any = None
 
@@ -230,9 +242,31 @@ class CorpusSpider(Spider):
                 seeds.setdefault(url, f"{path}:{line}")
         return seeds
 
+    def _build_scope(self) -> None:
+        """`spider_opened`: read the seeds and build this run's scope from the profile
+        (the seeds' hosts when it names none)."""
+        if self._seeds is not None:
+            return
+        try:
+            self._seeds = self._seed_urls()
+        except CloseSpider as exc:
+            self._seeds = exc
+            return
+        domains = self.config.allowed_domains
+        if not domains and not self.config.allowed_tlds:
+            # No explicit scope: stay on the hosts the crawl starts from.
+            starts = [*self._seeds, *self.config.sitemaps]
+            domains = tuple({h for h in (urlsplit(u).hostname for u in starts) if h is not None})
+        self.scope = UrlScope.build(
+            domains, self.config.allowed_tlds, self.config.deny_patterns, self.config.traps
+        )
+
     async def start(self) -> AsyncIterator[Any]:
         self._find_processor()
-        seed_origins = self._seed_urls()
+        self._build_scope()  # made at spider_opened; here for a spider opened otherwise
+        if isinstance(self._seeds, CloseSpider):
+            raise self._seeds
+        seed_origins = self._seeds or {}
         seeds = list(seed_origins)
         sitemaps = list(self.config.sitemaps)
         if not seeds and not sitemaps:
@@ -242,15 +276,6 @@ class CorpusSpider(Spider):
             )
             self.logger.error(message)
             raise CloseSpider(message)
-        domains = self.config.allowed_domains
-        if not domains and not self.config.allowed_tlds:
-            # No explicit scope: stay on the hosts the crawl starts from.
-            domains = tuple(
-                {h for h in (urlsplit(u).hostname for u in seeds + sitemaps) if h is not None}
-            )
-        self.scope = UrlScope.build(
-            domains, self.config.allowed_tlds, self.config.deny_patterns, self.config.traps
-        )
         for url in seeds:
             refusal = self.scope.check(url)
             if refusal is not None:
@@ -291,9 +316,18 @@ class CorpusSpider(Spider):
         if campaign is None:
             return
         due = 0
+        #: Due URLs this profile's scope refuses (it was narrowed since they were
+        #: crawled), by refusal: counted and named, left in the store (not deleted): a
+        #: scope widened again recrawls them.
+        out_of_scope: Counter[str] = Counter()
+        example = ""
         for url, etag, last_modified, depth in campaign.store.due_urls():
-            if self.scope.check(url) is not None:
-                continue  # the profile's scope changed since
+            refusal = self.scope.check(url)
+            if refusal is not None:
+                out_of_scope[str(refusal)] += 1
+                example = example or f"{url} ({refusal})"
+                self.logger.debug("recrawl: %s is out of scope (%s): not revisited", url, refusal)
+                continue
             headers: dict[str, str] = {}
             if etag:
                 headers["If-None-Match"] = etag
@@ -317,6 +351,16 @@ class CorpusSpider(Spider):
             )
         self.logger.info("recrawl: %d known URL(s) due for a revisit", due)
         self._stats.set_value("corpus/recrawl/due", due)
+        for reason, count in out_of_scope.items():
+            self._stats.set_value(f"corpus/recrawl/refused/{reason}", count)
+        if out_of_scope:
+            reasons = ", ".join(f"{r} {n:,}" for r, n in out_of_scope.most_common())
+            self.logger.warning(
+                "recrawl: %d due URL(s) are out of this profile's scope (%s), e.g. %s: not"
+                " revisited, counted as corpus/recrawl/refused/<reason>; they stay in the"
+                " campaign, and a recrawl with the scope widened again revisits them",
+                out_of_scope.total(), reasons, example,
+            )  # fmt: skip
 
     def _robots_received(self, response: Response, request: Request) -> None:
         """`response_received` handler: the Sitemap: lines of the robots.txt files that
