@@ -212,8 +212,13 @@ class Run:
     lag_crawl_max_ms: float
     lag_crawl_p99_ms: float
     lag_close_max_ms: float
-    #: from the engine's last response to the crawl process's exit
+    #: from the engine's last response to the crawl process's exit, and its parts: to
+    #: the engine finding itself idle, to the engine stopped (spider_closed handlers:
+    #: writers, final report), to the exit
     close_seconds: float
+    close_idle_seconds: float
+    close_handlers_seconds: float
+    close_exit_seconds: float
 
 
 PROFILE = """\
@@ -347,6 +352,9 @@ def crawl(name: str, server: SiteServer, workdir: Path, concurrency: int, tree: 
         lag_crawl_p99_ms=lag["crawl"]["p99_ms"],
         lag_close_max_ms=lag["close"]["max_ms"],
         close_seconds=round(exited_wall - lag["last_response_wall"], 2),
+        close_idle_seconds=round(lag["idle_wall"] - lag["last_response_wall"], 2),
+        close_handlers_seconds=round(lag["engine_stopped_wall"] - lag["idle_wall"], 2),
+        close_exit_seconds=round(exited_wall - lag["engine_stopped_wall"], 2),
     )
 
 
@@ -366,7 +374,8 @@ def _print_run(run: Run) -> None:
         f" | kept {run.kept} | files {run.files}"
         f" | reactor lag crawling max {run.lag_crawl_max_ms:.0f} ms"
         f" p99 {run.lag_crawl_p99_ms:.0f} ms, closing max {run.lag_close_max_ms:.0f} ms"
-        f" | close {run.close_seconds:.2f} s",
+        f" | close {run.close_seconds:.2f} s (idle {run.close_idle_seconds:.2f},"
+        f" handlers {run.close_handlers_seconds:.2f}, exit {run.close_exit_seconds:.2f})",
         flush=True,
     )
 

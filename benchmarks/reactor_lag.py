@@ -43,6 +43,10 @@ class ReactorLagProbe:
         self.samples: list[tuple[float, float]] = []  # (wall time, lag)
         self.last_response_wall = 0.0
         self.spider_closed_wall = 0.0
+        self.idle_wall = 0.0
+        self.idle_walls: list[float] = []
+        self.last_item_wall = 0.0
+        self.engine_stopped_wall = 0.0
         self._previous = 0.0
         self._task: Any = None
         atexit.register(self._dump)
@@ -59,6 +63,10 @@ class ReactorLagProbe:
         crawler.signals.connect(probe.engine_started, signal=signals.engine_started)
         crawler.signals.connect(probe.response_received, signal=signals.response_received)
         crawler.signals.connect(probe.spider_closed, signal=signals.spider_closed)
+        crawler.signals.connect(probe.spider_idle, signal=signals.spider_idle)
+        crawler.signals.connect(probe.engine_stopped, signal=signals.engine_stopped)
+        for item_signal in (signals.item_scraped, signals.item_dropped, signals.item_error):
+            crawler.signals.connect(probe.item_done, signal=item_signal)
         return probe
 
     def engine_started(self) -> None:
@@ -79,6 +87,18 @@ class ReactorLagProbe:
     def spider_closed(self) -> None:
         self.spider_closed_wall = time.time()
 
+    def spider_idle(self) -> None:
+        # the last idle before the close: when the engine found nothing left to do
+        self.idle_wall = time.time()
+        self.idle_walls.append(self.idle_wall)
+
+    def item_done(self) -> None:
+        self.last_item_wall = time.time()
+
+    def engine_stopped(self) -> None:
+        # after every spider_closed handler (the final report, the writer's close)
+        self.engine_stopped_wall = time.time()
+
     def _dump(self) -> None:
         last = self.last_response_wall
         crawl = [lag for moment, lag in self.samples if moment <= last]
@@ -88,6 +108,10 @@ class ReactorLagProbe:
                 {
                     "last_response_wall": last,
                     "spider_closed_wall": self.spider_closed_wall,
+                    "idle_wall": self.idle_wall,
+                    "idle_walls": self.idle_walls,
+                    "last_item_wall": self.last_item_wall,
+                    "engine_stopped_wall": self.engine_stopped_wall,
                     "crawl": _stats(crawl),
                     "close": _stats(close),
                 },
