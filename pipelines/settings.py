@@ -71,8 +71,6 @@ EXTENSIONS = {
     "pipelines.extensions.SummaryExtension": 510,
     "pipelines.crawllog.CrawlLogExtension": 520,
     "pipelines.report.ReportExtension": 530,
-    # the engine asked for its end as soon as the last item is done, not 5 s later
-    "pipelines.idle.PromptIdleCheck": 540,
 }
 
 # Breadth-first: a corpus crawl wants many sites' shallow pages before one site's deep
