@@ -213,8 +213,9 @@ class Run:
     lag_crawl_p99_ms: float
     lag_close_max_ms: float
     #: from the engine's last response to the crawl process's exit, and its parts: to
-    #: the engine finding itself idle, to the engine stopped (spider_closed handlers:
-    #: writers, final report), to the exit
+    #: the engine finding itself idle (the pages downloaded but still being extracted
+    #: and written: the engine sees its last item within ~10 ms), to the engine
+    #: stopped (spider_closed handlers: writers, final report), to the exit
     close_seconds: float
     close_idle_seconds: float
     close_handlers_seconds: float
