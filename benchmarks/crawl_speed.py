@@ -276,7 +276,14 @@ def _extensions(tree: Path) -> dict[str, int]:
     return extensions
 
 
-def crawl(name: str, server: SiteServer, workdir: Path, concurrency: int, tree: Path = ROOT) -> Run:
+def crawl(
+    name: str,
+    server: SiteServer,
+    workdir: Path,
+    concurrency: int,
+    tree: Path = ROOT,
+    report_interval: float | None = None,
+) -> Run:
     full, vertical = RUNS[name]
     out = workdir / name.replace("+", "-").replace("@", "-at-")
     profile = workdir / f"{out.name}.yaml"
@@ -297,6 +304,8 @@ def crawl(name: str, server: SiteServer, workdir: Path, concurrency: int, tree: 
     if name.endswith("-dedup"):
         command += ["-s", "CORPUS_DEDUP_ENABLED=False"]
     command += ["-s", f"EXTENSIONS={json.dumps(_extensions(tree))}"]
+    if report_interval is not None:
+        command += ["-s", f"CORPUS_REPORT_INTERVAL={report_interval}"]
     lag_file = workdir / f"{out.name}.lag.json"
     env = {
         **os.environ,
@@ -394,6 +403,12 @@ def main(argv: list[str] | None = None) -> int:
         "--tree", type=Path, default=ROOT, help="worktree whose crawler code runs (default: this)"
     )
     parser.add_argument("--repeat", type=int, default=1, help="run the list this many times")
+    parser.add_argument(
+        "--report-interval",
+        type=float,
+        default=None,
+        help="seconds between HTML report refreshes (default: the profile's, 300)",
+    )
     args = parser.parse_args(argv)
 
     gold = load_gold_pages(args.gold)
@@ -415,7 +430,14 @@ def main(argv: list[str] | None = None) -> int:
             for name in names:
                 workdir = Path(tmp) / f"round{round_number}"
                 workdir.mkdir(exist_ok=True)
-                run = crawl(name, server, workdir, args.concurrency, args.tree.resolve())
+                run = crawl(
+                    name,
+                    server,
+                    workdir,
+                    args.concurrency,
+                    args.tree.resolve(),
+                    args.report_interval,
+                )
                 runs[name] = run
                 all_runs.append(run)
                 _print_run(run)
