@@ -27,11 +27,17 @@ cannot restart), with the same spider, scope, concurrency and robots.txt:
 Printed per run: pages/s, CPU seconds and cores used by the crawl (its process
 and its workers, sampled from /proc; "main" is the crawl process alone), peak
 RSS of the crawl's processes together, and the server's CPU; then the ratios
-b/a and c/a of pages/s. On a shared machine, compare the CPU figures too: when
-other work takes the cores, throughput follows total CPU per page.
+b/a and c/a of pages/s. Also, from a probe in the crawl process
+(`benchmarks/reactor_lag.py`, a 10 ms `LoopingCall`): the reactor's worst and
+99th-percentile lag while crawling and while closing, and the close time (from
+the engine's last response to the process exit). On a shared machine, compare
+the CPU figures too: when other work takes the cores, throughput follows total CPU per page.
 
     python benchmarks/crawl_speed.py [--pages 2200] [--runs links,full,full+vert]
-                                     [--gold DIR] [--json OUT]
+                                     [--gold DIR] [--json OUT] [--tree DIR]
+
+``--tree DIR`` crawls with the code of another worktree (its ``corpus_crawler`` and
+``pipelines``; this tree's site and probe), to compare two versions on one site.
 """
 
 from __future__ import annotations
@@ -202,6 +208,18 @@ class Run:
     server_cpu_seconds: float
     processes: int
     files: dict[str, int]
+    #: the reactor's lag while crawling (up to the last response) and while closing
+    lag_crawl_max_ms: float
+    lag_crawl_p99_ms: float
+    lag_close_max_ms: float
+    #: from the engine's last response to the crawl process's exit, and its parts: to
+    #: the engine finding itself idle (the pages downloaded but still being extracted
+    #: and written: the engine sees its last item within ~10 ms), to the engine
+    #: stopped (spider_closed handlers: writers, final report), to the exit
+    close_seconds: float
+    close_idle_seconds: float
+    close_handlers_seconds: float
+    close_exit_seconds: float
 
 
 PROFILE = """\
@@ -239,7 +257,33 @@ RUNS = {
 }
 
 
-def crawl(name: str, server: SiteServer, workdir: Path, concurrency: int) -> Run:
+def _extensions(tree: Path) -> dict[str, int]:
+    """The tree's own EXTENSIONS plus the lag probe (``-s EXTENSIONS`` replaces the dict)."""
+    listed = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import json, pipelines.settings as s; print(json.dumps(s.EXTENSIONS))",
+        ],
+        cwd=tree,
+        env={**os.environ, "PYTHONPATH": str(tree)},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    extensions: dict[str, int] = json.loads(listed.stdout)
+    extensions["reactor_lag.ReactorLagProbe"] = 900
+    return extensions
+
+
+def crawl(
+    name: str,
+    server: SiteServer,
+    workdir: Path,
+    concurrency: int,
+    tree: Path = ROOT,
+    report_interval: float | None = None,
+) -> Run:
     full, vertical = RUNS[name]
     out = workdir / name.replace("+", "-").replace("@", "-at-")
     profile = workdir / f"{out.name}.yaml"
@@ -259,6 +303,15 @@ def crawl(name: str, server: SiteServer, workdir: Path, concurrency: int) -> Run
         command += ["-s", "CORPUS_EXTRACT_ENABLED=False"]
     if name.endswith("-dedup"):
         command += ["-s", "CORPUS_DEDUP_ENABLED=False"]
+    command += ["-s", f"EXTENSIONS={json.dumps(_extensions(tree))}"]
+    if report_interval is not None:
+        command += ["-s", f"CORPUS_REPORT_INTERVAL={report_interval}"]
+    lag_file = workdir / f"{out.name}.lag.json"
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(tree), str(ROOT / "benchmarks")]),
+        "CORPUS_BENCH_LAG_FILE": str(lag_file),
+    }
     if name.endswith("@writer"):
         # without the format pipeline the writer thread formats the vertical text
         from pipelines.settings import ITEM_PIPELINES
@@ -269,11 +322,12 @@ def crawl(name: str, server: SiteServer, workdir: Path, concurrency: int) -> Run
     busy_before, total_before = _machine_busy()
     started = time.monotonic()
     process = subprocess.Popen(
-        command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        command, cwd=tree, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
     sampler = TreeSampler(process.pid)
     sampler.start()
     stdout, stderr = process.communicate()
+    exited_wall = time.time()
     wall = time.monotonic() - started
     sampler.stop()
     busy_after, total_after = _machine_busy()
@@ -286,6 +340,7 @@ def crawl(name: str, server: SiteServer, workdir: Path, concurrency: int) -> Run
     pages = int(summary["pages"]["responses"])
     seconds = float(summary["elapsed_seconds"])
     cpu = sum(sampler.cpu.values())
+    lag = json.loads(lag_file.read_text(encoding="utf-8"))
     return Run(
         name=name,
         pages=pages,
@@ -303,6 +358,35 @@ def crawl(name: str, server: SiteServer, workdir: Path, concurrency: int) -> Run
         server_cpu_seconds=round(server_cpu, 2),
         processes=sampler.processes,
         files={k: len(v) for k, v in summary["files"].items()},
+        lag_crawl_max_ms=lag["crawl"]["max_ms"],
+        lag_crawl_p99_ms=lag["crawl"]["p99_ms"],
+        lag_close_max_ms=lag["close"]["max_ms"],
+        close_seconds=round(exited_wall - lag["last_response_wall"], 2),
+        close_idle_seconds=round(lag["idle_wall"] - lag["last_response_wall"], 2),
+        close_handlers_seconds=round(lag["engine_stopped_wall"] - lag["idle_wall"], 2),
+        close_exit_seconds=round(exited_wall - lag["engine_stopped_wall"], 2),
+    )
+
+
+def _print_run(run: Run) -> None:
+    print(
+        f"({run.name}) {run.pages} pages in {run.seconds:.1f} s = {run.pages_per_second:.1f}"
+        f" pages/s | crawl CPU {run.cpu_seconds:.1f} s (main {run.main_cpu_seconds:.1f} s,"
+        f" reactor {run.reactor_cpu_seconds:.1f} s,"
+        f" workers {run.cpu_seconds - run.main_cpu_seconds:.1f} s;"
+        f" {run.cores_used:.2f} cores,"
+        f" {run.processes} processes)"
+        f" = {1000 * run.cpu_seconds / run.pages:.1f} ms/page"
+        f" (crawl process {1000 * run.main_cpu_seconds / run.pages:.1f},"
+        f" workers {1000 * (run.cpu_seconds - run.main_cpu_seconds) / run.pages:.1f})"
+        f" | peak RSS {run.peak_rss_mb:.0f} MB | server CPU {run.server_cpu_seconds:.1f} s"
+        f" | machine busy {run.machine_busy_percent:.0f}%"
+        f" | kept {run.kept} | files {run.files}"
+        f" | reactor lag crawling max {run.lag_crawl_max_ms:.0f} ms"
+        f" p99 {run.lag_crawl_p99_ms:.0f} ms, closing max {run.lag_close_max_ms:.0f} ms"
+        f" | close {run.close_seconds:.2f} s (idle {run.close_idle_seconds:.2f},"
+        f" handlers {run.close_handlers_seconds:.2f}, exit {run.close_exit_seconds:.2f})",
+        flush=True,
     )
 
 
@@ -315,6 +399,16 @@ def main(argv: list[str] | None = None) -> int:
         "--runs", default="links,full,full+vert", help="comma-separated: " + ", ".join(RUNS)
     )
     parser.add_argument("--json", type=Path, default=None, help="save the figures here")
+    parser.add_argument(
+        "--tree", type=Path, default=ROOT, help="worktree whose crawler code runs (default: this)"
+    )
+    parser.add_argument("--repeat", type=int, default=1, help="run the list this many times")
+    parser.add_argument(
+        "--report-interval",
+        type=float,
+        default=None,
+        help="seconds between HTML report refreshes (default: the profile's, 300)",
+    )
     args = parser.parse_args(argv)
 
     gold = load_gold_pages(args.gold)
@@ -329,25 +423,24 @@ def main(argv: list[str] | None = None) -> int:
     if unknown or not names:
         parser.error(f"unknown run(s) {unknown}: use {', '.join(RUNS)}")
     runs: dict[str, Run] = {}
+    all_runs: list[Run] = []
+    print(f"tree: {args.tree.resolve()}")
     with tempfile.TemporaryDirectory() as tmp, SiteServer(pages=site) as server:
-        for name in names:
-            run = crawl(name, server, Path(tmp), args.concurrency)
-            runs[name] = run
-            print(
-                f"({name}) {run.pages} pages in {run.seconds:.1f} s = {run.pages_per_second:.1f}"
-                f" pages/s | crawl CPU {run.cpu_seconds:.1f} s (main {run.main_cpu_seconds:.1f} s,"
-                f" reactor {run.reactor_cpu_seconds:.1f} s,"
-                f" workers {run.cpu_seconds - run.main_cpu_seconds:.1f} s;"
-                f" {run.cores_used:.2f} cores,"
-                f" {run.processes} processes)"
-                f" = {1000 * run.cpu_seconds / run.pages:.1f} ms/page"
-                f" (crawl process {1000 * run.main_cpu_seconds / run.pages:.1f},"
-                f" workers {1000 * (run.cpu_seconds - run.main_cpu_seconds) / run.pages:.1f})"
-                f" | peak RSS {run.peak_rss_mb:.0f} MB | server CPU {run.server_cpu_seconds:.1f} s"
-                f" | machine busy {run.machine_busy_percent:.0f}%"
-                f" | kept {run.kept} | files {run.files}",
-                flush=True,
-            )
+        for round_number in range(args.repeat):
+            for name in names:
+                workdir = Path(tmp) / f"round{round_number}"
+                workdir.mkdir(exist_ok=True)
+                run = crawl(
+                    name,
+                    server,
+                    workdir,
+                    args.concurrency,
+                    args.tree.resolve(),
+                    args.report_interval,
+                )
+                runs[name] = run
+                all_runs.append(run)
+                _print_run(run)
     ratios = {}
     if "links" in runs:
         for name, run in runs.items():
@@ -356,8 +449,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"ratio {name}/links: {ratios[name]:.2f}  (goal for full: >= 1.0)")
     if args.json:
         args.json.write_text(
-            json.dumps({"runs": [asdict(r) for r in runs.values()], "ratios": ratios}, indent=2)
-            + "\n",
+            json.dumps({"runs": [asdict(r) for r in all_runs], "ratios": ratios}, indent=2) + "\n",
             encoding="utf-8",
         )
     return 0

@@ -29,7 +29,13 @@ try:
 except ImportError:  # pragma: no cover - a dependency; zlib's members are as valid
     import zlib as _deflate  # type: ignore[no-redef]
 
-__all__ = ["DEFLATE_MODULE", "gzip_member", "record_bytes", "sha1_digest"]
+__all__ = [
+    "DEFLATE_MODULE",
+    "gzip_member",
+    "record_bytes",
+    "record_bytes_and_headers",
+    "sha1_digest",
+]
 
 #: The deflate implementation in use ("zlib_ng.zlib_ng", else "zlib").
 DEFLATE_MODULE: str = _deflate.__name__
@@ -55,7 +61,23 @@ def record_bytes(
     content_type: str,
     http_block: bytes | None = None,
 ) -> bytes:
-    """The uncompressed record: see the module docstring for the layout.
+    """The uncompressed record: see the module docstring for the layout, and
+    `record_bytes_and_headers` for the arguments."""
+    return record_bytes_and_headers(
+        record_type, uri, warc_headers, payload, content_type, http_block
+    )[0]
+
+
+def record_bytes_and_headers(
+    record_type: str,
+    uri: str,
+    warc_headers: Mapping[str, str],
+    payload: bytes,
+    content_type: str,
+    http_block: bytes | None = None,
+) -> tuple[bytes, dict[str, str]]:
+    """The uncompressed record and its WARC headers as written (digests, type and
+    length included: what an index of the record needs).
 
     `warc_headers` start with ``WARC-Type`` (whose value `record_type` sets) and
     hold the record's own headers; `uri` sets ``WARC-Target-URI`` (appended when
@@ -83,7 +105,7 @@ def record_bytes(
     if not headers_only:
         parts.append(payload)
     parts.append(b"\r\n\r\n")
-    return b"".join(parts)
+    return b"".join(parts), headers
 
 
 def gzip_member(data: bytes, level: int) -> bytes:

@@ -420,10 +420,15 @@ def write_report(
     title: str = "Crawl report",
     final: bool = True,
     campaign: CampaignReport | None = None,
+    generated: datetime | None = None,
 ) -> Path:
-    """Read the crawl logs, write the report to `target` (atomically); returns `target`."""
+    """Read the crawl logs, write the report to `target` (atomically); returns `target`.
+
+    `generated` (default: now) is the time the report says it was made."""
     entries = (entry for path in crawl_logs for entry in read_crawl_log(path))
-    text = render_html(collect(entries), summary, title=title, final=final, campaign=campaign)
+    text = render_html(
+        collect(entries), summary, title=title, final=final, campaign=campaign, generated=generated
+    )
     temporary = target.with_name(target.name + ".open")
     temporary.write_text(text, encoding="utf-8")
     os.replace(temporary, target)

@@ -21,8 +21,11 @@ Files (IIPC names, ``{prefix}-{timestamp}-{serial:05d}-{hostname}``):
   ``application/warc-fields`` with ``fetchTimeMs`` as Common Crawl writes it.
   Request and response name each other in ``WARC-Concurrent-To``; digests are
   SHA-1 base32, as warcio writes them.
-* ``*.cdxj`` beside each finished WARC: its CDXJ index (cdxj-indexer), which
-  pywb and py-wacz read as it is.
+* ``*.cdxj`` beside each finished WARC: its CDXJ index, which pywb and py-wacz
+  read as it is. The writer makes each line as it writes the record
+  (`corpus_crawler._cdxj`, the lines cdxj-indexer writes when it re-reads the
+  file) and writes the sorted index when it closes the file; `write_cdxj`
+  (cdxj-indexer over the file) indexes what a crash left, in `recover`.
 * ``*.warc.wet.gz``: per kept `Document` a ``conversion`` record with its clean
   text (``WARC-Refers-To`` the response record, ``WARC-Identified-Content-Language``
   in ISO 639-3 as Common Crawl's WET files have it) and, with
@@ -80,6 +83,7 @@ from warcio.limitreader import LimitReader
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.timeutils import datetime_to_iso_date
 
+from ._cdxj import INDEXED_RECORD_TYPES, index_line, write_index
 from ._files import (
     OPEN_SUFFIX,
     Clock,
@@ -94,7 +98,7 @@ from ._files import (
     safe_name_part,
     utc_now,
 )
-from ._warc_record import gzip_member, record_bytes
+from ._warc_record import gzip_member, record_bytes, record_bytes_and_headers
 from .config import ConfigError
 from .model import Document
 
@@ -633,6 +637,11 @@ class WarcWriter:
         # The date of the record that makes a new file start: its warcinfo is never later.
         self._first_record_date: datetime | None = None
         self._indexes: list[Path] = []
+        # The CDXJ lines of the records in the open WARC file, made as they are written.
+        self._index_lines: list[str] = []
+        # What `_serialize` keeps of the last indexed record it built, for its line:
+        # (record type, WARC headers as written, HTTP header block).
+        self._last_indexed: tuple[str, dict[str, str], bytes | None] | None = None
         self._file = RotatingFile.for_config(
             config, extension=WARC_EXTENSION, clock=self._clock, header=self._warcinfo
         )
@@ -746,16 +755,33 @@ class WarcWriter:
         request_id = request_id or self._record_ids()
         main_id = main_id or self._record_ids()
         data = self._request_record(exchange, _warc_date(request_moment), request_id, main_id)
+        main_start = len(data)
         date = _warc_date(response_moment)
-        data += main_record(date, main_id, request_id)
+        self._last_indexed = None
+        main = main_record(date, main_id, request_id)
+        indexed, self._last_indexed = self._last_indexed, None
+        data += main
         metadata_id: str | None = None
         if exchange.fetch_time_ms is not None:
             metadata_id = self._record_ids()
             data += self._fetch_metadata(exchange, date, metadata_id, main_id)
         # One write for the exchange, so that a crash rarely leaves a request without its response.
-        self._file.write(data)
+        offset = self._file.write(data)
         path = self._file.final_path
         assert path is not None
+        if indexed is not None:
+            # only once written: the index never names a record that is not in the file
+            record_type, headers, http_block = indexed
+            line = index_line(
+                record_type,
+                headers,
+                http_block,
+                offset=offset + main_start,
+                length=len(main),
+                filename=path.name,
+            )
+            if line is not None:
+                self._index_lines.append(line)
         return ExchangeRecords(request_id, main_id, path, metadata_id)
 
     def write_document(
@@ -833,9 +859,10 @@ class WarcWriter:
         finished = self._file.final_path
         self._file.close()
         self._text.close()
+        lines, self._index_lines = self._index_lines, []
         if finished is not None and self._config.cdxj:
             try:
-                self._indexes.append(write_cdxj(finished))
+                self._indexes.append(write_index(lines, cdxj_path(finished)))
             except Exception as error:  # the WARC is whole; `recover` indexes it next start
                 logger.error("could not index %s: %s", finished, error, exc_info=error)
 
@@ -998,6 +1025,13 @@ class WarcWriter:
         content_type: str,
         http_headers: StatusAndHeaders | None = None,
     ) -> bytes:
+        if self._config.cdxj and record_type in INDEXED_RECORD_TYPES:
+            http_block = _http_block(http_headers)
+            data, headers = record_bytes_and_headers(
+                record_type, uri, warc_headers, payload, content_type, http_block
+            )
+            self._last_indexed = (record_type, headers, http_block)
+            return gzip_member(data, self._config.compression_level)
         return _serialize_record(
             record_type,
             uri,
@@ -1020,12 +1054,18 @@ def _serialize_record(
     compression_level: int,
 ) -> bytes:
     """One record as one gzip member (`corpus_crawler._warc_record`: warcio's bytes)."""
-    http_block: bytes | None = None
-    if http_headers:  # warcio leaves out an empty header block (no status line, no headers)
-        http_headers.compute_headers_buffer()
-        http_block = http_headers.headers_buff
-    data = record_bytes(record_type, uri, warc_headers, payload, content_type, http_block)
+    data = record_bytes(
+        record_type, uri, warc_headers, payload, content_type, _http_block(http_headers)
+    )
     return gzip_member(data, compression_level)
+
+
+def _http_block(http_headers: StatusAndHeaders | None) -> bytes | None:
+    if not http_headers:  # warcio leaves out an empty header block (no status line, no headers)
+        return None
+    http_headers.compute_headers_buffer()
+    block: bytes = http_headers.headers_buff
+    return block
 
 
 def document_records(
@@ -1162,6 +1202,7 @@ def recover(directory: Path | str, *, index: bool = True) -> list[Recovered]:
     directory = Path(directory)
     recovered = recover_files(directory, (WARC_EXTENSION, TEXT_EXTENSION), _valid_warc_prefix)
     if index and directory.is_dir():
+        _drop_stale_indexes(directory)
         for warc_path in sorted(directory.glob("*" + WARC_EXTENSION)):
             if cdxj_path(warc_path).exists():
                 continue
@@ -1174,6 +1215,47 @@ def recover(directory: Path | str, *, index: bool = True) -> list[Recovered]:
                 written.unlink()
                 logger.warning("%s holds no WARC record; not indexed", warc_path)
     return recovered
+
+
+def _drop_stale_indexes(directory: Path) -> None:
+    """Remove each CDXJ index that names a record its WARC no longer holds, so that
+    `recover` makes it again from the file.
+
+    The writer indexes a WARC when it closes it, and a campaign's restart cuts a
+    closed WARC back to its committed length (or moves it out when nothing of it
+    was committed: `corpus_crawler.state.reconcile_files`) after a crash that
+    came before the commit. An index must never name a record that is not in
+    the file.
+    """
+    for index in sorted(directory.glob("*" + CDXJ_EXTENSION)):
+        warc_path = index.with_name(index.name[: -len(CDXJ_EXTENSION)] + WARC_EXTENSION)
+        if not warc_path.exists():
+            logger.warning("%s: its WARC %s is gone; index removed", index, warc_path.name)
+            index.unlink()
+            continue
+        size = warc_path.stat().st_size
+        if _index_end(index) > size:
+            logger.warning(
+                "%s names records past the end of %s (%d bytes, cut back); indexing it again",
+                index,
+                warc_path.name,
+                size,
+            )
+            index.unlink()
+
+
+def _index_end(index: Path) -> int:
+    """The end (offset + length) of the last record a CDXJ index names; a line that
+    cannot be read counts as past any end."""
+    end = 0
+    with open(index, encoding="utf-8") as handle:
+        for line in handle:
+            try:
+                fields = json.loads(line.split(" ", 2)[2])
+                end = max(end, int(fields["offset"]) + int(fields["length"]))
+            except (IndexError, KeyError, ValueError):
+                return 1 << 62
+    return end
 
 
 def _valid_warc_prefix(path: Path) -> tuple[int, int]:

@@ -1,17 +1,26 @@
 """The HTML crawl report (`corpus_crawler.report`), refreshed during the crawl and at its end.
 
 `ReportExtension` (`CORPUS_REPORT_ENABLED`, `CORPUS_REPORT_INTERVAL` seconds,
-0 = only at the end) renders on a worker thread (matplotlib takes a fraction
-of a second per plot), never on the reactor. The final report waits for the
-crawl log to be closed and the JSON summary to be written, so it shows the
-whole crawl; its path is in the stats as ``corpus/report_path``.
+0 = only at the end) never renders on the reactor. A refresh during the crawl
+renders in a process of its own (`RenderProcess`, started at the first refresh
+and kept for the next ones): matplotlib holds the GIL for the whole render
+(~1.5 s for a report of a few thousand pages, 80% of it in `Figure.savefig`),
+which on a thread of the crawl process stalled the reactor for as long. The
+final report waits for the crawl log to be closed and the JSON summary to be
+written, so it shows the whole crawl; it renders in that process when a refresh
+started one (it has matplotlib loaded), else on a thread (the crawl is over, and
+a process would first have to import matplotlib). Its path is in the stats as
+``corpus/report_path``. The report is the same, byte for byte, wherever it
+renders (`tests/test_report_process.py`).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import multiprocessing
 import time
+from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +39,32 @@ logger = logging.getLogger(__name__)
 FINAL_WAIT_SECONDS = 60.0
 
 
+class RenderProcess:
+    """One process that renders reports (`corpus_crawler.report.write_report`), started
+    on first use (spawned: nothing of the crawl process is copied into it)."""
+
+    def __init__(self) -> None:
+        self._executor: ProcessPoolExecutor | None = None
+
+    @property
+    def started(self) -> bool:
+        return self._executor is not None
+
+    def submit(self, *args: Any, **kwargs: Any) -> Future[Path]:
+        from corpus_crawler.report import write_report
+
+        if self._executor is None:
+            self._executor = ProcessPoolExecutor(
+                max_workers=1, mp_context=multiprocessing.get_context("spawn")
+            )
+        return self._executor.submit(write_report, *args, **kwargs)
+
+    def shutdown(self) -> None:
+        if self._executor is not None:
+            self._executor.shutdown(wait=False, cancel_futures=True)
+            self._executor = None
+
+
 def report_path(crawl_log: Path) -> Path:
     """``NAME.report.html`` beside ``NAME.crawl.log``."""
     name = crawl_log.name.removesuffix(".open").removesuffix(".crawl.log")
@@ -42,6 +77,7 @@ class ReportExtension:
         self.interval = interval
         self._task: Any = None
         self._busy = False
+        self._renderer = RenderProcess()
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ReportExtension:
@@ -77,12 +113,12 @@ class ReportExtension:
             return
         from twisted.internet.threads import deferToThread
 
-        from corpus_crawler.report import write_report
-
         self._busy = True
         self.crawler.stats.inc_value("corpus/report_refreshes")
         title = f"Crawl report: {self.crawler.settings.get('CORPUS_PROFILE_NAME') or 'crawl'}"
-        deferred = deferToThread(write_report, [path], report_path(path), title=title, final=False)
+        future = self._renderer.submit([path], report_path(path), title=title, final=False)
+        # a thread that only waits for the render process (the GIL is free meanwhile)
+        deferred = deferToThread(future.result)
 
         def done(result: Any) -> Any:
             self._busy = False
@@ -114,6 +150,7 @@ class ReportExtension:
         log_value = stats.get_value("corpus/crawl_log_path")
         if not log_value:
             logger.warning("no crawl log was written: no HTML report")
+            self._renderer.shutdown()
             return
         log_path = Path(log_value)
         summary_value = stats.get_value("corpus/summary_path")
@@ -122,13 +159,25 @@ class ReportExtension:
             summary = json.loads(Path(summary_value).read_text(encoding="utf-8"))
         title = f"Crawl report: {self.crawler.settings.get('CORPUS_PROFILE_NAME') or 'crawl'}"
         try:
-            path = await maybe_deferred_to_future(
-                deferToThread(
-                    write_report, [log_path], report_path(log_path), summary=summary, title=title
+            if self._renderer.started:
+                future = self._renderer.submit(
+                    [log_path], report_path(log_path), summary=summary, title=title
                 )
-            )
+                path = await maybe_deferred_to_future(deferToThread(future.result))
+            else:
+                path = await maybe_deferred_to_future(
+                    deferToThread(
+                        write_report,
+                        [log_path],
+                        report_path(log_path),
+                        summary=summary,
+                        title=title,
+                    )
+                )
         except Exception as exc:  # a report is never worth failing a crawl for
             logger.error("could not write the HTML report: %s", exc, exc_info=exc)
             return
+        finally:
+            self._renderer.shutdown()
         stats.set_value("corpus/report_path", str(path))
         logger.info("report written to %s", path)
