@@ -64,9 +64,9 @@ import base64
 import enum
 import hashlib
 import http
+import io
 import json
 import logging
-import os
 import uuid
 import zlib
 from collections.abc import Callable, Iterable, Mapping
@@ -85,14 +85,12 @@ from warcio.timeutils import datetime_to_iso_date
 
 from ._cdxj import INDEXED_RECORD_TYPES, index_line, write_index
 from ._files import (
-    OPEN_SUFFIX,
     Clock,
     Recovered,
     RecoveryAction,
     RotatingFile,
     as_utc,
     default_hostname,
-    fsync_directory,
     gzip_member_ends,
     recover_files,
     safe_name_part,
@@ -596,19 +594,9 @@ def write_cdxj(warc_path: Path) -> Path:
     """
     from cdxj_indexer import CDXJIndexer
 
-    target = cdxj_path(warc_path)
-    partial = target.with_name(target.name + OPEN_SUFFIX)
-    try:
-        with open(partial, "w", encoding="utf-8") as handle:
-            CDXJIndexer(output=handle, inputs=[str(warc_path)], sort=True).process_all()
-            handle.flush()
-            os.fsync(handle.fileno())
-    except BaseException:
-        partial.unlink(missing_ok=True)
-        raise
-    os.replace(partial, target)
-    fsync_directory(target.parent)
-    return target
+    lines = io.StringIO()
+    CDXJIndexer(output=lines, inputs=[str(warc_path)], sort=True).process_all()
+    return write_index(lines.getvalue().splitlines(keepends=True), cdxj_path(warc_path))
 
 
 # -- the writer -------------------------------------------------------------------------
