@@ -1019,15 +1019,15 @@ def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores,
             ) and relaxed[i] is not None:
                 # jusText's test again with the container's link limit
                 cls = _code(relaxed[i])
-                changed = changed or cls != old_cf[i]
             if use_credits and is_inside and cls == C_BAD and credited[i] is not None:
                 # a photo credit in a long block of the article, not a footer
                 cls = _code(credited[i])
                 steps = inside_shift
-                changed = changed or cls != old_cf[i]
             if steps:
                 cls = max(C_BAD, min(C_GOOD, cls + steps))
-                changed = changed or cls != old_cf[i]
+            # as the Python pass: a change is a class that ends up moved (a relaxed
+            # class that a negative shift takes back is none)
+            changed = changed or cls != old_cf[i]
             moved[i] = cls
             classes[i] = cls
         if not changed:

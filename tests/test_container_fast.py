@@ -447,3 +447,24 @@ def test_compiled_and_python_function_blocks_agree_on_generated_pages(
     fast = function_blocks(paragraphs, params, max_length, min_blocks, compiled=True)
     slow = function_blocks(paragraphs, params, max_length, min_blocks, compiled=False)
     assert fast == slow
+
+
+def test_a_relaxed_class_that_a_negative_shift_takes_back_is_no_change() -> None:
+    """The case hypothesis found (seed 523700): inside blocks whose class the
+    container's link limit relaxes and an inside shift of -3 takes back to BAD. The
+    Python pass sees no change and keeps the given final classes; the compiled pass
+    counted the relaxed class as a change and reran the later phases."""
+    params = JustextParams(
+        length_low=1, length_high=1, stopwords_low=0.0, max_link_density=0.2,
+    )  # fmt: skip
+    options = ContainerOptions(
+        min_block_length=1, length_per_point=7, max_length_points=1, grandparent_share=0.0,
+        sibling_share=0.0, sibling_min_score=0, max_link_density=1.0, region_share=0.0,
+        inside_shift=-3, min_container_chars=1, template_min_blocks=1,
+        container_link_density=True,
+    )  # fmt: skip
+    rng = random.Random(523700)
+    paragraphs = _paragraphs(rng)
+    unlikely = None if rng.random() < 0.3 else [rng.random() < 0.3 for _ in paragraphs]
+    fast, slow = both(paragraphs, params, options, unlikely)
+    assert fast == slow
