@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import logging
 import multiprocessing
+import os
 import time
 from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
@@ -54,8 +55,15 @@ class RenderProcess:
         from corpus_crawler.report import write_report
 
         if self._executor is None:
+            from pipelines.worker import _watch_crawl
+
             self._executor = ProcessPoolExecutor(
-                max_workers=1, mp_context=multiprocessing.get_context("spawn")
+                max_workers=1,
+                mp_context=multiprocessing.get_context("spawn"),
+                # it exits by itself when this process dies, `kill -9` included: a
+                # worker blocked on its task queue never sees the pipe close
+                initializer=_watch_crawl,
+                initargs=(os.getpid(),),
             )
         return self._executor.submit(write_report, *args, **kwargs)
 

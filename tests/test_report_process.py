@@ -7,6 +7,11 @@ reactor; what it writes must not depend on where it ran.
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -79,3 +84,46 @@ def test_a_stopped_render_process_starts_again_on_the_next_report(tmp_path: Path
     finally:
         renderer.shutdown()
     assert (tmp_path / "b.html").stat().st_size > 0
+
+
+KILLED_CRAWL = """\
+import sys
+from pathlib import Path
+from pipelines.report import RenderProcess
+
+if __name__ == "__main__":  # the spawned render process imports this file
+    renderer = RenderProcess()
+    log, out = Path(sys.argv[1]), Path(sys.argv[2])
+    renderer.submit([log], out, title="T").result(timeout=120)
+    print(list(renderer._executor._processes), flush=True)
+    sys.stdin.read()  # until the test kills this process
+"""
+
+
+def test_the_render_process_exits_when_the_crawl_is_killed(tmp_path: Path) -> None:
+    """A `kill -9` of the crawl process leaves no render process behind (a worker
+    blocked on its task queue never sees the pipe close: it needs its watchdog)."""
+    log = _crawl_log(tmp_path)
+    script = tmp_path / "crawl.py"
+    script.write_text(KILLED_CRAWL, encoding="utf-8")
+    crawl = subprocess.Popen(
+        [sys.executable, str(script), str(log), str(tmp_path / "r.html")],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert crawl.stdout is not None
+    (render_pid,) = json.loads(crawl.stdout.readline())
+    os.kill(render_pid, 0)  # it is running
+    crawl.kill()
+    crawl.wait(timeout=TIMEOUT)
+    deadline = time.monotonic() + 30
+    while _running(render_pid):
+        assert time.monotonic() < deadline, f"render process {render_pid} outlived the crawl"
+        time.sleep(0.1)
+
+
+def _running(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+    except OSError:
+        return False
+    return state != "Z"  # a zombie has exited; its parent (the test's init) reaps it
