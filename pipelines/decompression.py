@@ -1,9 +1,22 @@
-"""Decompression bombs counted as `too-large`.
+"""Content codings the crawl cannot use, counted instead of passed on.
 
 Scrapy's HttpCompressionMiddleware stops decoding a body that grows past
 DOWNLOAD_MAXSIZE and ignores the response with IgnoreRequest, which reaches
 only the request's errback: no stat says what happened. This subclass counts
 it as ``corpus/dropped/too-large``, like a response aborted for its size.
+
+Two more ways a server's content coding breaks a page, both archived as sent
+(`pipelines.capture.WarcCaptureMiddleware` sees the response first) and then
+dropped as ``corpus/dropped/decode-error``:
+
+* a broken stream (a gzip body that is not gzip, a truncated zstd frame):
+  Scrapy lets the decoder's own exception (``EOFError``, ``zlib.error``,
+  ``ZstdError``...) escape as a download error, logged with a traceback and
+  counted nowhere (``corpus/undecodable/broken``);
+* a coding Scrapy cannot undo (``compress``, ``bzip2``, ``zstd`` without its
+  package): Scrapy warns and passes the still-encoded bytes on, and the
+  extractor turned bzip2 bytes into "text" that reached the corpus
+  (``corpus/undecodable/<coding>``).
 """
 
 from __future__ import annotations
@@ -21,15 +34,39 @@ __all__ = ["BoundedHttpCompressionMiddleware"]
 
 logger = logging.getLogger(__name__)
 
+#: Content-Encoding values that mean "not encoded" (RFC 9110 8.4.1 keeps "identity"
+#: reserved for that; some servers still send it).
+_NO_CODING = frozenset({b"", b"identity"})
+
 
 class BoundedHttpCompressionMiddleware(HttpCompressionMiddleware):
     def process_response(
         self, request: Request, response: Response, spider: Spider | None = None
     ) -> Request | Response:
         try:
-            return super().process_response(request, response)
+            decoded = super().process_response(request, response)
         except IgnoreRequest:
-            if self.stats is not None:
-                self.stats.inc_value(f"corpus/dropped/{DropReason.TOO_LARGE}")
-                self.stats.inc_value("corpus/too-large/decompression")
+            self._count(DropReason.TOO_LARGE, "corpus/too-large/decompression")
             raise
+        except Exception as exc:  # the decoder's own error: the stream is not what it says
+            self._count(DropReason.DECODE_ERROR, "corpus/undecodable/broken")
+            logger.info("cannot decode %s (%s: %s)", response.url, type(exc).__name__, exc)
+            raise IgnoreRequest(f"{DropReason.DECODE_ERROR} (broken content coding)") from exc
+        if not isinstance(decoded, Response):
+            return decoded
+        left = [
+            coding.strip().lower()
+            for value in decoded.headers.getlist("Content-Encoding")
+            for coding in value.split(b",")
+        ]
+        left = [coding for coding in left if coding not in _NO_CODING]
+        if not left:
+            return decoded
+        name = left[-1].decode("latin-1")
+        self._count(DropReason.DECODE_ERROR, f"corpus/undecodable/{name}")
+        raise IgnoreRequest(f"{DropReason.DECODE_ERROR} (content coding {name!r} not supported)")
+
+    def _count(self, reason: DropReason, detail: str) -> None:
+        if self.stats is not None:
+            self.stats.inc_value(f"corpus/dropped/{reason}")
+            self.stats.inc_value(detail)
