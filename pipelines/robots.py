@@ -73,6 +73,10 @@ logger = logging.getLogger(__name__)
 #: Seconds between two looks at Redis while another process fetches a robots.txt
 #: (first and longest): the wait is one download, usually well under a second.
 _POLL_FIRST, _POLL_MAX = 0.05, 1.0
+#: Redirect hops followed for a robots.txt: RFC 9309 (2.3.1.2) asks for at least five,
+#: Google follows five. Scrapy's page limit (REDIRECT_MAX_TIMES, 20) let a robots.txt
+#: that redirects to itself cost its host 21 requests before the first page.
+ROBOTS_MAX_REDIRECTS = 5
 
 
 def shared_robots_config(settings: BaseSettings) -> SharedRobotsConfig:
@@ -151,6 +155,14 @@ class BoundedRobotsTxtMiddleware(RobotsTxtMiddleware):
             self._shared = SharedRobotsTxt(store, shared_robots_config(crawler.settings))
             self._store = store
             self._writer = campaign.writer
+
+    async def process_request(self, request: Request, spider: Any = None) -> None:
+        if request.meta.get("dont_obey_robotstxt") and urlparse_cached(request).path == (
+            "/robots.txt"
+        ):
+            # A redirected hop keeps the ttl its source had left (RedirectMiddleware).
+            request.meta.setdefault("redirect_ttl", ROBOTS_MAX_REDIRECTS)
+        await super().process_request(request)
 
     # -- one process (Scrapy's flow, with the bounded parse) -------------------------------
 
