@@ -9,13 +9,21 @@ Two downloader middlewares and the resolver they configure:
   here: one lookup, in the resolver, decides where the connection goes.
 * `RefusedAddressMiddleware` (940, before RetryMiddleware sees the error) turns
   the `DNSLookupError` of a name whose every address was refused into a counted
-  refusal (`corpus/refused/<reason>`) instead of retries.
+  refusal (`corpus/refused/<reason>`) instead of retries. On the way back (before
+  RedirectMiddleware, 600) it refuses a redirect to a URL that is not http(s)
+  (``ftp:``, ``file:``, ``data:``, ``javascript:``), counted as
+  ``corpus/redirects/refused/scheme``: RedirectMiddleware passed such a 3xx on
+  to the spider as an HTTP error, or failed on ``javascript:`` with a
+  ``ValueError``, and neither was counted as a refusal. A redirect past
+  REDIRECT_MAX_TIMES (or a robots.txt's own limit) is counted as
+  ``corpus/redirects/refused/too-many`` before RedirectMiddleware discards it.
 """
 
 from __future__ import annotations
 
 import logging
 from typing import Any
+from urllib.parse import urljoin, urlsplit
 
 import scrapy.exceptions
 from scrapy import Request
@@ -25,6 +33,7 @@ from scrapy.http import Response
 from scrapy.settings import BaseSettings
 from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.error import DNSLookupError
+from w3lib.url import safe_url_string
 
 from corpus_crawler.addresses import AddressPolicy, literal_address
 from pipelines.resolver import PinnedResolver, ResolverConfig, installed_resolver, parse_dns_server
@@ -39,6 +48,8 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
+#: The statuses Scrapy's RedirectMiddleware follows.
+_REDIRECTS = frozenset({301, 302, 303, 307, 308})
 # Scrapy 2.14+ wraps Twisted's DNSLookupError in its own CannotResolveHostError
 _LOOKUP_ERRORS: tuple[type[Exception], ...] = (
     DNSLookupError,
@@ -162,11 +173,43 @@ class RefusedAddressMiddleware:
 
     def __init__(self, crawler: Crawler) -> None:
         self.stats = crawler.stats
+        settings = crawler.settings
+        self.redirects = settings.getbool("REDIRECT_ENABLED", True)
+        self.max_redirects = settings.getint("REDIRECT_MAX_TIMES", 20)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RefusedAddressMiddleware:
         _enabled(crawler.settings)
         return cls(crawler)
+
+    def process_response(self, request: Request, response: Response) -> Response:
+        location = response.headers.get(b"Location")
+        meta = request.meta
+        if (
+            not self.redirects
+            or location is None
+            or response.status not in _REDIRECTS
+            or meta.get("dont_redirect")
+            or meta.get("handle_httpstatus_all")
+            or response.status in meta.get("handle_httpstatus_list", ())
+        ):
+            return response
+        # as RedirectMiddleware resolves it
+        target = safe_url_string(location)
+        if location.startswith(b"//"):
+            target = urlparse_cached(request).scheme + "://" + target.lstrip("/")
+        target = urljoin(request.url, target)
+        scheme = urlsplit(target).scheme.lower()
+        if scheme not in ("http", "https"):
+            self.stats.inc_value("corpus/redirects/refused/scheme")
+            logger.info("refused the redirect of %s to %.200s: not http(s)", request.url, target)
+            raise IgnoreRequest(f"redirect refused (scheme {scheme!r}): {target[:200]}")
+        ttl = meta.get("redirect_ttl", self.max_redirects)
+        if not ttl or meta.get("redirect_times", 0) + 1 > self.max_redirects:
+            # RedirectMiddleware discards it (at debug level) after us
+            self.stats.inc_value("corpus/redirects/refused/too-many")
+            logger.info("too many redirects, not following %s to %.200s", request.url, target)
+        return response
 
     def process_exception(self, request: Request, exception: Exception) -> Any:
         from twisted.internet import reactor
