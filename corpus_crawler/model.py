@@ -44,6 +44,9 @@ class DropReason(enum.Enum):
     #: Not fetched: its host's or domain's text yield fell below the pruning line
     #: (corpus_crawler.yieldrate).
     LOW_YIELD = "low-yield"
+    #: The server closed the connection before the end of the body it announced
+    #: (archived with ``WARC-Truncated: disconnect``).
+    DISCONNECTED = "disconnected"
 
     def __str__(self) -> str:
         return self.value

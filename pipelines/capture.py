@@ -7,8 +7,9 @@
 * `SizeCapMiddleware` (945, so after the capture): a body the handler cut at
   DOWNLOAD_MAXSIZE is archived (``WARC-Truncated: length``), then counted as
   ``corpus/dropped/too-large`` and dropped; one cut at the download timeout as
-  ``corpus/dropped/timeout``. It also counts downloads another handler cancelled
-  over the cap.
+  ``corpus/dropped/timeout``; one cut short by the server's close as
+  ``corpus/dropped/disconnected``. It also counts downloads another handler
+  cancelled over the cap.
 """
 
 from __future__ import annotations
@@ -145,6 +146,13 @@ class WarcCaptureMiddleware:
         )
 
 
+_CUT_REASONS = {
+    "length": DropReason.TOO_LARGE,
+    "time": DropReason.TIMEOUT,
+    "disconnect": DropReason.DISCONNECTED,
+}
+
+
 class SizeCapMiddleware:
     """Counts and drops cut responses (after their capture); see the module docstring."""
 
@@ -160,7 +168,7 @@ class SizeCapMiddleware:
         cut = truncation_of(response)
         if not cut:
             return response
-        reason = DropReason.TOO_LARGE if cut == "length" else DropReason.TIMEOUT
+        reason = _CUT_REASONS.get(cut, DropReason.TIMEOUT)
         self.stats.inc_value(f"corpus/dropped/{reason}")
         self.stats.inc_value(f"corpus/truncated/{cut}")
         raise IgnoreRequest(f"{reason} (archived truncated at {len(response.body)} bytes)")

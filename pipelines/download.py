@@ -52,7 +52,8 @@ from scrapy.utils._download_handlers import (
 )
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import Deferred
-from twisted.web._newclient import HEADER
+from twisted.python.failure import Failure
+from twisted.web._newclient import HEADER, ResponseFailed, _DataLoss
 from twisted.web.iweb import UNKNOWN_LENGTH
 
 if TYPE_CHECKING:
@@ -85,12 +86,12 @@ class WireRecord(TypedDict):
     sent_at: float
     #: Epoch seconds when the body ended (or was cut).
     received_at: float
-    #: "length" or "time" when the body is a prefix of what was sent, else "".
+    #: "length", "time" or "disconnect" when the body is a prefix of what was sent, else "".
     truncated: str
 
 
 def truncation_of(response: Response) -> str:
-    """``"length"``, ``"time"`` or ``""``: why the handler cut this response's body."""
+    """``"length"``, ``"time"``, ``"disconnect"`` or ``""``: why this response's body is cut."""
     for flag in response.flags:
         if flag.startswith(TRUNCATED_FLAG_PREFIX):
             return flag[len(TRUNCATED_FLAG_PREFIX) :]
@@ -205,6 +206,29 @@ class _TruncatingReader(_ResponseReader):
             self._maxsize,
         )
         self.cut("length")
+
+    def connectionLost(self, reason: Failure | None = None) -> None:
+        if (
+            reason is not None
+            and not self._finished.called
+            and self._fail_on_dataloss
+            and reason.check(ResponseFailed)
+            and any(r.check(_DataLoss) for r in reason.value.reasons)
+        ):
+            # Scrapy fails the download and nothing is archived, though the headers and
+            # part of the body arrived: keep what came, marked as a prefix.
+            logger.info(
+                "%s: the connection closed %d bytes into the body, before its end"
+                " (archived as truncated)",
+                self._request.url,
+                self._bytes_received,
+            )
+            self._finish_response(flags=[TRUNCATED_FLAG_PREFIX + "disconnect"])
+            return
+        if reason is None:
+            super().connectionLost()
+        else:
+            super().connectionLost(reason)
 
     def cut(self, reason: str) -> None:
         """Finish with what has arrived, flagged ``truncated:<reason>``, and drop the link."""

@@ -18,6 +18,7 @@ __all__ = [
     "DROPS",
     "CorpusDrop",
     "DecodeError",
+    "Disconnected",
     "Duplicate",
     "Empty",
     "ExtractorError",
@@ -93,6 +94,12 @@ class LowYield(CorpusDrop):
     reason = DropReason.LOW_YIELD
 
 
+class Disconnected(CorpusDrop):
+    """A body cut short by the server's close (`pipelines.download`)."""
+
+    reason = DropReason.DISCONNECTED
+
+
 DROPS: Mapping[DropReason, type[CorpusDrop]] = {
     cls.reason: cls
     for cls in (
@@ -108,6 +115,7 @@ DROPS: Mapping[DropReason, type[CorpusDrop]] = {
         Duplicate,
         NearDuplicate,
         LowYield,
+        Disconnected,
     )
 }
 
@@ -120,3 +128,4 @@ def drop_for(reason: DropReason, detail: str = "", url: str = "") -> CorpusDrop:
     if url:
         message += f": {url}"
     return DROPS[reason](message)
+
