@@ -27,6 +27,7 @@ from corpus_crawler.model import DropReason
 from corpus_crawler.recrawl import decide
 from corpus_crawler.warc import Exchange, Truncation, header_pairs, new_record_id, payload_digest
 from pipelines.download import WIRE_META_KEY, WireRecord, truncation_of
+from pipelines.drops import log_download_drop
 from pipelines.writer import CaptureFacts, OutputWriter
 
 __all__ = ["SizeCapMiddleware", "WarcCaptureMiddleware", "exchange_of"]
@@ -157,6 +158,7 @@ class SizeCapMiddleware:
     """Counts and drops cut responses (after their capture); see the module docstring."""
 
     def __init__(self, crawler: Crawler, maxsize: int) -> None:
+        self.crawler = crawler
         self.stats = crawler.stats
         self.maxsize = maxsize
 
@@ -171,6 +173,7 @@ class SizeCapMiddleware:
         reason = _CUT_REASONS.get(cut, DropReason.TIMEOUT)
         self.stats.inc_value(f"corpus/dropped/{reason}")
         self.stats.inc_value(f"corpus/truncated/{cut}")
+        log_download_drop(self.crawler, request, response, reason)
         raise IgnoreRequest(f"{reason} (archived truncated at {len(response.body)} bytes)")
 
     def process_exception(self, request: Request, exception: Exception) -> None:

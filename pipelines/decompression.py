@@ -22,13 +22,16 @@ dropped as ``corpus/dropped/decode-error``:
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from scrapy import Request, Spider
+from scrapy.crawler import Crawler
 from scrapy.downloadermiddlewares.httpcompression import HttpCompressionMiddleware
 from scrapy.exceptions import IgnoreRequest
 from scrapy.http import Response
 
 from corpus_crawler.model import DropReason
+from pipelines.drops import log_download_drop
 
 __all__ = ["BoundedHttpCompressionMiddleware"]
 
@@ -40,6 +43,10 @@ _NO_CODING = frozenset({b"", b"identity"})
 
 
 class BoundedHttpCompressionMiddleware(HttpCompressionMiddleware):
+    def __init__(self, stats: Any = None, *, crawler: Crawler | None = None) -> None:
+        super().__init__(stats, crawler=crawler)
+        self._crawler = crawler
+
     def process_response(
         self, request: Request, response: Response, spider: Spider | None = None
     ) -> Request | Response:
@@ -47,10 +54,12 @@ class BoundedHttpCompressionMiddleware(HttpCompressionMiddleware):
             decoded = super().process_response(request, response)
         except IgnoreRequest:
             self._count(DropReason.TOO_LARGE, "corpus/too-large/decompression")
+            log_download_drop(self._crawler, request, response, DropReason.TOO_LARGE)
             raise
         except Exception as exc:  # the decoder's own error: the stream is not what it says
             self._count(DropReason.DECODE_ERROR, "corpus/undecodable/broken")
             logger.info("cannot decode %s (%s: %s)", response.url, type(exc).__name__, exc)
+            log_download_drop(self._crawler, request, response, DropReason.DECODE_ERROR)
             raise IgnoreRequest(f"{DropReason.DECODE_ERROR} (broken content coding)") from exc
         if not isinstance(decoded, Response):
             return decoded
@@ -64,6 +73,7 @@ class BoundedHttpCompressionMiddleware(HttpCompressionMiddleware):
             return decoded
         name = left[-1].decode("latin-1")
         self._count(DropReason.DECODE_ERROR, f"corpus/undecodable/{name}")
+        log_download_drop(self._crawler, request, response, DropReason.DECODE_ERROR)
         raise IgnoreRequest(f"{DropReason.DECODE_ERROR} (content coding {name!r} not supported)")
 
     def _count(self, reason: DropReason, detail: str) -> None:

@@ -8,11 +8,16 @@ ordinary events of a crawl, so they are logged at DEBUG, not WARNING.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from scrapy.exceptions import DropItem
 
 from corpus_crawler.model import DropReason
+
+if TYPE_CHECKING:
+    from scrapy import Request
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
 
 __all__ = [
     "DROPS",
@@ -31,6 +36,7 @@ __all__ = [
     "TooShort",
     "WrongLanguage",
     "drop_for",
+    "log_download_drop",
 ]
 
 
@@ -129,3 +135,22 @@ def drop_for(reason: DropReason, detail: str = "", url: str = "") -> CorpusDrop:
         message += f": {url}"
     return DROPS[reason](message)
 
+
+def log_download_drop(
+    crawler: Crawler | None, request: Request, response: Response, reason: DropReason
+) -> None:
+    """Completes the crawl log line of a response a downloader middleware drops.
+
+    The crawl log's middleware (next to the downloader) holds a response's line
+    until an item says how the page ended; a middleware that drops the response
+    on its way to the spider (size cap, timeout, broken content coding) ends it
+    with no item, so the line said ``no-item`` at the close and waited in memory
+    until then.
+    """
+    if crawler is None:
+        return
+    from pipelines.crawllog import CrawlLogExtension
+
+    log = crawler.get_extension(CrawlLogExtension)
+    if log is not None:
+        log.item_dropped(None, DROPS[reason](), response.replace(request=request))
