@@ -41,6 +41,9 @@ NO_RESPONSE = {
 ROBOTS_NO_RESPONSE = {"silent", "close"}
 
 
+_CAPTURES = ("response", "revisit")
+
+
 @dataclass(frozen=True)
 class Record:
     type: str
@@ -75,7 +78,9 @@ class Outputs:
         return stats
 
     def responses(self, url: str) -> list[Record]:
-        return [r for r in self.records if r.type == "response" and r.uri == url]
+        """The response records of `url`, and the revisits the campaign wrote instead
+        (a payload it archived before under another URL)."""
+        return [r for r in self.records if r.type in _CAPTURES and r.uri == url]
 
     def response(self, path: str) -> Record:
         (record,) = self.responses(self.crawl.main + path)
@@ -195,7 +200,7 @@ def test_every_exchange_that_reached_a_response_is_archived_exactly_once(
             if path == "/robots.txt" and variant in ROBOTS_NO_RESPONSE:
                 continue
             requested[base + path] += 1
-    archived = Counter(r.uri for r in hostile.records if r.type == "response")
+    archived = Counter(r.uri for r in hostile.records if r.type in _CAPTURES)
     assert archived == requested
     # each response with the request that asked for it
     requests = Counter(r.uri for r in hostile.records if r.type == "request")
@@ -220,8 +225,8 @@ def test_compression_bombs_are_archived_dropped_as_too_large_and_memory_stays_bo
         record = hostile.response(path)
         assert len(record.payload) < hostile_wire.CAP
         assert "WARC-Truncated" not in record.warc  # the wire bytes are whole
-    # the four pages and the robots.txt bomb
-    assert hostile.stats["corpus/too-large/decompression"] == 5
+    # the four pages, the robots.txt bomb and the sitemap bomb
+    assert hostile.stats["corpus/too-large/decompression"] == 6
     # Before the payload sniff was bounded, the 1 GB brotli bomb took the crawl
     # process to 2.1 GB (4.2 GB with a 2 GB one); a crawl of this site needs ~150 MB.
     assert 0 < hostile.crawl.peak_rss_kib < 800 * 1024
@@ -233,12 +238,12 @@ def test_broken_and_unknown_content_codings_are_archived_then_dropped(hostile: O
         assert hostile.outcomes(main + path) == ["dropped:decode-error"], path
         assert hostile.response(path).payload == hostile_wire.wire_body(path)
     stats = hostile.stats
-    # the broken streams of two pages and two robots.txt (zstd is "unknown" without
-    # the backports.zstd package, "broken" with it); compress and bzip2 pages
+    # the broken streams of two pages, two robots.txt and two sitemaps (zstd is
+    # "unknown" without the backports.zstd package, "broken" with it); compress, bzip2
     broken = stats.get("corpus/undecodable/broken", 0) + stats.get("corpus/undecodable/zstd", 0)
-    assert broken == 4
+    assert broken == 6
     assert stats["corpus/undecodable/compress"] == stats["corpus/undecodable/bzip2"] == 1
-    assert stats["corpus/dropped/decode-error"] == 6
+    assert stats["corpus/dropped/decode-error"] == 8
     urls = {document["url"] for document in hostile.documents}
     assert not any(url.endswith(("gzip.html", "zstd.html", "bzip2.html")) for url in urls)
     # two codings in a row are undone in order: the page reaches the extractor
@@ -360,3 +365,14 @@ def test_broken_robots_txt_lets_the_host_be_crawled_once(hostile: Outputs) -> No
     assert crawl.logs[crawl.robots["loop"]].count("/robots.txt") == 6
     for variant in ("html", "binary", "error", "bomb", "bad-gzip", "zstd"):
         assert crawl.logs[crawl.robots[variant]].count("/robots.txt") == 1, variant
+
+
+def test_hostile_sitemaps_are_bounded_and_counted(hostile: Outputs) -> None:
+    main = hostile.crawl.main
+    for path in hostile_wire.SITEMAPS:
+        assert len(hostile.responses(main + path)) == 1, path
+    # the good sitemap still leads to its page
+    assert hostile.crawl.logs[main].count("/from-sitemap.html") == 1
+    assert hostile.stats["corpus/sitemaps/read"] == 1
+    # a gzipped file of 80 MB of zeros is read up to max_sitemap_bytes: no XML in it
+    assert hostile.stats["corpus/sitemaps/invalid"] == 1

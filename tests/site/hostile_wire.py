@@ -36,6 +36,16 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 
 #: The size cap (limits.max_page_bytes) of the crawl.
 CAP = 100_000
+#: The sitemap size cap (limits.max_sitemap_bytes) of the crawl.
+SITEMAP_CAP = 1_000_000
+#: The sitemaps the crawl starts from.
+SITEMAPS = (
+    "/sitemap-ok.xml",
+    "/sitemap-bomb.xml",
+    "/sitemap-bad-gzip.xml",
+    "/sitemap-zstd.xml",
+    "/sitemap-file.xml.gz",
+)
 #: The download timeout of the crawl, seconds.
 TIMEOUT = 3
 
@@ -62,6 +72,16 @@ def page(body: bytes, *lines: bytes, status: bytes = b"HTTP/1.1 200 OK") -> byte
 
 
 HTML = b"Content-Type: text/html; charset=utf-8"
+XML = b"Content-Type: application/xml"
+
+
+def _sitemap(*urls: str) -> bytes:
+    entries = "".join(f"<url><loc>{url}</loc></url>" for url in urls)
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?>'
+        f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{entries}</urlset>'
+    ).encode()
+
 
 # -- bombs: small on the wire, huge decoded ----------------------------------------------
 
@@ -244,7 +264,7 @@ def hostile_paths(port: int, canary: str, bombs: Bombs) -> dict[str, Handler]:
         ),
         "/chunk-bad.html": send(
             head(b"HTTP/1.1 200 OK", HTML, b"Transfer-Encoding: chunked", b"Connection: close")
-            + chunked_ok[:600]
+            + chunked_ok[:507]  # the first chunk (500 bytes) whole, then no size
             + b"zz; nonsense\r\n"
             + b"x" * 100
         ),
@@ -264,20 +284,25 @@ def hostile_paths(port: int, canary: str, bombs: Bombs) -> dict[str, Handler]:
         "/drip-body.html": drip(page(ok, HTML), every=0.05, start=200),
         # -- headers
         "/many-headers.html": send(
-            page(ok, HTML, *(b"X-Flood-%d: %d" % (n, n) for n in range(5000)))
+            page(html("Hlavičky"), HTML, *(b"X-Flood-%d: %d" % (n, n) for n in range(5000)))
         ),
         "/huge-header.html": send(page(ok, HTML, b"X-Huge: " + b"a" * 1_000_000)),
         "/cookie-flood.html": send(
-            page(ok, HTML, *(b"Set-Cookie: c%d=%s; Path=/" % (n, b"v" * 100) for n in range(3000)))
+            page(
+                html("Sušenky"),
+                HTML,
+                *(b"Set-Cookie: c%d=%s; Path=/" % (n, b"v" * 100) for n in range(3000)),
+            )
         ),
         "/status-999.html": send(page(ok, HTML, status=b"HTTP/1.1 999 Request Denied")),
         "/status-1xx-only.html": send(b"HTTP/1.1 100 Continue\r\n\r\n" * 3),
         "/status-103.html": send(
-            b"HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n" + page(ok, HTML)
+            b"HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n"
+            + page(html("Rané rady"), HTML)
         ),
         "/204-body.html": send(page(ok, HTML, status=b"HTTP/1.1 204 No Content")),
         "/304-body.html": send(page(ok, HTML, status=b"HTTP/1.1 304 Not Modified")),
-        "/no-reason.html": send(page(ok, HTML, status=b"HTTP/1.1 200")),
+        "/no-reason.html": send(page(html("Bez důvodu"), HTML, status=b"HTTP/1.1 200")),
         # -- redirects
         "/loop-a": redirect(b"/loop-b"),
         "/loop-b": redirect(b"/loop-a"),
@@ -324,6 +349,16 @@ def hostile_paths(port: int, canary: str, bombs: Bombs) -> dict[str, Handler]:
         "/robots.txt": send(
             page(b"", b"Content-Type: text/plain", status=b"HTTP/1.1 404 Not Found")
         ),
+        # -- sitemaps (the crawl's seeds.sitemaps)
+        "/sitemap-ok.xml": send(page(_sitemap(f"http://127.0.0.1:{port}/from-sitemap.html"), XML)),
+        "/from-sitemap.html": send(page(html("Ze sitemapy"), HTML)),
+        "/sitemap-bomb.xml": send(page(bombs.nested, XML, b"Content-Encoding: gzip, gzip")),
+        "/sitemap-bad-gzip.xml": send(
+            page(b"\x1f\x8b\x08\x00garbage" * 50, XML, b"Content-Encoding: gzip")
+        ),
+        "/sitemap-zstd.xml": send(page(b"\x28\xb5\x2f\xfd" * 50, XML, b"Content-Encoding: zstd")),
+        # a gzipped file (no content coding) that decodes to 80 MB of zeros
+        "/sitemap-file.xml.gz": send(page(bombs.gzip, b"Content-Type: application/gzip")),
     }
 
 
@@ -524,6 +559,7 @@ PROFILE = """\
 name: hostile
 seeds:
   urls: ["{base}/"]
+  sitemaps: [{sitemaps}]
   sitemaps_from_robots: false
 politeness:
   download_delay: 0
@@ -534,6 +570,7 @@ limits:
   max_page_bytes: {cap}
   download_timeout: {timeout}
   retry_times: 0
+  max_sitemap_bytes: {sitemap_cap}
 extraction:
   workers: 1
 output:
@@ -576,7 +613,14 @@ def crawl(workdir: Path, *, profile: str = PROFILE, timeout: float = 240) -> Hos
     with HostileServer() as server:
         profile_path = workdir / "hostile.yaml"
         profile_path.write_text(
-            profile.format(base=server.main, cap=CAP, timeout=TIMEOUT), encoding="utf-8"
+            profile.format(
+                base=server.main,
+                cap=CAP,
+                timeout=TIMEOUT,
+                sitemap_cap=SITEMAP_CAP,
+                sitemaps=", ".join(f'"{server.main}{path}"' for path in SITEMAPS),
+            ),
+            encoding="utf-8",
         )
         command = [sys.executable, "-m", "corpus_crawler.cli", "crawl", str(profile_path)]
         command += ["-o", str(out)]
