@@ -292,7 +292,16 @@ def test_header_floods_are_archived_whole(hostile: Outputs) -> None:
     names = [name for name, _ in hostile.response("/many-headers.html").http_headers]
     assert sum(name.startswith("X-Flood-") for name in names) == 5000
     names = [name for name, _ in hostile.response("/cookie-flood.html").http_headers]
-    assert names.count("Set-Cookie") == 3000
+    assert names.count("Set-Cookie") == 3001
+
+
+def test_a_cookie_flood_does_not_follow_every_later_request(hostile: Outputs) -> None:
+    # a browser's limits (RFC 6265 6.1): 50 cookies a domain, 4096 bytes a cookie;
+    # with no limit, every later request to the host carried a 323 KB Cookie header
+    assert hostile.stats["corpus/cookies/refused/too-many"] == 3000 - 50
+    assert hostile.stats["corpus/cookies/refused/too-large"] == 1
+    heads = [int(r.warc["Content-Length"]) for r in hostile.records if r.type == "request"]
+    assert heads and max(heads) < 16_000
 
 
 def test_odd_statuses_are_archived_as_sent(hostile: Outputs) -> None:

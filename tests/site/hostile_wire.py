@@ -291,6 +291,7 @@ def hostile_paths(port: int, canary: str, bombs: Bombs) -> dict[str, Handler]:
             page(
                 html("Sušenky"),
                 HTML,
+                b"Set-Cookie: big=" + b"v" * 5000 + b"; Path=/",
                 *(b"Set-Cookie: c%d=%s; Path=/" % (n, b"v" * 100) for n in range(3000)),
             )
         ),
@@ -578,8 +579,6 @@ output:
   report: false
   documents:
     jsonl: true
-settings:
-  COOKIES_ENABLED: false
 """
 
 
