@@ -64,13 +64,27 @@ if TYPE_CHECKING:
     from twisted.web.client import Response as TxResponse
     from twisted.web.iweb import IResponse
 
-__all__ = ["WIRE_META_KEY", "CorpusDownloadHandler", "WireRecord", "truncation_of"]
+__all__ = [
+    "MAX_RESPONSE_HEAD_BYTES",
+    "WIRE_META_KEY",
+    "CorpusDownloadHandler",
+    "ResponseHeadTooLarge",
+    "WireRecord",
+    "truncation_of",
+]
 
 logger = logging.getLogger(__name__)
 
 #: The `request.meta` key of the `WireRecord` of the last download of that request.
 WIRE_META_KEY = "corpus_wire"
 TRUNCATED_FLAG_PREFIX = "truncated:"
+#: Status line and header lines of one response, bytes (Chrome refuses more:
+#: net::ERR_RESPONSE_HEADERS_TOO_BIG).
+MAX_RESPONSE_HEAD_BYTES = 256 * 1024
+
+
+class ResponseHeadTooLarge(ValueError):
+    """A response head past `MAX_RESPONSE_HEAD_BYTES`: the download fails."""
 
 
 class WireRecord(TypedDict):
@@ -106,15 +120,24 @@ class _WireRecordingParser(_LenientHTTPClientParser):
 
     _corpus_status_line: bytes = b""
     _corpus_header_lines: list[bytes]
+    _corpus_head_bytes: int = 0
 
     def statusReceived(self, status: bytes) -> None:
         # Also after an ignored 1xx response: the final response starts afresh.
         self._corpus_status_line = status
         self._corpus_header_lines = []
+        self._corpus_head_bytes = len(status)
         super().statusReceived(status)
 
     def lineReceived(self, line: bytes) -> None:
         if self.state == HEADER:
+            self._corpus_head_bytes += len(line) + 2
+            if self._corpus_head_bytes > MAX_RESPONSE_HEAD_BYTES:
+                # HTTP11ClientProtocol fails the response with it and drops the link
+                raise ResponseHeadTooLarge(
+                    f"response head over {MAX_RESPONSE_HEAD_BYTES} bytes"
+                    f" ({len(self._corpus_header_lines)} header lines so far)"
+                )
             raw = line.removesuffix(b"\r")
             if raw:
                 lines = self._corpus_header_lines
