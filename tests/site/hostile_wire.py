@@ -170,6 +170,17 @@ def drip(data: bytes, every: float, start: int = 0) -> Handler:
     return handler
 
 
+def endless_headers(sock: socket.socket, server: _Server) -> None:
+    """A status line, then header lines as fast as the client reads them, never a blank one."""
+    sock.sendall(b"HTTP/1.1 200 OK\r\n")
+    batch = b"".join(b"X-More-%d: %s\r\n" % (n, b"v" * 40) for n in range(1000))
+    while not server.stop.is_set():
+        try:
+            sock.sendall(batch)
+        except OSError:
+            return
+
+
 def silent(sock: socket.socket, server: _Server) -> None:
     """Accept, read the request, never answer; hold the connection until the client leaves."""
     sock.settimeout(0.5)
@@ -287,12 +298,13 @@ def hostile_paths(port: int, canary: str, bombs: Bombs) -> dict[str, Handler]:
             page(html("Hlavičky"), HTML, *(b"X-Flood-%d: %d" % (n, n) for n in range(5000)))
         ),
         "/huge-header.html": send(page(ok, HTML, b"X-Huge: " + b"a" * 1_000_000)),
+        "/endless-headers.html": endless_headers,
         "/cookie-flood.html": send(
             page(
                 html("Sušenky"),
                 HTML,
                 b"Set-Cookie: big=" + b"v" * 5000 + b"; Path=/",
-                *(b"Set-Cookie: c%d=%s; Path=/" % (n, b"v" * 100) for n in range(3000)),
+                *(b"Set-Cookie: c%d=%s; Path=/" % (n, b"v" * 60) for n in range(2000)),
             )
         ),
         "/status-999.html": send(page(ok, HTML, status=b"HTTP/1.1 999 Request Denied")),
@@ -389,6 +401,7 @@ PATHS = (
     "/drip-body.html",
     "/many-headers.html",
     "/huge-header.html",
+    "/endless-headers.html",
     "/cookie-flood.html",
     "/status-999.html",
     "/status-1xx-only.html",
