@@ -31,6 +31,11 @@ from warcio.archiveiterator import ArchiveIterator
 NO_RESPONSE = {
     "/cl-conflict.html": "error:DownloadFailedError",  # refused by the parser (smuggling)
     "/http09.html": "error:DownloadFailedError",
+    # an invalid Content-Length is an unrecoverable framing error (RFC 9112 6.3)
+    "/cl-negative.html": "error:DownloadFailedError",
+    "/cl-garbage.html": "error:DownloadFailedError",
+    # a transfer coding Twisted cannot undo
+    "/te-unknown.html": "error:DownloadFailedError",
     "/close-in-headers.html": "error:DownloadFailedError",
     "/close-at-once.html": "error:DownloadFailedError",
     "/huge-header.html": "error:DownloadFailedError",  # a 1 MB header line
@@ -277,6 +282,10 @@ def test_a_length_shorter_than_the_body_frames_the_message(hostile: Outputs) -> 
     assert short.payload == hostile_wire.OK_PAGE[:100]
     assert "WARC-Truncated" not in short.warc
     assert len(hostile.response("/over-cap-small-cl.html").payload) == 1000
+    # chunked wins over a Content-Length beside it (RFC 9112 6.3), as a smuggling guard
+    te_and_cl = hostile.response("/te-and-cl.html")
+    assert te_and_cl.payload == hostile_wire.OK_PAGE
+    assert "WARC-Truncated" not in te_and_cl.warc
     # no length at all and far over the cap: the cap cuts it
     no_length = hostile.response("/over-cap-no-length.html")
     assert no_length.warc["WARC-Truncated"] == "length"
@@ -334,6 +343,10 @@ def test_redirect_loops_and_long_chains_end(hostile: Outputs) -> None:
     for path in ("/loop-a", "/loop-b", "/self-loop"):
         assert log.count(path) == 1, path
         assert len(hostile.responses(main + path)) == 1
+    # a meta refresh loop: each page once
+    assert log.count("/meta-a.html") == log.count("/meta-b.html") == 1
+    # every odd Location reached the server as an escaped request line
+    assert not [path for path in log if any(c in path for c in " \r\n\t\x01\x7f")]
     chain = [path for path in log if path.startswith("/chain/")]
     # the first request and the 20 redirects Scrapy follows (REDIRECT_MAX_TIMES)
     assert chain == [f"/chain/{n}" for n in range(21)]

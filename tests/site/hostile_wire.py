@@ -286,6 +286,28 @@ def hostile_paths(port: int, canary: str, bombs: Bombs) -> dict[str, Handler]:
         "/over-cap-no-length.html": send(
             head(b"HTTP/1.1 200 OK", HTML, b"Connection: close") + b"<p>x</p>" * CAP
         ),
+        "/te-and-cl.html": send(
+            head(
+                b"HTTP/1.1 200 OK",
+                HTML,
+                b"Transfer-Encoding: chunked",
+                b"Content-Length: 10",
+                b"Connection: close",
+            )
+            + chunked_ok
+        ),
+        "/te-unknown.html": send(
+            head(
+                b"HTTP/1.1 200 OK", HTML, b"Transfer-Encoding: gzip, chunked", b"Connection: close"
+            )
+            + _chunked(gzip.compress(ok, mtime=0), 300)
+        ),
+        "/cl-negative.html": send(
+            head(b"HTTP/1.1 200 OK", HTML, b"Content-Length: -1", b"Connection: close") + ok
+        ),
+        "/cl-garbage.html": send(
+            head(b"HTTP/1.1 200 OK", HTML, b"Content-Length: 12abc", b"Connection: close") + ok
+        ),
         "/http09.html": send(ok),
         "/close-in-headers.html": send(b"HTTP/1.1 200 OK\r\nContent-Type: te"),
         "/close-at-once.html": send(b""),
@@ -393,6 +415,10 @@ PATHS = (
     "/chunk-bad.html",
     "/over-cap-small-cl.html",
     "/over-cap-no-length.html",
+    "/te-and-cl.html",
+    "/te-unknown.html",
+    "/cl-negative.html",
+    "/cl-garbage.html",
     "/http09.html",
     "/close-in-headers.html",
     "/close-at-once.html",
