@@ -411,3 +411,20 @@ def test_hostile_sitemaps_are_bounded_and_counted(hostile: Outputs) -> None:
     assert hostile.stats["corpus/sitemaps/read"] == 1
     # a gzipped file of 80 MB of zeros is read up to max_sitemap_bytes: no XML in it
     assert hostile.stats["corpus/sitemaps/invalid"] == 1
+
+
+def test_reprocessing_the_archive_drops_what_the_crawl_dropped(
+    hostile: Outputs, tmp_path: Path
+) -> None:
+    from corpus_crawler.process import LocalEngine, ProcessOptions, process_archives
+
+    engine = LocalEngine(1)
+    try:
+        result = process_archives(hostile.warcs, ProcessOptions(tmp_path / "out"), engine)
+    finally:
+        engine.close()
+    dropped = result.data["dropped"]
+    # the three bodies cut by the server's close, and the binaries labelled text/html
+    # among the not-HTML (a revisit may stand for one of them: at least those three)
+    assert dropped["disconnected"] == hostile.summary["dropped"]["disconnected"] == 3
+    assert dropped["not-html"] >= 3

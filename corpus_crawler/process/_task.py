@@ -204,6 +204,10 @@ def run_task(task: ChunkTask | RevisitTask) -> TaskResult:
 # -- the keep/drop rules of a crawl ------------------------------------------------------------
 
 
+#: WARC-Truncated value -> the live crawl's drop reason (pipelines.capture).
+_TRUNCATION_DROPS = {"time": DropReason.TIMEOUT, "disconnect": DropReason.DISCONNECTED}
+
+
 def page_verdict(document: Document, min_words: int) -> DropReason | None:
     """Why a crawl would drop this page, or None to keep it (pipelines/extract.py's rules)."""
     if document.drop_reason is not None:
@@ -418,9 +422,9 @@ class _ChunkReader:
             return
         truncated = record_header(record, "WARC-Truncated")
         if truncated:
-            # a prefix cut at the size cap (or the download timeout): the live crawl
-            # archives it and drops it the same way, never as a document
-            out.drop(DropReason.TIMEOUT if truncated == "time" else DropReason.TOO_LARGE)
+            # a prefix cut at the size cap, the download timeout or the server's close:
+            # the live crawl archives it and drops it the same way, never as a document
+            out.drop(_TRUNCATION_DROPS.get(truncated, DropReason.TOO_LARGE))
             return
         if not 200 <= status < 300:
             if 300 <= status < 400:
