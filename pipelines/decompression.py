@@ -40,6 +40,13 @@ logger = logging.getLogger(__name__)
 #: Content-Encoding values that mean "not encoded" (RFC 9110 8.4.1 keeps "identity"
 #: reserved for that; some servers still send it).
 _NO_CODING = frozenset({b"", b"identity"})
+#: Codings named in the stat of an undecodable response (the IANA HTTP Content Coding
+#: Registry); any other value a server sends is counted as "other", so that a host
+#: inventing a coding a page cannot grow the stats without bound.
+_NAMED_CODINGS = frozenset(
+    {"aes128gcm", "br", "compress", "dcb", "dcz", "deflate", "exi", "gzip", "pack200-gzip",
+     "x-compress", "x-gzip", "zstd", "bzip2", "x-bzip2", "lzma", "xz"}
+)  # fmt: skip
 
 
 class BoundedHttpCompressionMiddleware(HttpCompressionMiddleware):
@@ -72,6 +79,7 @@ class BoundedHttpCompressionMiddleware(HttpCompressionMiddleware):
         if not left:
             return decoded
         name = left[-1].decode("latin-1")
+        name = name if name in _NAMED_CODINGS else "other"
         self._count(DropReason.DECODE_ERROR, f"corpus/undecodable/{name}")
         log_download_drop(self._crawler, request, response, DropReason.DECODE_ERROR)
         raise IgnoreRequest(f"{DropReason.DECODE_ERROR} (content coding {name!r} not supported)")
