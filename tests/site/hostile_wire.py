@@ -217,6 +217,7 @@ CODED_BODIES = {
     "/zstd.html": (b"zstd", b"\x28\xb5\x2f\xfd" + OK_PAGE),  # a zstd magic, then no frame
     "/compress.html": (b"compress", b"\x1f\x9d" + OK_PAGE),
     "/bzip2.html": (b"bzip2", bz2.compress(OK_PAGE)),
+    "/invented.html": (b"x-invented-42", OK_PAGE),
 }
 
 
@@ -408,6 +409,7 @@ PATHS = (
     "/zstd.html",
     "/compress.html",
     "/bzip2.html",
+    "/invented.html",
     "/cl-long.html",
     "/cl-short.html",
     "/cl-conflict.html",
