@@ -7,8 +7,10 @@
 * `SizeCapMiddleware` (945, so after the capture): a body the handler cut at
   DOWNLOAD_MAXSIZE is archived (``WARC-Truncated: length``), then counted as
   ``corpus/dropped/too-large`` and dropped; one cut at the download timeout as
-  ``corpus/dropped/timeout``; one cut short by the server's close as
-  ``corpus/dropped/disconnected``. It also counts downloads another handler
+  ``corpus/dropped/timeout``; one cut short by the server's close is retried
+  like the download error it used to be (RETRY_TIMES; ``retry/reason_count/
+  disconnected``), each attempt archived, and once the retries are spent counted
+  as ``corpus/dropped/disconnected``. It also counts downloads another handler
   cancelled over the cap.
 """
 
@@ -20,6 +22,7 @@ from typing import Any
 
 from scrapy import Request
 from scrapy.crawler import Crawler
+from scrapy.downloadermiddlewares.retry import get_retry_request
 from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.http import Response
 
@@ -166,14 +169,22 @@ class SizeCapMiddleware:
     def from_crawler(cls, crawler: Crawler) -> SizeCapMiddleware:
         return cls(crawler, crawler.settings.getint("DOWNLOAD_MAXSIZE"))
 
-    def process_response(self, request: Request, response: Response) -> Response:
+    def process_response(self, request: Request, response: Response) -> Request | Response:
         cut = truncation_of(response)
         if not cut:
             return response
         reason = _CUT_REASONS.get(cut, DropReason.TIMEOUT)
-        self.stats.inc_value(f"corpus/dropped/{reason}")
         self.stats.inc_value(f"corpus/truncated/{cut}")
+        # this attempt's crawl log line; the page's outcome is the retry's
         log_download_drop(self.crawler, request, response, reason)
+        spider = self.crawler.spider
+        if reason is DropReason.DISCONNECTED and spider and not request.meta.get("dont_retry"):
+            # Scrapy retried the ResponseDataLossError this was: a server restarting
+            # mid-transfer deserves the same second chance
+            retry = get_retry_request(request, spider=spider, reason=str(reason))
+            if retry is not None:
+                return retry
+        self.stats.inc_value(f"corpus/dropped/{reason}")
         raise IgnoreRequest(f"{reason} (archived truncated at {len(response.body)} bytes)")
 
     def process_exception(self, request: Request, exception: Exception) -> None:
