@@ -431,3 +431,22 @@ def test_reprocessing_the_archive_drops_what_the_crawl_dropped(
     # among the not-HTML (a revisit may stand for one of them: at least those three)
     assert dropped["disconnected"] == hostile.summary["dropped"]["disconnected"] == 3
     assert dropped["not-html"] >= 3
+
+
+def test_a_body_cut_by_a_close_is_retried_and_each_attempt_archived(tmp_path: Path) -> None:
+    # its own crawl: the main one runs without retries, to count each case once
+    crawl = hostile_wire.crawl(tmp_path, seeds=("/flaky.html",), retry_times=1)
+    assert crawl.returncode == 0, crawl.stderr[-5000:]
+    url = crawl.main + "/flaky.html"
+    assert crawl.logs[crawl.main].count("/flaky.html") == 2
+    records = [r for path in sorted(crawl.out.glob("*.warc.gz")) for r in _records(path)]
+    attempts = [r for r in records if r.type == "response" and r.uri == url]
+    assert [r.warc.get("WARC-Truncated") for r in attempts] == ["disconnect", None]
+    assert attempts[1].payload == hostile_wire.FLAKY_PAGE
+    (log,) = crawl.out.glob("*.crawl.log")
+    outcomes = [line.outcome for line in _log(log) if line.url == url]
+    assert outcomes[0] == "dropped:disconnected" and outcomes[1].startswith("kept")
+    (summary_path,) = crawl.out.glob("*-summary.json")
+    summary = json.loads(summary_path.read_text(encoding="utf-8"))
+    assert summary["dropped"]["disconnected"] == 0  # the page was kept in the end
+    assert summary["stats"]["retry/reason_count/disconnected"] == 1

@@ -181,6 +181,17 @@ def endless_headers(sock: socket.socket, server: _Server) -> None:
             return
 
 
+def flaky(cut: bytes, whole: bytes, path: str) -> Handler:
+    """`cut` the first time `path` is asked for, `whole` after that."""
+
+    def handler(sock: socket.socket, server: _Server) -> None:
+        with server.lock:
+            first = server.log.count(path) == 1
+        sock.sendall(cut if first else whole)
+
+    return handler
+
+
 def silent(sock: socket.socket, server: _Server) -> None:
     """Accept, read the request, never answer; hold the connection until the client leaves."""
     sock.settimeout(0.5)
@@ -211,6 +222,8 @@ _ZIP = b"PK\x03\x04" + bytes(range(256)) * 8
 
 #: The page most hostile paths wrap.
 OK_PAGE = html("Stránka")
+#: What /flaky.html serves whole, after a first answer cut short by a close.
+FLAKY_PAGE = html("Napodruhé")
 #: path -> (Content-Encoding, body) the crawler cannot undo: broken or unknown codings.
 CODED_BODIES = {
     "/bad-gzip.html": (b"gzip", b"\x1f\x8b\x08\x00garbage" * 50),
@@ -254,6 +267,11 @@ def hostile_paths(port: int, canary: str, bombs: Bombs) -> dict[str, Handler]:
         # -- framing
         "/cl-long.html": send(
             head(b"HTTP/1.1 200 OK", HTML, b"Content-Length: 50000", b"Connection: close") + ok
+        ),
+        "/flaky.html": flaky(
+            head(b"HTTP/1.1 200 OK", HTML, b"Content-Length: 50000", b"Connection: close") + ok,
+            page(FLAKY_PAGE, HTML),
+            "/flaky.html",
         ),
         "/cl-short.html": send(
             head(b"HTTP/1.1 200 OK", HTML, b"Content-Length: 100", b"Connection: close")
@@ -600,7 +618,7 @@ class HostileServer:
 PROFILE = """\
 name: hostile
 seeds:
-  urls: ["{base}/"]
+  urls: [{seeds}]
   sitemaps: [{sitemaps}]
   sitemaps_from_robots: false
 politeness:
@@ -611,7 +629,7 @@ network:
 limits:
   max_page_bytes: {cap}
   download_timeout: {timeout}
-  retry_times: 0
+  retry_times: {retry_times}
   max_sitemap_bytes: {sitemap_cap}
 extraction:
   workers: 1
@@ -647,7 +665,14 @@ def _peak_rss_kib(pid: int) -> int:
     return 0
 
 
-def crawl(workdir: Path, *, profile: str = PROFILE, timeout: float = 240) -> HostileCrawl:
+def crawl(
+    workdir: Path,
+    *,
+    profile: str = PROFILE,
+    timeout: float = 240,
+    seeds: tuple[str, ...] = ("/",),
+    retry_times: int = 0,
+) -> HostileCrawl:
     """Crawl the hostile server with `corpus-crawler crawl` in a subprocess."""
     out = workdir / "hostile"
     with HostileServer() as server:
@@ -658,7 +683,11 @@ def crawl(workdir: Path, *, profile: str = PROFILE, timeout: float = 240) -> Hos
                 cap=CAP,
                 timeout=TIMEOUT,
                 sitemap_cap=SITEMAP_CAP,
-                sitemaps=", ".join(f'"{server.main}{path}"' for path in SITEMAPS),
+                sitemaps=", ".join(f'"{server.main}{path}"' for path in SITEMAPS)
+                if seeds == ("/",)
+                else "",
+                seeds=", ".join(f'"{server.main}{path}"' for path in seeds),
+                retry_times=retry_times,
             ),
             encoding="utf-8",
         )
