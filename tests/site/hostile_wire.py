@@ -230,7 +230,7 @@ CODED_BODIES = {
     "/zstd.html": (b"zstd", b"\x28\xb5\x2f\xfd" + OK_PAGE),  # a zstd magic, then no frame
     "/compress.html": (b"compress", b"\x1f\x9d" + OK_PAGE),
     "/bzip2.html": (b"bzip2", bz2.compress(OK_PAGE)),
-    "/invented.html": (b"x-invented-42", OK_PAGE),
+    "/invented.html": (b"x-invented-42", html("Vymyšlené kódování")),
 }
 
 
@@ -408,7 +408,7 @@ def hostile_paths(port: int, canary: str, bombs: Bombs) -> dict[str, Handler]:
         "/from-sitemap.html": send(page(html("Ze sitemapy"), HTML)),
         "/sitemap-bomb.xml": send(page(bombs.nested, XML, b"Content-Encoding: gzip, gzip")),
         "/sitemap-bad-gzip.xml": send(
-            page(b"\x1f\x8b\x08\x00garbage" * 50, XML, b"Content-Encoding: gzip")
+            page(b"\x1f\x8b\x08\x00sitemap garbage" * 50, XML, b"Content-Encoding: gzip")
         ),
         "/sitemap-zstd.xml": send(page(b"\x28\xb5\x2f\xfd" * 50, XML, b"Content-Encoding: zstd")),
         # a gzipped file (no content coding) that decodes to 80 MB of zeros
