@@ -16,9 +16,9 @@ vertical, JSONL, Parquet, the crawl log, the HTML report refreshed every
 `--report-interval` seconds (default 60), dedup (exact, near-documents, paragraphs),
 into a campaign folder (the SQLite store). Every `--interval` seconds (default 5) this
 script samples the pages done (lines of the crawl log with a 200 HTML response) and the
-RSS (`/proc/PID/status` VmRSS) of the crawl process and of each process below it
-(extraction workers, the report's render process, the sitemap worker), labelled by the
-modules they have mapped.
+RSS (`/proc/PID/status` VmRSS, with its RssAnon and RssFile parts in the CSV) of the
+crawl process and of each process below it (extraction workers, the report's render
+process, the sitemap worker).
 
 Printed: the RSS of each process at 10 %, 50 % and 100 % of the pages, its slope over
 the second half (least squares, MiB per 10,000 pages), pages/s per decile of the pages,
@@ -189,15 +189,22 @@ class Site:
 # -- sampling ------------------------------------------------------------------------------
 
 
-def rss_bytes(pid: int) -> int | None:
+def memory(pid: int) -> tuple[int, int, int] | None:
+    """VmRSS, RssAnon and RssFile + RssShmem of a process, in bytes (the n-gram filter
+    of paragraph dedup is a mapped file: its pages count as RssFile, the heap as RssAnon)."""
+    fields: dict[str, int] = {}
     try:
         with open(f"/proc/{pid}/status", encoding="ascii") as handle:
             for line in handle:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, UnicodeDecodeError):
+                name, _, value = line.partition(":")
+                if name in ("VmRSS", "RssAnon", "RssFile", "RssShmem"):
+                    fields[name] = int(value.split()[0]) * 1024
+    except (OSError, UnicodeDecodeError, ValueError):
         return None
-    return None
+    if "VmRSS" not in fields:
+        return None
+    file_backed = fields.get("RssFile", 0) + fields.get("RssShmem", 0)
+    return fields["VmRSS"], fields.get("RssAnon", 0), file_backed
 
 
 def _read(path: str) -> str:
@@ -306,10 +313,12 @@ class Sampler(threading.Thread):
                     if role is not None:
                         self.roles[pid] = role
         self.roles.setdefault(self.pid, "crawl")
+        parts: dict[int, tuple[int, int]] = {}
         for pid in tree:
-            rss = rss_bytes(pid)
-            if rss is not None and pid in self.roles:
-                processes[pid] = (self.roles[pid], rss)
+            measured = memory(pid)
+            if measured is not None and pid in self.roles:
+                processes[pid] = (self.roles[pid], measured[0])
+                parts[pid] = measured[1:]
                 cpu = _cpu_and_rss(pid)
                 if cpu is not None:
                     self.cpu[pid] = cpu[0]
@@ -317,13 +326,24 @@ class Sampler(threading.Thread):
             return
         sample = Sample(time.monotonic() - self._start_time, self.counter.update(), processes)
         self.samples.append(sample)
+        when = f"{sample.seconds:.1f}"
         for pid, (role, rss) in sorted(processes.items()):
+            anon, file_backed = parts[pid]
             self._writer.writerow(  # type: ignore[attr-defined]
-                [f"{sample.seconds:.1f}", sample.pages, pid, role, f"{rss / MIB:.1f}"]
+                [
+                    when,
+                    sample.pages,
+                    pid,
+                    role,
+                    *(f"{v / MIB:.1f}" for v in (rss, anon, file_backed)),
+                ]
             )
-        total = sum(rss for _, rss in processes.values())
+        totals = [
+            sum(v)
+            for v in zip(*((rss, *parts[pid]) for pid, (_, rss) in processes.items()), strict=True)
+        ]
         self._writer.writerow(  # type: ignore[attr-defined]
-            [f"{sample.seconds:.1f}", sample.pages, 0, "total", f"{total / MIB:.1f}"]
+            [when, sample.pages, 0, "total", *(f"{v / MIB:.1f}" for v in totals)]
         )
 
     def stop(self) -> None:
@@ -403,13 +423,13 @@ def report(
         name = "total" if pid == 0 else f"{roles[pid]}[{pid}]"
         cpu_text = f"{sum(cpu.values()) if pid == 0 else cpu.get(pid, 0.0):.0f}"
         cells = []
-        for sample in at:
-            if sample is None:
+        for moment in at:
+            if moment is None:
                 cells.append("-")
             elif pid == 0:
-                cells.append(f"{sum(r for _, r in sample.processes.values()) / MIB:.0f}")
-            elif pid in sample.processes:
-                cells.append(f"{sample.processes[pid][1] / MIB:.0f}")
+                cells.append(f"{sum(r for _, r in moment.processes.values()) / MIB:.0f}")
+            elif pid in moment.processes:
+                cells.append(f"{moment.processes[pid][1] / MIB:.0f}")
             else:
                 cells.append("-")
         second_half = [(p, r) for p, r in series if p >= pages / 2]
@@ -534,7 +554,9 @@ def main(argv: list[str] | None = None) -> int:
                 log_path.open("w", encoding="utf-8") as stderr,
             ):
                 writer = csv.writer(csv_file)
-                writer.writerow(["seconds", "pages", "pid", "role", "rss_mib"])
+                writer.writerow(
+                    ["seconds", "pages", "pid", "role", "rss_mib", "anon_mib", "file_mib"]
+                )
                 process = subprocess.Popen(
                     command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=stderr
                 )
