@@ -395,10 +395,11 @@ def decile_rates(samples: list[Sample], pages: int) -> list[float]:
 
 
 def crawling(samples: list[Sample]) -> list[Sample]:
-    """The samples up to the first one with the final page count: the close after it
-    (writers finishing, the final report, processes exiting) is no crawling."""
+    """The samples before the last page was done: after it the crawl closes (writers
+    finishing, the final report, processes exiting), which is no crawling."""
     final = samples[-1].pages
-    return [s for s in samples if s.pages < final] + [next(s for s in samples if s.pages == final)]
+    before = [s for s in samples if s.pages < final]
+    return before or samples
 
 
 def report(
