@@ -29,7 +29,7 @@ per sample, plus a `total` row) to plot, e.g. with pandas:
     python benchmarks/soak.py [--pages 50000] [--hosts 4] [--csv soak.csv]
                               [--keep DIR] [--memprobe DIR]
 
-``--memprobe DIR`` sets ``CORPUS_MEMPROBE_DIR`` for the crawl: `pipelines.memprobe`
+``--memprobe DIR`` sets ``MEMPROBE_DIR`` for the crawl: `pipelines.memprobe`
 then dumps tracemalloc snapshots and object counts there (it slows the crawl: use it
 to find what grows, not to measure pages/s). ``--keep DIR`` keeps the campaign folder.
 On a bigger machine: ``--pages 1000000 --concurrency 64``. Figures from a shared
@@ -545,7 +545,7 @@ def main(argv: list[str] | None = None) -> int:
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
         if args.memprobe is not None:
             args.memprobe.mkdir(parents=True, exist_ok=True)
-            env["CORPUS_MEMPROBE_DIR"] = str(args.memprobe.resolve())
+            env["MEMPROBE_DIR"] = str(args.memprobe.resolve())
         for server in servers:
             server.start()
         log_path = Path(tmp) / "crawl.stderr"

@@ -1,9 +1,9 @@
 """What grows in a long crawl: tracemalloc snapshots and object counts, on request.
 
-Off unless the environment variable ``CORPUS_MEMPROBE_DIR`` names a folder (read in
+Off unless the environment variable ``MEMPROBE_DIR`` names a folder (read in
 `probe_config`, the one place). Then `pipelines.settings` adds `MemoryProbe` to the
-extensions: tracemalloc starts with the engine (``CORPUS_MEMPROBE_FRAMES`` frames a
-trace, default 12) and every ``CORPUS_MEMPROBE_PAGES`` responses (default 5,000) the
+extensions: tracemalloc starts with the engine (``MEMPROBE_FRAMES`` frames a
+trace, default 12) and every ``MEMPROBE_PAGES`` responses (default 5,000) the
 probe dumps into the folder ``snapshot-PAGES.pickle`` (`tracemalloc.Snapshot.dump`)
 and ``objects-PAGES.json`` (the process's RSS, the traced memory and the count of live
 objects by type, from `gc.get_objects`). Off, it costs nothing: the class is not even
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 
 __all__ = ["MemoryProbe", "ProbeConfig", "compare", "memprobe_extensions", "probe_config"]
 
-FOLDER_VARIABLE = "CORPUS_MEMPROBE_DIR"
+FOLDER_VARIABLE = "MEMPROBE_DIR"
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,12 +58,10 @@ def probe_config(environ: dict[str, str] | None = None) -> ProbeConfig | None:
     if not folder:
         return None
     try:
-        every = int(environ.get("CORPUS_MEMPROBE_PAGES", "5000"))
-        frames = int(environ.get("CORPUS_MEMPROBE_FRAMES", "12"))
+        every = int(environ.get("MEMPROBE_PAGES", "5000"))
+        frames = int(environ.get("MEMPROBE_FRAMES", "12"))
     except ValueError as exc:
-        raise ValueError(
-            f"CORPUS_MEMPROBE_PAGES and CORPUS_MEMPROBE_FRAMES take whole numbers: {exc}"
-        ) from None
+        raise ValueError(f"MEMPROBE_PAGES and MEMPROBE_FRAMES take whole numbers: {exc}") from None
     return ProbeConfig(Path(folder), max(1, every), max(0, frames))
 
 

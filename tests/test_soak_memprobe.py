@@ -1,4 +1,4 @@
-"""The memory probe (`pipelines.memprobe`): off unless CORPUS_MEMPROBE_DIR is set, and then
+"""The memory probe (`pipelines.memprobe`): off unless MEMPROBE_DIR is set, and then
 a real crawl dumps tracemalloc snapshots and object counts that `python -m
 pipelines.memprobe DIR` compares."""
 
@@ -60,15 +60,15 @@ def _extensions(env: dict[str, str]) -> dict[str, int]:
 
 
 def test_the_probe_is_not_even_registered_without_the_variable(tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CORPUS_MEMPROBE")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMPROBE_")}
     assert "pipelines.memprobe.MemoryProbe" not in _extensions(env)
-    env["CORPUS_MEMPROBE_DIR"] = str(tmp_path)
+    env["MEMPROBE_DIR"] = str(tmp_path)
     assert "pipelines.memprobe.MemoryProbe" in _extensions(env)
 
 
 def test_a_bad_number_names_the_variable() -> None:
-    with pytest.raises(ValueError, match="CORPUS_MEMPROBE_PAGES"):
-        probe_config({"CORPUS_MEMPROBE_DIR": "x", "CORPUS_MEMPROBE_PAGES": "many"})
+    with pytest.raises(ValueError, match="MEMPROBE_PAGES"):
+        probe_config({"MEMPROBE_DIR": "x", "MEMPROBE_PAGES": "many"})
     assert probe_config({}) is None
 
 
@@ -102,9 +102,9 @@ def test_a_probed_crawl_dumps_what_the_comparison_reads(tmp_path: Path) -> None:
         profile.write_text(PROFILE.format(base=server.base_url), encoding="utf-8")
         env = {
             **os.environ,
-            "CORPUS_MEMPROBE_DIR": str(dumps),
-            "CORPUS_MEMPROBE_PAGES": "15",
-            "CORPUS_MEMPROBE_FRAMES": "2",
+            "MEMPROBE_DIR": str(dumps),
+            "MEMPROBE_PAGES": "15",
+            "MEMPROBE_FRAMES": "2",
         }
         command = [sys.executable, "-m", "corpus_crawler.cli", "crawl", str(profile)]
         command += ["-o", str(tmp_path / "out")]
