@@ -458,6 +458,7 @@ seeds:
   sitemaps_from_robots: true
 scope:
   max_depth: null
+  max_pages: {max_pages}
 politeness:
   concurrent_requests: {concurrency}
   concurrent_requests_per_domain: {concurrency}
@@ -496,6 +497,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pages", type=int, default=50_000, help="pages on the site")
     parser.add_argument("--hosts", type=int, default=4, help="loopback hosts (127.0.0.N)")
+    parser.add_argument(
+        "--site-factor",
+        type=int,
+        default=1,
+        help="the site has this many times --pages pages and the crawl stops at --pages"
+        " (scope.max_pages): every page crawled then links to ~10 new ones, as on the open"
+        " web, instead of the last 90%% being leaves whose links are all known",
+    )
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--interval", type=float, default=5.0, help="seconds between samples")
     parser.add_argument("--report-interval", type=float, default=60.0)
@@ -512,7 +521,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--hosts: 1 to 250")
 
     sentences = sentence_pool(load_gold_pages(args.gold))
-    site = Site(args.pages, sentences)
+    if args.site_factor < 1:
+        parser.error("--site-factor: 1 or more")
+    site = Site(args.pages * args.site_factor, sentences)
     servers = [
         SiteServer(host=f"127.0.0.{h + 1}", fallback=site.route(h), keep_log=False)  # type: ignore[arg-type]
         for h in range(args.hosts)
@@ -520,7 +531,8 @@ def main(argv: list[str] | None = None) -> int:
     site.bases.extend(server.base_url for server in servers)
     sample_size = sum(len(site.page(n)) for n in range(200)) / 200
     print(
-        f"site: {args.pages} pages on {args.hosts} host(s), ~{sample_size / 1024:.1f} KiB a page,"
+        f"site: {site.pages} pages on {args.hosts} host(s), crawl: {args.pages} pages,"
+        f" ~{sample_size / 1024:.1f} KiB a page,"
         f" {len(sentences)} sentences; {os.cpu_count()} CPU(s); load {os.getloadavg()[0]:.1f}"
         " (a shared machine: read ratios)",
         flush=True,
@@ -532,6 +544,7 @@ def main(argv: list[str] | None = None) -> int:
         profile.write_text(
             PROFILE.format(
                 seeds=json.dumps([site.url(h) for h in range(args.hosts)]),
+                max_pages="null" if args.site_factor == 1 else args.pages,
                 concurrency=args.concurrency,
                 out=out,
                 warc_bytes=args.warc_mib * MIB,
