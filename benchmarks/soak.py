@@ -502,8 +502,9 @@ def main(argv: list[str] | None = None) -> int:
         type=int,
         default=1,
         help="the site has this many times --pages pages and the crawl stops at --pages"
-        " (scope.max_pages): every page crawled then links to ~10 new ones, as on the open"
-        " web, instead of the last 90%% being leaves whose links are all known",
+        " (scope.max_pages): every page crawled then links to ~10 unknown ones (checked"
+        " against the seen set and the page budget), as on the open web, instead of the"
+        " last 90%% being leaves whose links are all known",
     )
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--interval", type=float, default=5.0, help="seconds between samples")
