@@ -129,10 +129,11 @@ def test_pages_waiting_for_the_workers_stay_under_the_bound(tmp_path: Path) -> N
     stats = summary["stats"]
     # The requests downloading when the backlog filled still join it, and so may those
     # leased as each of them finished, before its response reached the pool: a bound
-    # of a few times the downloads in flight (32 at most in 10 runs; 167 waited at
-    # once without it, nearly every page of the site).
+    # of a few times the downloads in flight (32 at most in 10 runs here, 86 for a
+    # bound of 32 over 50,000 pages in benchmarks/soak.py; 167 waited at once without
+    # it, nearly every page of the site).
     waited = stats["corpus/extract/waiting_max"]
-    assert waited <= MAX_WAITING + 3 * CONCURRENCY, waited
+    assert waited <= MAX_WAITING + 4 * CONCURRENCY, waited
     # and nothing is lost for it: every page fetched once, archived and kept
     assert summary["pages"]["responses"] == PAGES
     assert summary["pages"]["kept"] == PAGES
