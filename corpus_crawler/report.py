@@ -22,6 +22,7 @@ import base64
 import html
 import io
 import json
+import math
 import os
 import re
 from collections import Counter
@@ -63,9 +64,13 @@ class CrawlStats:
     host_kept: Counter[str] = field(default_factory=Counter)
     host_raw: Counter[str] = field(default_factory=Counter)
     host_clean: Counter[str] = field(default_factory=Counter)
-    sizes: list[int] = field(default_factory=list)
-    kept_sizes: list[int] = field(default_factory=list)
-    #: (seconds since the first line, cumulative fetched, cumulative kept)
+    #: Responses (and kept documents) by body size, per quarter decade (`size_bin`):
+    #: a report of a long crawl holds a few dozen counts, not a number per page.
+    size_bins: Counter[int] = field(default_factory=Counter)
+    kept_size_bins: Counter[int] = field(default_factory=Counter)
+    #: (seconds since the first line's second, cumulative fetched, cumulative kept), one
+    #: point per second that has lines: bounded by the crawl's duration, not its pages
+    #: (a per-line timeline made each refresh of a 10^6-page crawl hold ~300 MB).
     timeline: list[tuple[float, int, int]] = field(default_factory=list)
     first: datetime | None = None
     last: datetime | None = None
@@ -74,9 +79,15 @@ class CrawlStats:
     words: int = 0
 
 
+def size_bin(size: int) -> int:
+    """The quarter decade of a body size: bin `i` holds sizes in [10^(i/4), 10^((i+1)/4))."""
+    return math.floor(4 * math.log10(max(size, 1)))
+
+
 def collect(entries: Iterable[CrawlLogEntry]) -> CrawlStats:
     stats = CrawlStats()
-    events: list[tuple[float, bool, bool]] = []  # (time, fetched, kept)
+    fetched_per_second: Counter[int] = Counter()
+    kept_per_second: Counter[int] = Counter()
     for entry in entries:
         stats.entries += 1
         stats.first = entry.time if stats.first is None else min(stats.first, entry.time)
@@ -88,11 +99,11 @@ def collect(entries: Iterable[CrawlLogEntry]) -> CrawlStats:
         if entry.status:
             stats.host_pages[host] += 1
             if entry.size is not None:
-                stats.sizes.append(entry.size)
+                stats.size_bins[size_bin(entry.size)] += 1
         if entry.kept:
             stats.host_kept[host] += 1
             if entry.size is not None:
-                stats.kept_sizes.append(entry.size)
+                stats.kept_size_bins[size_bin(entry.size)] += 1
                 stats.host_raw[host] += entry.size
                 stats.bytes_raw += entry.size
             clean = int(entry.annotations.get("clean", 0) or 0)
@@ -100,13 +111,15 @@ def collect(entries: Iterable[CrawlLogEntry]) -> CrawlStats:
             stats.bytes_clean += clean
             stats.words += int(entry.annotations.get("words", 0) or 0)
             stats.languages[entry.annotations.get("lang") or "unknown"] += 1
-        events.append((entry.time.timestamp(), bool(entry.status), entry.kept))
-    events.sort()
+        second = math.floor(entry.time.timestamp())
+        fetched_per_second[second] += bool(entry.status)
+        kept_per_second[second] += entry.kept
     fetched = kept = 0
-    for moment, was_fetched, was_kept in events:
-        fetched += was_fetched
-        kept += was_kept
-        stats.timeline.append((moment - events[0][0], fetched, kept))
+    seconds = sorted(fetched_per_second.keys() | kept_per_second.keys())
+    for second in seconds:
+        fetched += fetched_per_second[second]
+        kept += kept_per_second[second]
+        stats.timeline.append((float(second - seconds[0]), fetched, kept))
     return stats
 
 
@@ -159,18 +172,24 @@ def _timeline(stats: CrawlStats) -> str:
 
 
 def _sizes(stats: CrawlStats) -> str:
-    import math
-
     figure = _figure()
     axes = figure.add_subplot()
-    values = [max(size, 1) for size in stats.sizes]
-    top = max(values) if values else 10
-    bins = [10 ** (i / 4) for i in range(0, int(math.log10(max(top, 10)) * 4) + 2)]
-    axes.hist(values, bins=bins, color="C0", alpha=0.7, label="all responses")
-    if stats.kept_sizes:
-        axes.hist(
-            [max(s, 1) for s in stats.kept_sizes],
-            bins=bins,
+    top = max(stats.size_bins, default=4)
+    edges = [10 ** (i / 4) for i in range(0, max(top, 4) + 2)]
+    bins = range(len(edges) - 1)
+    axes.stairs(
+        [stats.size_bins[i] for i in bins],
+        edges,
+        fill=True,
+        color="C0",
+        alpha=0.7,
+        label="all responses",
+    )
+    if stats.kept_size_bins:
+        axes.stairs(
+            [stats.kept_size_bins[i] for i in bins],
+            edges,
+            fill=True,
             color="C2",
             alpha=0.8,
             label="kept documents",
@@ -298,7 +317,7 @@ def render_html(
                 ),
             )
         )
-    if stats.sizes:
+    if stats.size_bins:
         plots.append(("Sizes", _sizes(stats)))
     if stats.statuses:
         plots.append(

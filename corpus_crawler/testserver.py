@@ -169,6 +169,8 @@ class _State:
     #: Answers every path nothing else answers (a test site of generated paths).
     fallback: Route | None = None
     base_url: str = ""
+    #: False: count requests per target but keep no log (a soak test of millions of pages).
+    keep_log: bool = True
     lock: threading.Lock = field(default_factory=threading.Lock)
     log: list[RequestRecord] = field(default_factory=list)
     seen: Counter[str] = field(default_factory=Counter)
@@ -204,7 +206,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                 headers={k.lower(): v for k, v in self.headers.items()},
                 previous=previous,
             )
-            state.log.append(record)
+            if state.keep_log:
+                state.log.append(record)
         reply = self._reply(record)
         if reply.delay:
             time.sleep(reply.delay)
@@ -296,6 +299,7 @@ class SiteServer:
     Use as a context manager or call `start()` / `stop()`. `host` and `port` bind
     another loopback address (Linux routes all of 127/8 to lo) or a fixed port, e.g.
     the same port on 127.0.0.2 for a test name that resolves to either address.
+    `keep_log=False` keeps no `requests` log (a long soak would hold every request).
     """
 
     def __init__(
@@ -308,6 +312,7 @@ class SiteServer:
         host: str = "127.0.0.1",
         port: int = 0,
         fallback: Route | None = None,
+        keep_log: bool = True,
     ) -> None:
         self._state = _State(
             root=root,
@@ -315,6 +320,7 @@ class SiteServer:
             pages=dict(pages or {}),
             html_charset=html_charset,
             fallback=fallback,
+            keep_log=keep_log,
         )
         handler = type("Handler", (_Handler,), {"state": self._state})
         self._server = _Server((host, port), handler)

@@ -98,6 +98,8 @@ class PagePool:
         # the pool's pipe would hang the pool for good (corpus_crawler/spool.py)
         self._spool: ResultSpool | None = None
         self.restarts = 0
+        #: The most tasks that ever waited for a slot at once (`waiting`).
+        self.waiting_max = 0
 
     def start(self) -> None:
         if self._spool is None:
@@ -121,7 +123,9 @@ class PagePool:
     @overload
     async def run(self, task: VerticalTask) -> FormattedVertical: ...
     async def run(self, task: PageTask | VerticalTask) -> PageResult | FormattedVertical:
-        await maybe_deferred_to_future(self._semaphore.acquire())
+        acquired = self._semaphore.acquire()
+        self.waiting_max = max(self.waiting_max, self.waiting)
+        await maybe_deferred_to_future(acquired)
         try:
             try:
                 return await maybe_deferred_to_future(self._submit(task))
@@ -133,6 +137,11 @@ class PagePool:
                 return await maybe_deferred_to_future(self._submit(task))
         finally:
             self._semaphore.release()
+
+    @property
+    def waiting(self) -> int:
+        """Tasks waiting for a slot, behind the `max_in_flight` in the workers."""
+        return len(self._semaphore.waiting)
 
     def _submit(self, task: PageTask | VerticalTask) -> defer.Deferred[Any]:
         from twisted.internet import reactor

@@ -474,6 +474,8 @@ class CampaignScheduler(BaseScheduler):
         self._method_names: MethodNames = {}
         #: The budget key of each URL origin met (`_link_columns`).
         self._sites_by_origin: dict[str, str] = {}
+        #: The extraction workers' backlog (`PageProcessor.backlog_full`), None without them.
+        self._backlog_full: Callable[[], bool] | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> CampaignScheduler:
@@ -486,9 +488,13 @@ class CampaignScheduler(BaseScheduler):
         return cls(crawler, campaign)
 
     def open(self, spider: Spider) -> None:
+        from pipelines.extract import PageProcessor
+
         self.spider = spider
         self._method_names = {}
         self.campaign.before_finish(self.flush)
+        processor = self.crawler.get_extension(PageProcessor)
+        self._backlog_full = processor.backlog_full if processor is not None else None
 
     def close(self, reason: str) -> None:
         # before the campaign closes its store (Scrapy closes the scheduler first): the
@@ -690,6 +696,10 @@ class CampaignScheduler(BaseScheduler):
         return self.fingerprinter.fingerprint(request)
 
     def next_request(self) -> Request | None:
+        # Downloads that outrun the extraction workers would wait in memory, not on disk;
+        # the engine asks again as each page is done.
+        if self._backlog_full is not None and self._backlog_full():
+            return None
         if not self._leased:
             self.flush()
             self._flush_counts()

@@ -99,3 +99,9 @@ DEFAULT_DROPITEM_LOG_LEVEL = "DEBUG"
 LOG_LEVEL = "INFO"
 
 globals().update(profile_settings(Profile()))
+
+# A long crawl's memory probed (tracemalloc dumps) only when MEMPROBE_DIR is set
+# (pipelines/memprobe.py, benchmarks/soak.py --memprobe); nothing is added otherwise.
+from pipelines.memprobe import memprobe_extensions  # noqa: E402
+
+EXTENSIONS.update(memprobe_extensions())

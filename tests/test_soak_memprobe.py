@@ -1,0 +1,137 @@
+"""The memory probe (`pipelines.memprobe`): off unless MEMPROBE_DIR is set, and then
+a real crawl dumps tracemalloc snapshots and object counts that `python -m
+pipelines.memprobe DIR` compares."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from corpus_crawler.testserver import Reply, SiteServer
+from pipelines.memprobe import largest_containers, probe_config
+
+ROOT = Path(__file__).resolve().parent.parent
+#: A guard against a hung crawl, not a speed assertion.
+TIMEOUT = 180
+PAGES = 40
+
+PROFILE = """\
+name: memprobe
+seeds:
+  urls: ["{base}/"]
+scope:
+  max_depth: null
+politeness:
+  obey_robots_txt: false
+  download_delay: 0
+  autothrottle: false
+network:
+  allowed_networks: [127.0.0.1/32]
+extraction:
+  workers: 1
+  language: en
+output:
+  progress_interval: 0
+  report: false
+"""
+
+
+def _extensions(env: dict[str, str]) -> dict[str, int]:
+    listed = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import json, pipelines.settings as s; print(json.dumps(s.EXTENSIONS))",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=TIMEOUT,
+    )
+    extensions: dict[str, int] = json.loads(listed.stdout)
+    return extensions
+
+
+def test_the_probe_is_not_even_registered_without_the_variable(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMPROBE_")}
+    assert "pipelines.memprobe.MemoryProbe" not in _extensions(env)
+    env["MEMPROBE_DIR"] = str(tmp_path)
+    assert "pipelines.memprobe.MemoryProbe" in _extensions(env)
+
+
+def test_a_bad_number_names_the_variable() -> None:
+    with pytest.raises(ValueError, match="MEMPROBE_PAGES"):
+        probe_config({"MEMPROBE_DIR": "x", "MEMPROBE_PAGES": "many"})
+    assert probe_config({}) is None
+
+
+class _Holder:
+    def __init__(self) -> None:
+        # strings only: a dict gc does not track, found through its holder
+        self.urls = {f"http://a.test/{i}": str(i) for i in range(5000)}
+
+
+def test_the_longest_containers_are_named_by_their_holder() -> None:
+    holder = _Holder()
+    found = largest_containers()
+    assert {"type": "dict", "len": 5000} in [
+        {k: c[k] for k in ("type", "len")} for c in found if "_Holder.urls" in c["owner"]
+    ]
+    del holder
+
+
+def _page(i: int) -> Reply:
+    links = "".join(f'<a href="/p/{j}.html">page {j}</a> ' for j in range(i + 1, min(PAGES, i + 4)))
+    text = " ".join(f"Sentence number {k} of page {i} says something plain." for k in range(12))
+    body = f"<html><body><p>{text}</p><p>{links}</p></body></html>"
+    return Reply(headers=(("Content-Type", "text/html; charset=utf-8"),), body=body.encode())
+
+
+def test_a_probed_crawl_dumps_what_the_comparison_reads(tmp_path: Path) -> None:
+    pages = {"/": _page(0), **{f"/p/{i}.html": _page(i) for i in range(1, PAGES)}}
+    dumps = tmp_path / "dumps"
+    with SiteServer(pages=pages) as server:
+        profile = tmp_path / "p.yaml"
+        profile.write_text(PROFILE.format(base=server.base_url), encoding="utf-8")
+        env = {
+            **os.environ,
+            "MEMPROBE_DIR": str(dumps),
+            "MEMPROBE_PAGES": "15",
+            "MEMPROBE_FRAMES": "2",
+        }
+        command = [sys.executable, "-m", "corpus_crawler.cli", "crawl", str(profile)]
+        command += ["-o", str(tmp_path / "out")]
+        done = subprocess.run(
+            command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=TIMEOUT
+        )
+    assert done.returncode == 0, done.stderr[-2000:]
+    counts = sorted(dumps.glob("objects-*.json"))
+    # at the engine's start, at 15 and 30 responses, at the close
+    assert [p.stem for p in counts][:3] == [
+        "objects-000000000",
+        "objects-000000015",
+        "objects-000000030",
+    ]
+    assert len(counts) == 4
+    assert len(list(dumps.glob("snapshot-*.pickle"))) == 4
+    last = json.loads(counts[-1].read_text(encoding="utf-8"))
+    assert last["responses"] == PAGES
+    assert last["rss"] > 0 and last["traced"] > 0
+    assert last["objects"]["builtins.dict"] > 0
+    compared = subprocess.run(
+        [sys.executable, "-m", "pipelines.memprobe", str(dumps), "--top", "3"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=True,
+    )
+    assert compared.stdout.startswith(f"from 15 to {PAGES} responses")
+    assert "MiB" in compared.stdout and "longest containers now:" in compared.stdout
