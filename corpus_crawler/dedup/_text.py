@@ -71,7 +71,8 @@ def document_digest(paragraph_words: Sequence[Sequence[str]]) -> bytes:
 @functools.lru_cache(maxsize=1 << 20)
 def _word_hash(token: str) -> int:
     # two CRC-32s with different start values make one 64-bit hash: zlib's C loop beats
-    # hashlib for words this short; the cache (bounded, ~100 MB when full) serves the
+    # hashlib for words this short; the cache (bounded: ~130 B an entry plus the word,
+    # ~190 MiB a worker when full, measured by benchmarks/soak.py's author) serves the
     # frequent words of running text without hashing them again
     data = token.encode("utf-8", "surrogatepass")
     return (zlib.crc32(data) << 32) | zlib.crc32(data, 0x5BD1E995)
