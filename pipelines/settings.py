@@ -94,6 +94,11 @@ CONCURRENT_ITEMS = 4
 METAREFRESH_ENABLED = False
 
 TELNETCONSOLE_ENABLED = False
+# Scrapy 2.19's RemoteControl runs Python code posted to a localhost HTTP server and
+# announces it in a job file under the user's home (~/.local/state/scrapy/job_files)
+# that a killed crawl never removes. A crawl opens no door, and writes nothing outside
+# its output folder but corpus-crawler's own cache (tests/test_crawl_leaves_home_alone.py).
+REMOTE_CONTROL_ENABLED = False
 # Drops are expected events of a corpus crawl, counted in the stats.
 DEFAULT_DROPITEM_LOG_LEVEL = "DEBUG"
 LOG_LEVEL = "INFO"

@@ -1,0 +1,79 @@
+"""A crawl writes nothing in the user's home but corpus-crawler's own cache, and opens
+no control port.
+
+Scrapy 2.19 enables its RemoteControl extension by default: an HTTP server on
+localhost that runs Python code posted to it, announced by a job file written under
+the user's state directory (~/.local/state/scrapy/job_files) that a killed crawl
+leaves behind. `pipelines/settings.py` switches it off, as it does the telnet console.
+The crawl here runs with HOME and the XDG directories pointed at empty folders; the
+only thing it may leave is the language identifier's index in
+$XDG_CACHE_HOME/corpus-crawler (corpus_crawler/langid.py), a cache by design.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from corpus_crawler.testserver import Reply, SiteServer
+
+ROOT = Path(__file__).resolve().parent.parent
+#: A guard against a hung crawl, not a speed assertion.
+TIMEOUT = 120
+
+PROFILE = """\
+name: home-alone
+seeds:
+  urls: ["{base}/"]
+politeness:
+  obey_robots_txt: false
+  download_delay: 0
+  autothrottle: false
+network:
+  allowed_networks: [127.0.0.1/32]
+extraction:
+  workers: 1
+output:
+  progress_interval: 0
+  report: false
+"""
+
+
+def _page(text: str, links: str = "") -> Reply:
+    body = f"<html><body><p>{text}</p>{links}</body></html>".encode()
+    return Reply(headers=(("Content-Type", "text/html; charset=utf-8"),), body=body)
+
+
+def test_a_crawl_writes_nothing_in_the_users_home(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    pages = {"/": _page("The index page.", "<a href='/a.html'>a</a>"), "/a.html": _page("A page.")}
+    env = dict(os.environ)
+    env["HOME"] = str(home)
+    for name in ("XDG_STATE_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME"):
+        env[name] = str(home / name.lower())
+    with SiteServer(pages=pages) as site:
+        profile = tmp_path / "p.yaml"
+        profile.write_text(PROFILE.format(base=site.base_url), encoding="utf-8")
+        out = tmp_path / "out"
+        done = subprocess.run(
+            [sys.executable, "-m", "corpus_crawler.cli", "crawl", str(profile), "-o", str(out)],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+        )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert list(out.glob("*.warc.gz")), "the crawl archived nothing"
+    cache = home / "xdg_cache_home"
+    ours = cache / "corpus-crawler"
+    written = sorted(
+        str(path.relative_to(home))
+        for path in home.rglob("*")
+        if path not in (cache, ours) and ours not in path.parents
+    )
+    assert written == [], f"the crawl wrote in the user's home: {written}"
+    assert "RemoteControl" not in done.stderr
