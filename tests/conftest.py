@@ -44,3 +44,24 @@ def gold_pages(gold_dir: Path) -> Callable[[str], Iterator[GoldPageTuple]]:
             yield page.id, page.html, page.gold, dict(page.record)
 
     return pages
+
+
+@pytest.fixture(scope="session")
+def gold_report(gold_dir: Path) -> Callable[[str, Any], Any]:
+    """`gold_report("readability", config)`: `evaluate_set` of that gold set, once a session.
+
+    Several files hold floors for the same extractor on the same set (test_quality,
+    test_quality_corpus, test_presets_article, test_combined, test_kimatu): each asserts
+    its own floor on one shared scoring. Keyed by the config's repr (its options are a
+    dict: not hashable); extraction is deterministic, so the report is the same."""
+    from corpus_crawler.evaluate import evaluate_set
+
+    reports: dict[tuple[str, str], Any] = {}
+
+    def report(set_name: str, config: Any) -> Any:
+        key = (set_name, repr(config))
+        if key not in reports:
+            reports[key] = evaluate_set(gold_dir / set_name, config)
+        return reports[key]
+
+    return report

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -24,8 +25,11 @@ from corpus_crawler.combined import (
     vote_shift,
 )
 from corpus_crawler.config import ConfigError, ExtractConfig, JustextParams
-from corpus_crawler.evaluate import evaluate_set
+from corpus_crawler.evaluate import SetReport
 from corpus_crawler.model import DropReason, Paragraph, ParagraphClass
+
+#: conftest.py's session fixture `gold_report`: a gold set scored once a session
+GoldReport = Callable[[str, ExtractConfig], SetReport]
 
 GOOD = ParagraphClass.GOOD
 NEAR_GOOD = ParagraphClass.NEAR_GOOD
@@ -425,12 +429,12 @@ EXTRACTORS = ("justext", "declutter", "kimatu")
 
 @pytest.mark.parametrize("set_name", ["cleaneval-dev", "cleanportaleval", "readability"])
 def test_combined_beats_each_extractor_alone_on_every_gold_set(
-    gold_dir: Path, set_name: str
+    gold_report: GoldReport, set_name: str
 ) -> None:
     # Issue 4's condition for offering it. Measured (--lang auto): combined
     # 0.922 / 0.894 / 0.915, best single (Kimatu) 0.910 / 0.870 / 0.890.
-    combined = evaluate_set(gold_dir / set_name, ExtractConfig(extractor="combined"))
+    combined = gold_report(set_name, ExtractConfig(extractor="combined"))
     assert combined.errors == 0
     for name in EXTRACTORS:
-        alone = evaluate_set(gold_dir / set_name, ExtractConfig(extractor=name))
+        alone = gold_report(set_name, ExtractConfig(extractor=name))
         assert combined.summary.f1 > alone.summary.f1, (name, alone.summary, combined.summary)

@@ -478,6 +478,7 @@ extraction:
   workers: 1
 output:
   progress_interval: 0
+  report: false  # the HTML report has tests of its own; nothing here reads it
   vertical: {{enabled: false}}
 # compared with extract(): the repeated paragraphs of the big page must stay
 dedup: {{enabled: false}}
@@ -516,6 +517,7 @@ seeds:
 politeness: {{download_delay: 0, autothrottle: false}}
 output:
   progress_interval: 0
+  report: false  # the HTML report has tests of its own; nothing here reads it
 """
 
 

@@ -44,6 +44,7 @@ extraction:
   workers: 1
 output:
   progress_interval: 0
+  report: false  # the HTML report has tests of its own; nothing here reads it
   warc:
     enabled: false
 dedup:
@@ -54,16 +55,33 @@ yield:
 """
 
 
-def run_crawl(workdir: Path, name: str, seeds: list[str], *, enabled: bool, out: Path) -> None:
+def start_crawl(
+    workdir: Path, name: str, seeds: list[str], *, enabled: bool, out: Path
+) -> subprocess.Popen[str]:
     profile = workdir / f"{name}.yaml"
     profile.write_text(
         PROFILE.format(seeds=json.dumps(seeds), enabled=str(enabled).lower()), encoding="utf-8"
     )
     command = [sys.executable, "-m", "corpus_crawler.cli", "crawl", str(profile), "-o", str(out)]
-    result = subprocess.run(
-        command, cwd=ROOT, capture_output=True, text=True, timeout=CRAWL_TIMEOUT, check=False
+    return subprocess.Popen(
+        command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
-    assert result.returncode == 0, f"crawl failed:\n{result.stdout}\n{result.stderr[-5000:]}"
+
+
+def finish_crawls(*processes: subprocess.Popen[str]) -> None:
+    try:
+        for process in processes:
+            stdout, stderr = process.communicate(timeout=CRAWL_TIMEOUT)
+            assert process.returncode == 0, f"crawl failed:\n{stdout}\n{stderr[-5000:]}"
+    finally:
+        for process in processes:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+
+
+def run_crawl(workdir: Path, name: str, seeds: list[str], *, enabled: bool, out: Path) -> None:
+    finish_crawls(start_crawl(workdir, name, seeds, enabled=enabled, out=out))
 
 
 def documents(out: Path) -> list[tuple[str, list[str]]]:
@@ -88,8 +106,11 @@ def crawls(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     site = dup_site.build_dup_site()
     with dup_site.MultiHostServer(site.hosts) as server:
         seeds = [server.base_url(address) + "/" for address in site.hosts]
-        run_crawl(workdir, "off", seeds, enabled=False, out=workdir / "off")
-        run_crawl(workdir, "on", seeds, enabled=True, out=workdir / "on")
+        # two output folders, one read-only site: the two crawls run side by side
+        finish_crawls(
+            start_crawl(workdir, "off", seeds, enabled=False, out=workdir / "off"),
+            start_crawl(workdir, "on", seeds, enabled=True, out=workdir / "on"),
+        )
     # pass 2 into the same folder: a new host re-publishes one article of every group
     later_hosts = dup_site.build_dup_site(addresses=("127.0.0.7",)).hosts
     copies = later_hosts["127.0.0.7"]

@@ -27,7 +27,9 @@ def test_scrapy_feed_export_writes_every_item(tmp_path: Path) -> None:
              "-s", f"CORPUS_SEEDS_URLS={server.url('/')}",
              "-s", "CORPUS_NETWORK_ALLOWED_NETWORKS=127.0.0.1/32",
              "-s", f"CORPUS_OUTPUT_DIR={tmp_path / 'out'}",
-             "-s", "CORPUS_SCOPE_MAX_DEPTH=1", "-s", "LOG_LEVEL=INFO"],
+             "-s", "CORPUS_SCOPE_MAX_DEPTH=1", "-s", "LOG_LEVEL=INFO",
+             # politeness waits (1 s a page by default) are not what this test checks
+             "-s", "DOWNLOAD_DELAY=0", "-s", "AUTOTHROTTLE_ENABLED=False"],
             cwd=ROOT, capture_output=True, text=True, timeout=180, check=False,
         )  # fmt: skip
     assert result.returncode == 0, result.stderr[-3000:]

@@ -49,6 +49,7 @@ extraction:
   workers: 1
 output:
   progress_interval: 0
+  report: false  # the HTML report has tests of its own; nothing here reads it
   prevertical:
     enabled: false
 """
@@ -443,7 +444,7 @@ def test_system_resolver_answers_are_filtered_and_the_guard_can_be_switched_off(
             f"""
             seeds: {{urls: {seeds}}}
             politeness: {{download_delay: 0, autothrottle: false}}
-            output: {{progress_interval: 0}}
+            output: {{progress_interval: 0, report: false}}
             """
         )
         # localhost's 127.0.0.1 (getaddrinfo, not a DNS server) is refused by default

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import fields, replace
 from pathlib import Path
 
@@ -11,7 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from lxml import etree
 
-from corpus_crawler.config import ConfigError
+from corpus_crawler.config import ConfigError, ExtractConfig
+from corpus_crawler.evaluate import SetReport
 from corpus_crawler.kimatu import (
     DEFAULT_KIMATU_OPTIONS,
     Admission,
@@ -40,6 +42,9 @@ from corpus_crawler.kimatu._text import (
     words,
 )
 from corpus_crawler.model import ParagraphClass
+
+#: conftest.py's session fixture `gold_report`: a gold set scored once a session
+GoldReport = Callable[[str, ExtractConfig], SetReport]
 
 #: Options that isolate one rule: no ancestors or inline wrappers in aspects.
 PLAIN = replace(DEFAULT_KIMATU_OPTIONS, aspect_ancestor_levels=0, aspect_inline=False)
@@ -777,10 +782,7 @@ def test_empty_and_textless_pages() -> None:
     # Measured through extract(): 0.910, 0.870, 0.890 (configs/extractors/kimatu.yaml).
     [("cleaneval-dev", 0.88), ("cleanportaleval", 0.84), ("readability", 0.86)],
 )
-def test_gold_shingle_f1_floor(gold_dir: Path, set_name: str, floor: float) -> None:
-    from corpus_crawler.config import ExtractConfig
-    from corpus_crawler.evaluate import evaluate_set
-
-    report = evaluate_set(gold_dir / set_name, ExtractConfig(extractor="kimatu"))
+def test_gold_shingle_f1_floor(gold_report: GoldReport, set_name: str, floor: float) -> None:
+    report = gold_report(set_name, ExtractConfig(extractor="kimatu"))
     assert report.errors == 0
     assert report.summary.f1 >= floor, report.summary

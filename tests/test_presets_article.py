@@ -8,8 +8,8 @@ the same page without the flag keeps or drops the blocks the other way.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 
@@ -21,12 +21,15 @@ from corpus_crawler.classify import (
     container_pass,
 )
 from corpus_crawler.decode import decode_html
-from corpus_crawler.evaluate import evaluate_set, format_pages
+from corpus_crawler.evaluate import SetReport, format_pages
 from corpus_crawler.extractors import furniture, visible
 from corpus_crawler.language_setup import stoplist_and_params
 from corpus_crawler.model import Paragraph, ParagraphClass
 from corpus_crawler.presets import container_options
 from corpus_crawler.segment import segment
+
+#: conftest.py's session fixture `gold_report`: a gold set scored once a session
+GoldReport = Callable[[str, ExtractConfig], SetReport]
 
 SENTENCE = (
     "The committee said that it would meet again in the spring, and that the members were"
@@ -324,8 +327,10 @@ ARTICLE_FLOORS = {"cleaneval-dev": 0.89, "cleanportaleval": 0.955, "readability"
 
 
 @pytest.mark.parametrize("set_name", sorted(ARTICLE_FLOORS))
-def test_article_preset_floor_with_the_readability_rules(gold_dir: Path, set_name: str) -> None:
-    report = evaluate_set(gold_dir / set_name, ExtractConfig(preset=Preset.ARTICLE))
+def test_article_preset_floor_with_the_readability_rules(
+    gold_report: GoldReport, set_name: str
+) -> None:
+    report = gold_report(set_name, ExtractConfig(preset=Preset.ARTICLE))
     floor = ARTICLE_FLOORS[set_name]
     assert report.errors == 0, format_pages(report, limit=10)
     assert report.summary.f1 >= floor, (

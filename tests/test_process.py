@@ -63,6 +63,7 @@ extraction:
   workers: 2
 output:
   progress_interval: 0
+  report: false  # the HTML report has tests of its own; nothing here reads it
   warc:
     prefix: live
   vertical:
@@ -706,6 +707,7 @@ extraction:
   workers: 1
 output:
   progress_interval: 0
+  report: false  # the HTML report has tests of its own; nothing here reads it
   warc:
     prefix: live
 dedup:

@@ -7,12 +7,15 @@ choosing the stoplist per page must lift the score well above jusText's 0.649.
 
 from __future__ import annotations
 
-from pathlib import Path
+from collections.abc import Callable
 
 import pytest
 
 from corpus_crawler import ExtractConfig, Preset
-from corpus_crawler.evaluate import evaluate_set, format_pages
+from corpus_crawler.evaluate import SetReport, format_pages
+
+#: conftest.py's session fixture `gold_report`: a gold set scored once a session
+GoldReport = Callable[[str, ExtractConfig], SetReport]
 
 FLOORS = {
     "cleaneval-dev": 0.85,
@@ -22,8 +25,8 @@ FLOORS = {
 
 
 @pytest.mark.parametrize("set_name", sorted(FLOORS))
-def test_default_config_shingle_f1_floor(gold_dir: Path, set_name: str) -> None:
-    report = evaluate_set(gold_dir / set_name, ExtractConfig())
+def test_default_config_shingle_f1_floor(gold_report: GoldReport, set_name: str) -> None:
+    report = gold_report(set_name, ExtractConfig())
     assert report.errors == 0, format_pages(report, limit=10)
     assert report.summary.f1 >= FLOORS[set_name], (
         f"{set_name}: shingle F1 {report.summary.f1:.3f} < {FLOORS[set_name]}"
@@ -44,8 +47,8 @@ PRESET_FLOORS = {
     ("preset", "set_name"),
     [(preset, name) for preset, floors in PRESET_FLOORS.items() for name in sorted(floors)],
 )
-def test_preset_shingle_f1_floor(gold_dir: Path, preset: Preset, set_name: str) -> None:
-    report = evaluate_set(gold_dir / set_name, ExtractConfig(preset=preset))
+def test_preset_shingle_f1_floor(gold_report: GoldReport, preset: Preset, set_name: str) -> None:
+    report = gold_report(set_name, ExtractConfig(preset=preset))
     floor = PRESET_FLOORS[preset][set_name]
     assert report.errors == 0, format_pages(report, limit=10)
     assert report.summary.f1 >= floor, (
@@ -55,9 +58,11 @@ def test_preset_shingle_f1_floor(gold_dir: Path, preset: Preset, set_name: str) 
     )
 
 
-def test_article_preset_is_more_precise_than_corpus_on_news_pages(gold_dir: Path) -> None:
+def test_article_preset_is_more_precise_than_corpus_on_news_pages(
+    gold_report: GoldReport,
+) -> None:
     """What the two presets are for: article trades recall for precision on portals."""
-    corpus = evaluate_set(gold_dir / "cleanportaleval", ExtractConfig(preset=Preset.CORPUS))
-    article = evaluate_set(gold_dir / "cleanportaleval", ExtractConfig(preset=Preset.ARTICLE))
+    corpus = gold_report("cleanportaleval", ExtractConfig(preset=Preset.CORPUS))
+    article = gold_report("cleanportaleval", ExtractConfig(preset=Preset.ARTICLE))
     assert article.summary.precision > corpus.summary.precision + 0.05
     assert corpus.summary.recall >= article.summary.recall

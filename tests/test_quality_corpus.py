@@ -15,12 +15,15 @@ raised ones.
 
 from __future__ import annotations
 
-from pathlib import Path
+from collections.abc import Callable
 
 import pytest
 
 from corpus_crawler import ExtractConfig, Preset
-from corpus_crawler.evaluate import evaluate_set, format_pages
+from corpus_crawler.evaluate import SetReport, format_pages
+
+#: conftest.py's session fixture `gold_report`: a gold set scored once a session
+GoldReport = Callable[[str, ExtractConfig], SetReport]
 
 FLOORS = {
     "justext (corpus)": (
@@ -38,9 +41,9 @@ FLOORS = {
     ("name", "set_name"),
     [(name, set_name) for name, (_, floors) in FLOORS.items() for set_name in sorted(floors)],
 )
-def test_corpus_shingle_f1_floor(gold_dir: Path, name: str, set_name: str) -> None:
+def test_corpus_shingle_f1_floor(gold_report: GoldReport, name: str, set_name: str) -> None:
     config, floors = FLOORS[name]
-    report = evaluate_set(gold_dir / set_name, config)
+    report = gold_report(set_name, config)
     floor = floors[set_name]
     assert report.errors == 0, format_pages(report, limit=10)
     assert report.summary.f1 >= floor, (

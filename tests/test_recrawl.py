@@ -67,6 +67,7 @@ schedule:
   initial_interval: 1d
 output:
   progress_interval: 0
+  report: false  # the HTML report has tests of its own; nothing here reads it
   warc:
     prefix: recrawl
   prevertical:

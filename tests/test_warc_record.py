@@ -343,6 +343,7 @@ limits:
 output:
   directory: "{out}"
   progress_interval: 0
+  report: false  # the HTML report has tests of its own; nothing here reads it
   warc:
     metadata_records: true
 """
