@@ -25,6 +25,7 @@ from typing import Any, BinaryIO, TextIO
 
 from .config import EXTRACTORS, ConfigError, ExtractConfig, JustextParams, Preset
 from .extract import extract
+from .mediatype import HTML_TYPES, binary_signature, is_html, parse_content_type
 from .model import Document, DropReason
 
 FORMATS = ("text", "detailed", "json", "prevertical", "vertical", "html")
@@ -188,26 +189,11 @@ class _Input:
     refused: str | None = None
 
 
-# Magic numbers of formats that are surely not a web page (and must never print as text).
-_BINARY_MAGIC: tuple[tuple[bytes, str], ...] = (
-    (b"\x1f\x8b", "gzip-compressed data"),
-    (b"%PDF-", "a PDF document"),
-    (b"PK\x03\x04", "a ZIP archive (or DOCX/ODT/EPUB)"),
-    (b"\x89PNG", "a PNG image"),
-    (b"\xff\xd8\xff", "a JPEG image"),
-    (b"GIF8", "a GIF image"),
-    (b"BZh", "bzip2-compressed data"),
-    (b"\xfd7zXZ\x00", "xz-compressed data"),
-    (b"(\xb5/\xfd", "zstd-compressed data"),
-    (b"\x7fELF", "an executable"),
-)
-
-
 def sniff(head: bytes) -> str | None:
     """What the leading bytes of an input are when it is not a web page, else None."""
-    for magic, kind in _BINARY_MAGIC:
-        if head.startswith(magic):
-            return kind
+    signature = binary_signature(head)
+    if signature is not None:
+        return signature.description
     sample = head[:4096]
     # UTF-16/32 pages start with a BOM; other NUL bytes mean binary data.
     if b"\x00" in sample and not sample.startswith((b"\xff\xfe", b"\xfe\xff")):
@@ -282,9 +268,6 @@ def _classify(name: str, data: bytes, stats: Counter[str]) -> Iterator[_Input]:
     yield _Input(name, data)
 
 
-_HTML_TYPES = ("text/html", "application/xhtml+xml")
-
-
 def _warc_records(name: str, stream: BinaryIO, stats: Counter[str]) -> Iterator[_Input]:
     """Each HTML response record of a WARC file, with its URL and HTTP charset."""
     from warcio.archiveiterator import ArchiveIterator
@@ -316,7 +299,7 @@ def _warc_records(name: str, stream: BinaryIO, stats: Counter[str]) -> Iterator[
                 f"{name}#{record_id}",
                 data,
                 url=record.rec_headers.get_header("WARC-Target-URI"),
-                http_charset=_media_type(content_type)[1],
+                http_charset=parse_content_type(content_type)[1],
                 fetched_at=_warc_date(record.rec_headers.get_header("WARC-Date")),
             )
     except ArchiveLoadFailed as exc:
@@ -335,13 +318,18 @@ def _html_payload(record: Any, stats: Counter[str]) -> bytes | None:
     """The decoded payload of a 2xx HTML response record, else None."""
     if record.rec_type != "response" or record.http_headers is None:
         return None
-    media_type, _ = _media_type(record.http_headers.get_header("Content-Type") or "")
+    media_type, _ = parse_content_type(record.http_headers.get_header("Content-Type") or "")
     status = record.http_headers.get_statuscode() or ""
-    if media_type not in _HTML_TYPES or not status.startswith("2"):
+    maybe_html = media_type in HTML_TYPES or media_type in ("", "application/octet-stream")
+    if not maybe_html or not status.startswith("2"):
         stats["warc responses not HTML or not 2xx (skipped)"] += 1
         return None
     # content_stream() undoes chunking and Content-Encoding as a browser would
     data: bytes = record.content_stream().read()
+    # the crawl's own test: a binary signature is never HTML, whatever the label says
+    if not is_html(media_type, data):
+        stats["warc responses not HTML or not 2xx (skipped)"] += 1
+        return None
     return data
 
 
@@ -360,16 +348,6 @@ def _warc_date(value: str | None) -> datetime | None:
         return datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
         return None
-
-
-def _media_type(content_type: str) -> tuple[str, str | None]:
-    media_type, _, parameters = content_type.partition(";")
-    charset = None
-    for parameter in parameters.split(";"):
-        key, _, value = parameter.partition("=")
-        if key.strip().lower() == "charset" and value.strip():
-            charset = value.strip().strip("\"'")
-    return media_type.strip().lower(), charset
 
 
 def run(args: argparse.Namespace) -> int:

@@ -98,6 +98,7 @@ from ._files import (
 )
 from ._warc_record import gzip_member, record_bytes, record_bytes_and_headers
 from .config import ConfigError
+from .mediatype import binary_signature
 from .model import Document
 
 __all__ = [
@@ -483,19 +484,6 @@ _HTML_TAGS = (
     b"<font", b"<table", b"<a", b"<style", b"<title", b"<b", b"<body", b"<br", b"<p",
     b"<!--",
 )  # fmt: skip
-_MAGIC = (
-    (b"%PDF-", "application/pdf"),
-    (b"\x89PNG\r\n\x1a\n", "image/png"),
-    (b"GIF87a", "image/gif"),
-    (b"GIF89a", "image/gif"),
-    (b"\xff\xd8\xff", "image/jpeg"),
-    (b"PK\x03\x04", "application/zip"),
-    (b"\x1f\x8b\x08", "application/gzip"),
-    (b"%!PS-Adobe-", "application/postscript"),
-    (b"\x00\x00\x01\x00", "image/vnd.microsoft.icon"),
-    (b"wOFF", "font/woff"),
-    (b"wOF2", "font/woff2"),
-)
 
 
 def _decoded_prefix(body: bytes, content_encoding: str) -> bytes:
@@ -551,11 +539,9 @@ def identify_payload_type(body: bytes, headers: Iterable[tuple[str, str]]) -> st
     head = _decoded_prefix(body, coding) if coding else body[:_SNIFF_BYTES]
     if not head:
         return ""
-    for magic, media_type in _MAGIC:
-        if head.startswith(magic):
-            return media_type
-    if head.startswith(b"RIFF") and head[8:12] == b"WEBP":
-        return "image/webp"
+    signature = binary_signature(head)
+    if signature is not None:
+        return signature.media_type
     text = head.lstrip(b"\xef\xbb\xbf \t\r\n\x0c").lower()
     if text.startswith(b"<?xml"):
         if declared.endswith(("+xml", "/xml")):

@@ -190,3 +190,25 @@ def test_a_record_cut_inside_its_body_is_reported(tmp_path: Path) -> None:
     assert [json.loads(x)["url"] for x in result.stdout.decode().splitlines()] == [
         "http://a.test/cz"
     ]
+
+
+def test_warc_records_are_judged_html_as_the_crawl_judges_them(tmp_path: Path) -> None:
+    # `mediatype.is_html`, as in the live crawl and `process`: a PDF labelled text/html is
+    # not a page (the extractor made paragraphs of the article inside it), and an
+    # unlabelled or octet-stream page that starts like HTML is one
+    path = tmp_path / "labels.warc.gz"
+    article = ARTICLE.format(title="Octet page").encode()
+    with open(path, "wb") as handle:
+        writer = WARCWriter(handle, gzip=True)
+        _response(writer, "http://a.test/paper.pdf", b"%PDF-1.4\n" + article,
+                  [("Content-Type", "text/html")])  # fmt: skip
+        _response(writer, "http://a.test/octet", article,
+                  [("Content-Type", "application/octet-stream")])  # fmt: skip
+        _response(writer, "http://a.test/data.bin", b"\x00\x01" + bytes(300),
+                  [("Content-Type", "application/octet-stream")])  # fmt: skip
+    result = run_extract("--format", "json", "--lang", "en", str(path))
+    assert result.returncode == 0, result.stderr.decode()
+    records = [json.loads(line) for line in result.stdout.decode().splitlines()]
+    assert [r["url"] for r in records] == ["http://a.test/octet"]
+    assert "Octet page: paragraph 2" in records[0]["text"]
+    assert "warc responses not HTML or not 2xx (skipped): 2" in result.stderr.decode()

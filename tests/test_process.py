@@ -308,6 +308,9 @@ def build_cc_pair(folder: Path, gold_html: list[bytes]) -> tuple[Path, Path, dic
     first.response("http://example.org/logo.png", b"\x89PNG\r\n\x1a\n" + b"\0" * 300,
                    content_type="image/png")  # fmt: skip
     first.response("http://example.org/gone.html", b"<html>gone</html>", status="404 Not Found")
+    # a PDF labelled text/html (with a page's text in it): the live crawl's test
+    # (`mediatype.is_html`) says not HTML, and so must `process`
+    first.response("http://example.org/paper.pdf", b"%PDF-1.4\n" + gold_html[9])
     first.response("dns:example.org", b"192.0.2.7", content_type="text/dns", request=False)
     first.raw("http://example.org/page0.html", "conversion", b"plain text of a WET record",
               "text/plain")  # fmt: skip
@@ -345,10 +348,10 @@ def test_a_common_crawl_style_archive_is_handled(gold_html: list[bytes], tmp_pat
     data = summary(out)
     assert data["revisits"] == {"resolved": 2, "unresolved": 1}
     assert data["dropped"] == {
-        "not-html": 1, "http-status": 2, "no-http-headers": 1, "revisit-unresolved": 1,
+        "not-html": 2, "http-status": 2, "no-http-headers": 1, "revisit-unresolved": 1,
     }  # fmt: skip
     assert data["records"]["warcinfo"] == 2
-    assert data["records"]["metadata"] == 13 and data["records"]["conversion"] == 1
+    assert data["records"]["metadata"] == 14 and data["records"]["conversion"] == 1
     assert data["records"]["revisit"] == 3
     assert data["documents"] == len(pages) + 1
 

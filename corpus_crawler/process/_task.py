@@ -30,7 +30,7 @@ from warcio.timeutils import iso_date_to_datetime
 from pipelines.items import document_id
 from pipelines.worker import PageTask, VerticalTask, WorkerConfig, process_page
 
-from ..mediatype import HTML_TYPES, looks_like_html, parse_content_type
+from ..mediatype import HTML_TYPES, is_html, parse_content_type
 from ..model import Document, DropReason
 from ..vertical import DocMeta, VerticalFormat, format_document
 from ..warc import document_records
@@ -441,7 +441,7 @@ class _ChunkReader:
         if len(body) > cap:
             out.drop(DropReason.TOO_LARGE)
             return
-        if media not in HTML_TYPES and not looks_like_html(body):
+        if not is_html(media, body):
             out.drop(DropReason.NOT_HTML)
             return
         record_id = record_header(record, "WARC-Record-ID")
@@ -561,7 +561,7 @@ def _revisited_page(resolved: ResolvedRevisit, cap: int) -> _Page | DropReason |
         body = _read_body(record, cap)
         if len(body) > cap:
             return DropReason.TOO_LARGE
-        if media not in HTML_TYPES and not looks_like_html(body):
+        if not is_html(media, body):
             return DropReason.NOT_HTML
         return _Page(
             url=revisit.uri,
