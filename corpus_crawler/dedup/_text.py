@@ -68,12 +68,13 @@ def document_digest(paragraph_words: Sequence[Sequence[str]]) -> bytes:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
-@functools.lru_cache(maxsize=1 << 20)
+@functools.lru_cache(maxsize=1 << 16)
 def _word_hash(token: str) -> int:
     # two CRC-32s with different start values make one 64-bit hash: zlib's C loop beats
-    # hashlib for words this short; the cache (bounded: ~130 B an entry plus the word,
-    # ~190 MiB a worker when full, measured by benchmarks/soak.py's author) serves the
-    # frequent words of running text without hashing them again
+    # hashlib for words this short. The cache serves the frequent words of running text
+    # (98% of the gold texts' words hit at 65,536 entries, as at 2^20) in ~12 MiB a
+    # worker; 2^20 entries held ~190 MiB a worker on a long crawl's endless vocabulary
+    # and were no faster there (benchmarks/word_hash_cache.py)
     data = token.encode("utf-8", "surrogatepass")
     return (zlib.crc32(data) << 32) | zlib.crc32(data, 0x5BD1E995)
 
