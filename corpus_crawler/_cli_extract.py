@@ -13,6 +13,7 @@ import argparse
 import hashlib
 import io
 import json
+import re
 import sys
 import time
 import zlib
@@ -226,6 +227,16 @@ def _inputs(paths: Sequence[str], stats: Counter[str]) -> Iterator[_Input]:
             yield from _classify("<stdin>", sys.stdin.buffer.read(), stats)
             continue
         path = Path(name)
+        if not path.exists() and _URL.match(name):
+            # Path() would make "https:/host" of it, and "no such file" says nothing
+            yield _Input(
+                name,
+                None,
+                "a URL, not a file: extract reads files and WARCs and never fetches; crawl"
+                " with `corpus-crawler crawl PROFILE` (seeds in the profile), or save the"
+                " page first (curl -o page.html URL)",
+            )
+            continue
         if path.is_dir():
             files = sorted(p for p in path.rglob("*") if p.is_file() and _wanted(p))
             if not files:
@@ -235,6 +246,9 @@ def _inputs(paths: Sequence[str], stats: Counter[str]) -> Iterator[_Input]:
                 yield from _read(file, stats)
         else:
             yield from _read(path, stats)
+
+
+_URL = re.compile(r"[a-zA-Z][a-zA-Z0-9+.-]*://")
 
 
 def _wanted(path: Path) -> bool:

@@ -296,6 +296,15 @@ def test_cli_missing_file(
     assert "The headline" in out
 
 
+def test_cli_a_url_is_named_as_one(capsys: pytest.CaptureFixture[str], page_file: Path) -> None:
+    # a new user's first try; Path() would report "https:/example.org/x: No such file"
+    code, out, err = run_cli(capsys, "https://example.org/x", str(page_file), "--lang", "en")
+    assert code == 1
+    assert "https://example.org/x: a URL, not a file" in err
+    assert "corpus-crawler crawl" in err
+    assert "The headline" in out
+
+
 def test_cli_folder(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     (tmp_path / "a.html").write_bytes(page("First"))
     (tmp_path / "b.htm").write_bytes(page("Second"))
