@@ -18,10 +18,11 @@ import difflib
 import re
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import yaml
 
@@ -49,7 +50,9 @@ __all__ = [
     "WarcOutput",
     "YieldPruning",
     "load_profile",
+    "looks_like_url",
     "parse_profile",
+    "profile_for_urls",
 ]
 
 
@@ -777,13 +780,44 @@ def parse_profile(data: Any, source: str = "<profile>") -> Profile:
     return dataclasses.replace(profile, source=source)
 
 
+_SCHEME = re.compile(r"[a-zA-Z][a-zA-Z0-9+.-]*://")
+
+
+def looks_like_url(value: str) -> bool:
+    """Whether a command-line argument is a URL (``scheme://...``), not a profile path."""
+    return _SCHEME.match(value) is not None
+
+
+def profile_for_urls(urls: Sequence[str]) -> Profile:
+    """The profile of ``corpus-crawler crawl URL [URL ...]``: every default, these seeds.
+
+    Named after the first URL's host (and port), which also names its output folder,
+    ``output/<name>``, so two sites crawled this way are two campaigns, each resumable
+    by running the same command again. Scope stays the default: the seeds' hosts.
+    """
+    source = "the start URLs on the command line"
+    try:
+        first = urlsplit(urls[0]) if urls else None
+        port = first.port if first is not None else None
+    except ValueError as exc:  # a port out of range, an unbalanced IPv6 bracket
+        raise ProfileError(f"{source}: {urls[0]!r}: {exc}") from None
+    host = (first.hostname or "") if first is not None else ""
+    name = re.sub(r"[^A-Za-z0-9.\-]+", "_", host + (f"-{port}" if port else "")).strip("._")
+    name = name or "crawl"
+    data = {"name": name, "seeds": {"urls": list(urls)}, "output": {"directory": f"output/{name}"}}
+    return parse_profile(data, source)
+
+
 def load_profile(path: str | Path) -> Profile:
     """Read and validate a crawl profile file."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
-        raise ProfileError(f"cannot read crawl profile {path}: {exc.strerror}") from None
+        hint = ""
+        if path.suffix.lower() not in (".yaml", ".yml") and "." in path.name and not path.exists():
+            hint = f" (to crawl a site without a profile, give its URL: https://{path}/)"
+        raise ProfileError(f"cannot read crawl profile {path}: {exc.strerror}{hint}") from None
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:

@@ -33,7 +33,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from corpus_crawler.config import ConfigError
-from corpus_crawler.profile import Profile, ProfileError, load_profile
+from corpus_crawler.profile import (
+    Profile,
+    ProfileError,
+    load_profile,
+    looks_like_url,
+    profile_for_urls,
+)
 from corpus_crawler.seeds import read_seed_file
 from corpus_crawler.state import DATABASE_NAME, OUTPUT_EXTENSIONS
 from pipelines.settingnames import check_setting_names
@@ -79,9 +85,17 @@ def register(subparsers: Any) -> None:
         description=(
             "Crawl with a crawl profile (see configs/crawls/example.yaml): fetch pages,"
             " extract their text, write WARC and (pre)vertical files and a JSON summary."
+            " Or give start URLs instead of a profile: every profile default (the seeds'"
+            " hosts, depth 5, robots.txt obeyed, 1 s between requests to a host), output"
+            " in output/<host>/."
         ),
     )
-    crawl.add_argument("profile", help="crawl profile, e.g. configs/crawls/example.yaml")
+    crawl.add_argument(
+        "profile",
+        nargs="+",
+        metavar="PROFILE|URL",
+        help="crawl profile, e.g. configs/crawls/example.yaml; or one or more start URLs",
+    )
     _common_arguments(crawl, default_output=None)
     crawl.add_argument(
         "--wacz",
@@ -598,9 +612,18 @@ def _nothing_due_note(directory: Path) -> str:
     )
 
 
-def _load(path: str) -> Profile | None:
+def _load(arguments: list[str]) -> Profile | None:
+    """The profile file named, or the profile of the start URLs given instead."""
+    urls = [argument for argument in arguments if looks_like_url(argument)]
     try:
-        return load_profile(path)
+        if urls and len(urls) == len(arguments):
+            return profile_for_urls(urls)
+        if len(arguments) > 1:
+            raise ProfileError(
+                f"give one crawl profile, or start URLs only (got {len(arguments)} arguments:"
+                f" {', '.join(arguments)}); put more seeds in the profile's seeds.urls"
+            )
+        return load_profile(arguments[0])
     except ProfileError as exc:
         print(f"corpus-crawler: {exc}", file=sys.stderr)
         return None
@@ -632,7 +655,7 @@ def run_crawl(args: argparse.Namespace) -> int:
     except PreflightError as exc:
         print(f"corpus-crawler: {exc}", file=sys.stderr)
         return int(exc.code)
-    print(f"Crawling with profile {profile.name!r} ({args.profile}) ...", file=sys.stderr)
+    print(f"Crawling with profile {profile.name!r} ({profile.source}) ...", file=sys.stderr)
     result = run_profile(profile, output=output, overrides=overrides, verbosity=args.verbose)
     code = _finish(result)
     wacz = getattr(args, "wacz", False) and result.summary_path is not None and code == 0
@@ -732,7 +755,7 @@ def bundled_profile(name: str) -> Path:
 def run_demo(args: argparse.Namespace) -> int:
     from corpus_crawler.testserver import SiteServer
 
-    profile = _load(str(bundled_profile("demo")))
+    profile = _load([str(bundled_profile("demo"))])
     if profile is None:
         return 2
     try:

@@ -551,3 +551,46 @@ def test_a_second_ctrl_c_forcing_the_stop_is_still_an_interruption(tmp_path: Pat
     assert process.returncode == 5, stdout + stderr
     assert "run the same command again to resume" in stderr, stderr
     assert "stopped before it wrote its summary" in stdout, stdout
+
+
+def test_crawl_a_url_without_a_profile(site: SiteServer, tmp_path: Path) -> None:
+    # a newcomer's first try: every profile default, the site's host, output/<host-port>/
+    loopback = [
+        "-s", "CORPUS_NETWORK_ALLOWED_NETWORKS=127.0.0.1/32", "-s", "DOWNLOAD_DELAY=0",
+        "-s", "AUTOTHROTTLE_ENABLED=False", "-s", "CORPUS_REPORT_ENABLED=False",
+    ]  # fmt: skip
+    crawled = cli("crawl", site.base_url + "/", *loopback, cwd=tmp_path)
+    assert crawled.returncode == 0, crawled.stdout + crawled.stderr
+    name = site.base_url.removeprefix("http://").replace(":", "-")
+    out = tmp_path / "output" / name
+    (summary_path,) = out.glob("*-summary.json")
+    summary = json.loads(summary_path.read_text(encoding="utf-8"))
+    assert summary["profile"] == name
+    assert summary["pages"]["kept"] >= 8, summary
+    uris = warc_responses(out)
+    assert len(uris) == len(set(uris)) >= 10, uris
+    assert all(uri.startswith(site.base_url + "/") for uri in uris), uris
+    # the same command is the same campaign: it resumes (here: nothing is left)
+    again = cli("crawl", site.base_url + "/", *loopback, cwd=tmp_path)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "nothing left to fetch" in again.stderr
+    assert sorted(p.name for p in (tmp_path / "output").iterdir()) == [name]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "expected"),
+    [
+        (["example.org"], "give its URL: https://example.org/"),
+        (["profile.yaml", "https://example.org/"], "give one crawl profile, or start URLs only"),
+        (["ftp://example.org/"], "is not an http(s) URL"),
+        (["https://example.org:99999/"], "https://example.org:99999/"),
+    ],
+)  # fmt: skip
+def test_crawl_arguments_that_are_neither_a_profile_nor_urls(
+    tmp_path: Path, arguments: list[str], expected: str
+) -> None:
+    result = cli("crawl", *arguments, cwd=tmp_path)
+    assert result.returncode == 2, result.stdout + result.stderr
+    (line,) = result.stderr.strip().splitlines()
+    assert expected in line and "Traceback" not in result.stderr, line
+    assert list(tmp_path.iterdir()) == []
