@@ -11,7 +11,14 @@ import os
 import tempfile
 from pathlib import Path
 
-__all__ = ["output_file_problem", "output_folder_problem", "recrawl_problem"]
+from .seeds import looks_like_url
+
+__all__ = [
+    "output_file_problem",
+    "output_folder_problem",
+    "recrawl_problem",
+    "url_argument_problem",
+]
 
 
 def output_folder_problem(folder: Path, option: str = "-o OUTDIR") -> str | None:
@@ -61,3 +68,18 @@ def output_file_problem(path: Path, option: str) -> str | None:
     if not os.access(folder, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
         return f"{option} {path}: not writable"
     return None
+
+
+def url_argument_problem(name: str, reads: str) -> str | None:
+    """What is wrong when a command that reads local files was given a URL, else None.
+
+    `reads` says what the command reads instead ("files and WARCs"). Without this the
+    user saw "https:/example.org/x: No such file" (a Path folds the two slashes).
+    """
+    if not looks_like_url(name) or Path(name).exists():
+        return None
+    return (
+        f"{name}: a URL, not a file: this command reads {reads} and never fetches;"
+        " crawl with `corpus-crawler crawl URL` (or a profile), or download it first"
+        " (curl -O URL)"
+    )

@@ -13,7 +13,6 @@ import argparse
 import hashlib
 import io
 import json
-import re
 import sys
 import time
 import zlib
@@ -24,6 +23,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, BinaryIO, TextIO
 
+from ._cli_checks import url_argument_problem
 from .config import EXTRACTORS, ConfigError, ExtractConfig, JustextParams, Preset
 from .extract import extract
 from .mediatype import HTML_TYPES, binary_signature, is_html, parse_content_type
@@ -227,15 +227,9 @@ def _inputs(paths: Sequence[str], stats: Counter[str]) -> Iterator[_Input]:
             yield from _classify("<stdin>", sys.stdin.buffer.read(), stats)
             continue
         path = Path(name)
-        if not path.exists() and _URL.match(name):
-            # Path() would make "https:/host" of it, and "no such file" says nothing
-            yield _Input(
-                name,
-                None,
-                "a URL, not a file: extract reads files and WARCs and never fetches; crawl"
-                " with `corpus-crawler crawl PROFILE` (seeds in the profile), or save the"
-                " page first (curl -o page.html URL)",
-            )
+        problem = url_argument_problem(name, "HTML and WARC files")
+        if problem is not None:
+            yield _Input(name, None, problem.removeprefix(f"{name}: "))
             continue
         if path.is_dir():
             files = sorted(p for p in path.rglob("*") if p.is_file() and _wanted(p))
@@ -246,9 +240,6 @@ def _inputs(paths: Sequence[str], stats: Counter[str]) -> Iterator[_Input]:
                 yield from _read(file, stats)
         else:
             yield from _read(path, stats)
-
-
-_URL = re.compile(r"[a-zA-Z][a-zA-Z0-9+.-]*://")
 
 
 def _wanted(path: Path) -> bool:

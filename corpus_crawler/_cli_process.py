@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ._cli_checks import output_folder_problem
+from ._cli_checks import output_folder_problem, url_argument_problem
 from .config import ConfigError
 from .profile import ProfileError, load_profile
 
@@ -29,7 +29,7 @@ def register(subparsers: Any) -> None:
         ),
     )
     parser.add_argument(
-        "archives", nargs="+", type=Path, metavar="ARCHIVE",
+        "archives", nargs="+", metavar="ARCHIVE",
         help="WARC/ARC files (.warc, .warc.gz, .arc, .arc.gz) or folders of them",
     )  # fmt: skip
     parser.add_argument("-o", "--output", required=True, type=Path, metavar="OUTDIR")
@@ -136,7 +136,11 @@ def run_process(args: argparse.Namespace) -> int:
             raise ConfigError(f"-j must be >= 1 (or 0 for one per core), got {args.jobs}")
         if args.chunk_mb <= 0:
             raise ConfigError(f"--chunk-mb must be > 0, got {args.chunk_mb:g}")
-        inputs = collect_inputs(list(args.archives))
+        for name in args.archives:
+            problem = url_argument_problem(name, "WARC/ARC files and folders of them")
+            if problem:
+                raise ConfigError(problem)
+        inputs = collect_inputs([Path(name) for name in args.archives])
         problem = output_folder_problem(Path(args.output))
         if problem:
             raise ConfigError(problem)

@@ -50,7 +50,6 @@ __all__ = [
     "WarcOutput",
     "YieldPruning",
     "load_profile",
-    "looks_like_url",
     "parse_profile",
     "profile_for_urls",
 ]
@@ -778,14 +777,6 @@ def parse_profile(data: Any, source: str = "<profile>") -> Profile:
     # No seeds is legal here: the demo and `-s CORPUS_SEEDS_URLS=...` supply them later,
     # and the spider refuses to start without any.
     return dataclasses.replace(profile, source=source)
-
-
-_SCHEME = re.compile(r"[a-zA-Z][a-zA-Z0-9+.-]*://")
-
-
-def looks_like_url(value: str) -> bool:
-    """Whether a command-line argument is a URL (``scheme://...``), not a profile path."""
-    return _SCHEME.match(value) is not None
 
 
 def profile_for_urls(urls: Sequence[str]) -> Profile:

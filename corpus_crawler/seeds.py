@@ -11,15 +11,24 @@ rest of one) ignored, each other line one absolute ``http://`` or ``https://`` U
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-__all__ = ["SeedFile", "SeedProblem", "read_seed_file"]
+__all__ = ["SeedFile", "SeedProblem", "looks_like_url", "read_seed_file"]
 
 #: The longest seed line read as a URL when no limit is given (the scope's default
 #: `max_url_length`, Internet Explorer's old limit that most sites still keep to).
 DEFAULT_MAX_LENGTH = 2083
+
+
+_SCHEME = re.compile(r"[a-zA-Z][a-zA-Z0-9+.-]*://")
+
+
+def looks_like_url(value: str) -> bool:
+    """Whether a command-line argument is a URL (``scheme://...``), not a file's path."""
+    return _SCHEME.match(value) is not None
 
 
 @dataclass(frozen=True, slots=True)

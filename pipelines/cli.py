@@ -37,10 +37,9 @@ from corpus_crawler.profile import (
     Profile,
     ProfileError,
     load_profile,
-    looks_like_url,
     profile_for_urls,
 )
-from corpus_crawler.seeds import read_seed_file
+from corpus_crawler.seeds import looks_like_url, read_seed_file
 from corpus_crawler.state import DATABASE_NAME, OUTPUT_EXTENSIONS
 from pipelines.settingnames import check_setting_names
 from pipelines.settingtypes import check_setting_types

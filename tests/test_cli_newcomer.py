@@ -594,3 +594,13 @@ def test_crawl_arguments_that_are_neither_a_profile_nor_urls(
     (line,) = result.stderr.strip().splitlines()
     assert expected in line and "Traceback" not in result.stderr, line
     assert list(tmp_path.iterdir()) == []
+
+
+def test_process_names_a_url_as_one(tmp_path: Path) -> None:
+    # Common Crawl users paste the URL of a WARC: say that process reads local files
+    url = "https://data.commoncrawl.org/crawl-data/x.warc.gz"
+    result = cli("process", url, "-o", str(tmp_path / "out"), cwd=tmp_path)
+    assert result.returncode == 2, result.stdout + result.stderr
+    (line,) = result.stderr.strip().splitlines()
+    assert f"{url}: a URL, not a file" in line and "download it first" in line, line
+    assert not (tmp_path / "out").exists()
