@@ -195,13 +195,16 @@ class Politeness:
     autothrottle: bool = True
     autothrottle_target_concurrency: float = 1.0
     autothrottle_max_delay: float = 60.0
+    #: Honour robots.txt's Crawl-delay up to this many seconds between two requests to a
+    #: host (a floor of its delay, AutoThrottle included); 0: ignore Crawl-delay.
+    max_crawl_delay: float = 30.0
 
     def __post_init__(self) -> None:
         _require(self.user_agent.strip() != "", "user_agent", "must not be empty")
         for key in ("concurrent_requests", "concurrent_requests_per_domain"):
             value = getattr(self, key)
             _require(value >= 1, key, f"must be >= 1, got {value}")
-        for key in ("download_delay", "autothrottle_max_delay"):
+        for key in ("download_delay", "autothrottle_max_delay", "max_crawl_delay"):
             value = getattr(self, key)
             _require(value >= 0, key, f"must be >= 0 seconds, got {value}")
         _require(

@@ -829,10 +829,11 @@ class RedisCampaignStore:
 
     # -- the writer thread: done, totals, commits -----------------------------------------
 
-    def release(self, row: int) -> None:
-        """The response of request `row` is in (or it failed): its host rests for the delay,
-        then is free for the next request from any process. Idempotent."""
-        delay_ms = self.config.delay * 1000
+    def release(self, row: int, rest: float = 0.0) -> None:
+        """The response of request `row` is in (or it failed): its host rests for the delay
+        (or `rest` seconds when longer: the host's robots.txt Crawl-delay), then is free
+        for the next request from any process. Idempotent."""
+        delay_ms = max(self.config.delay, rest) * 1000
         self._retrying(
             lambda: self._release(args=[self._ns, self.config.worker, row, delay_ms, self._cap])
         )

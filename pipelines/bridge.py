@@ -97,6 +97,7 @@ def profile_settings(profile: Profile) -> dict[str, Any]:
         "RETRY_TIMES": limits.retry_times,
         # robots.txt and sitemap bounds: BoundedRobotsTxtMiddleware, the spider's sitemaps
         "CORPUS_ROBOTS_MAX_BYTES": limits.max_robots_txt_bytes,
+        "CORPUS_ROBOTS_MAX_CRAWL_DELAY": polite.max_crawl_delay,
         "CORPUS_SITEMAPS_MAX_BYTES": limits.max_sitemap_bytes,
         "CORPUS_SITEMAPS_MAX_URLS": limits.max_sitemap_urls,
         "CORPUS_SITEMAPS_MAX_DEPTH": limits.max_sitemap_depth,

@@ -6,7 +6,8 @@ lets it rest for the profile's delay (`corpus_crawler.redis_state`); releasing a
 response, closest to the downloader (before any other middleware sees it), keeps a
 host busy only for the time the server took. A request that never reaches the
 downloader (refused by a guard, disallowed by robots.txt) is released when it is
-finished. Off (NotConfigured) unless the campaign is in Redis.
+finished. The rest is the host's robots.txt Crawl-delay when that is longer
+(`pipelines.crawldelay`). Off (NotConfigured) unless the campaign is in Redis.
 """
 
 from __future__ import annotations
@@ -18,15 +19,18 @@ from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
 from scrapy.http import Response
 
-from corpus_crawler.redis_state import RedisCampaignStore
+from corpus_crawler.redis_state import RedisCampaignStore, host_key
 from pipelines.campaign import CampaignExtension
+from pipelines.crawldelay import CrawlDelayExtension
 
 __all__ = ["HostReleaseMiddleware"]
 
 
 class HostReleaseMiddleware:
-    def __init__(self, store: RedisCampaignStore) -> None:
+    def __init__(self, store: RedisCampaignStore, crawl_delay: CrawlDelayExtension | None) -> None:
         self.store = store
+        #: The hosts' robots.txt Crawl-delay floors: their rest when longer than the delay.
+        self.crawl_delay = crawl_delay
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> HostReleaseMiddleware:
@@ -34,12 +38,13 @@ class HostReleaseMiddleware:
         store = campaign.store if campaign is not None else None
         if not isinstance(store, RedisCampaignStore):
             raise NotConfigured  # not a distributed crawl: nothing to say in the log
-        return cls(store)
+        return cls(store, crawler.get_extension(CrawlDelayExtension))
 
     def _release(self, request: Request) -> None:
         row = request.meta.get("corpus_row")
         if row is not None:
-            self.store.release(int(row))
+            rest = self.crawl_delay.floor(host_key(request.url)) if self.crawl_delay else 0.0
+            self.store.release(int(row), rest)
 
     def process_response(self, request: Request, response: Response) -> Response:
         self._release(request)

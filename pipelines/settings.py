@@ -71,6 +71,9 @@ EXTENSIONS = {
     "pipelines.extensions.SummaryExtension": 510,
     "pipelines.crawllog.CrawlLogExtension": 520,
     "pipelines.report.ReportExtension": 530,
+    # robots.txt's Crawl-delay as a host's delay floor: after AutoThrottle (0), whose
+    # adjustment it undoes when it goes below the floor
+    "pipelines.crawldelay.CrawlDelayExtension": 540,
 }
 
 # Breadth-first: a corpus crawl wants many sites' shallow pages before one site's deep

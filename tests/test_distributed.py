@@ -765,3 +765,26 @@ def test_crawl_stops_at_once_with_one_line_when_redis_cannot_be_reached(tmp_path
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"corpus-crawler: cannot reach Redis at {url}")
     assert "start redis-server" in lines[0]
+
+
+def test_a_hosts_crawl_delay_is_its_rest_when_longer_than_the_delay(
+    redis_server: RedisServer,
+) -> None:
+    # `HostReleaseMiddleware` passes the host's robots.txt Crawl-delay floor as the rest
+    store = _store(redis_server, "w-0", delay=0.1)
+    try:
+        for url in ("http://a.test/1", "http://a.test/2"):
+            store.enqueue(_request(url), 0, fingerprint=url.encode())
+        [(row, _)] = store.lease(10)
+        store.release(row, rest=1.5)
+        assert store.lease(10) == []
+        assert store.lease_wait is not None and 1400 < store.lease_wait <= 1501  # ms
+        # a rest shorter than the profile's delay does not shorten it
+        time.sleep(store.lease_wait / 1000 + 0.01)
+        [(row, _)] = store.lease(10)
+        store.enqueue(_request("http://a.test/3"), 0, fingerprint=b"3")
+        store.release(row, rest=0.01)
+        assert store.lease(10) == [] and store.lease_wait is not None
+        assert 50 < store.lease_wait <= 101
+    finally:
+        store.close()
