@@ -154,15 +154,10 @@ def parse_line(line: str) -> CrawlLogEntry:
 
 
 def read_crawl_log(path: Path | str) -> Iterator[CrawlLogEntry]:
-    """The entries of a crawl log; a torn last line (a crash) is skipped."""
-    with open(path, encoding="utf-8", newline="\n") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.endswith("\n"):
-                return
-            try:
-                yield parse_line(line)
-            except ValueError as exc:
-                raise ValueError(f"{path}:{number}: {exc}") from None
+    """The entries of a crawl log; a torn last line (a crash, or a line being written)
+    is skipped, even one cut inside a UTF-8 character (read as text, that one raised)."""
+    with open(path, "rb") as handle:
+        yield from read_appended(handle, path, LogPosition())
 
 
 #: Bytes read at a time by `read_appended`: a refresh of a multi-GB log holds one chunk.
