@@ -10,6 +10,7 @@ HTML too.
 
 from __future__ import annotations
 
+import copy
 import itertools
 import os
 import random
@@ -75,6 +76,7 @@ def _write_run_with_updates(tmp_path: Path, seed: int) -> tuple[RunStats, list[P
     parts = [lines[a:b] for a, b in zip([0, *bounds], [*bounds, len(lines)], strict=True)]
     run = RunStats()
     closed: list[Path] = []
+    shown: list[tuple[CrawlStats, CrawlStats]] = []  # (a snapshot, a copy made then)
     for serial, part in enumerate(parts):
         final = tmp_path / f"c-{20261124200000000 + serial}-{serial:05d}-h.crawl.log"
         current = final.with_name(final.name + ".open")
@@ -86,12 +88,15 @@ def _write_run_with_updates(tmp_path: Path, seed: int) -> tuple[RunStats, list[P
                 handle.flush()
                 stats = run.update([*closed, current])
                 assert stats == _full_read([*closed, current]), (seed, serial, end)
+                shown.append((stats, copy.deepcopy(stats)))
         os.replace(current, final)
         if rng.random() < 0.5:
             # the writer closed it after the crawl process listed it: the render
             # process is given the `.open` name of a file that is gone
             assert run.update([*closed, current]) == _full_read([*closed, final])
         closed.append(final)
+    # a report being drawn from a snapshot never sees later lines
+    assert all(snapshot == then for snapshot, then in shown)
     return run, closed
 
 
