@@ -79,7 +79,7 @@ def _campaign(folder: Path) -> None:
                         "lang": "en",
                     }
                     if kept
-                    else {},  # fmt: skip
+                    else {},
                 )
                 handle.write(format_entry(entry))
     with open(folder / f"c-{_stamp(RESUMED)}-00000-h.crawl.log", "w", encoding="utf-8") as handle:
