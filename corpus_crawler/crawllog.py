@@ -160,8 +160,9 @@ def read_crawl_log(path: Path | str) -> Iterator[CrawlLogEntry]:
         yield from read_appended(handle, path, LogPosition())
 
 
-#: Bytes read at a time by `read_appended`: a refresh of a multi-GB log holds one chunk.
-_CHUNK = 1 << 22
+#: Bytes read at a time by `read_appended`: a refresh of a multi-GB log holds one chunk
+#: (and its lines: ~3 MiB in all).
+_CHUNK = 1 << 20
 
 
 @dataclass(slots=True)
@@ -184,12 +185,11 @@ def read_appended(
     handle.seek(position.offset)
     carry = b""
     while chunk := handle.read(_CHUNK):
-        data = carry + chunk
-        cut = data.rfind(b"\n") + 1
-        carry = data[cut:]
+        lines = (carry + chunk).split(b"\n")
+        carry = lines.pop()  # after the last newline: a part of the next line, or b""
         # one entry at a time: a chunk's entries held in a list kept the garbage
         # collector busy, reading took 5.2 us a line instead of 3.2 (300k lines)
-        for raw in data[:cut].split(b"\n")[:-1]:
+        for raw in lines:
             try:
                 entry = parse_line(raw.decode("utf-8"))
             except ValueError as exc:  # UnicodeDecodeError included

@@ -25,8 +25,8 @@ KILLED = datetime(2026, 11, 20, 8, 0, tzinfo=timezone.utc)
 RESUMED = datetime(2026, 11, 21, 8, 0, tzinfo=timezone.utc)
 LINES = 100_000
 FILES = 4
-#: Generous: the lines held in a list peaked at 104 MiB here; one pass at 9 MiB (a
-#: 4 MiB chunk of the file and its lines).
+#: Generous: the lines held in a list peaked at 104 MiB here; one pass at 4.5 MiB (a
+#: 1 MiB chunk of the file and its lines).
 CAP_BYTES = 40 * 2**20
 
 
