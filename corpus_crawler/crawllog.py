@@ -271,9 +271,10 @@ class CrawlLogWriter:
         self._interval = flush_interval
         self._pending: list[str] = []
         self._lock = threading.Lock()
-        # held while the file is written and rotated, so that `paths` (read by another
-        # thread) never sees a rotation half done
-        self._file_lock = threading.Lock()
+        #: `paths` as of the last write, rotation or close: replaced whole by the thread
+        #: that writes, read by any other (the report's, on the reactor) without a lock
+        #: that a rotation's fsync would hold
+        self._paths: tuple[Path, ...] = ()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="corpus-crawl-log", daemon=True)
         self.lines = 0
@@ -291,13 +292,16 @@ class CrawlLogWriter:
     @property
     def paths(self) -> tuple[Path, ...]:
         """Every file of this log in order: the finished ones, then the ``*.open`` one."""
-        with self._file_lock:
-            current = self._file.open_path
-            return self._file.closed_paths + ((current,) if current is not None else ())
+        return self._paths
+
+    def _list_paths(self) -> None:
+        current = self._file.open_path
+        self._paths = self._file.closed_paths + ((current,) if current is not None else ())
 
     def start(self) -> CrawlLogWriter:
         # the file exists from the start, so a crawl that fetches nothing still has its log
         self._file.ensure_open()
+        self._list_paths()
         self._thread.start()
         self._started = True
         return self
@@ -314,9 +318,9 @@ class CrawlLogWriter:
             lines, self._pending = self._pending, []
         if lines:
             data = "".join(lines).encode("utf-8")
-            with self._file_lock:
-                self._file.write(data)
-                self._file.rotate_if_full()
+            self._file.write(data)
+            self._file.rotate_if_full()
+            self._list_paths()
 
     def _run(self) -> None:
         while not self._stop.wait(self._interval):
@@ -328,8 +332,8 @@ class CrawlLogWriter:
         if self._started and self._thread.is_alive():
             self._thread.join()
         self.flush()
-        with self._file_lock:
-            self._file.close()
+        self._file.close()
+        self._list_paths()
 
     def __enter__(self) -> CrawlLogWriter:
         return self.start()
