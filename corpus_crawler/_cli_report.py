@@ -2,7 +2,8 @@
 
 Prints the runs (first crawl, resumes, recrawls) one line each with their totals, the
 latest marked, as text or `--json`, and writes the HTML report over all their crawl
-logs beside them. `--latest` keeps to the latest run, as the crawl's own report does.
+logs beside them. `--latest` keeps to the latest run (every file of its crawl log), as
+the crawl's own report does.
 """
 
 from __future__ import annotations
@@ -79,10 +80,11 @@ def run(args: argparse.Namespace) -> int:
             print(render_text(campaign), end="")
         print(f"corpus-crawler report: no HTML report: {message}", file=sys.stderr)
         return 0
-    name = (latest_logs or logs)[-1].name.removesuffix(".open").removesuffix(".crawl.log")
+    # named after the run's first crawl-log file, as the crawl's own report
+    name = (latest_logs or logs)[0].name.removesuffix(".open").removesuffix(".crawl.log")
     default_name = f"{name}.report.html" if args.latest else f"{name}.campaign-report.html"
     target = Path(args.output) if args.output else directory / default_name
-    problems = [f"--log {log}: no such file" for log in logs if not log.is_file()]
+    problems = [f"--log {log}: no such file" for log in logs if args.log and not log.is_file()]
     problems.append(output_file_problem(target, "-o") or "")
     if any(problems):
         for problem in filter(None, problems):

@@ -30,13 +30,15 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import BinaryIO
 from urllib.parse import quote, unquote
 
 from ._files import (
+    OPEN_SUFFIX,
     Clock,
     Recovered,
     RotatingFile,
@@ -49,13 +51,20 @@ from ._files import (
 __all__ = [
     "CrawlLogEntry",
     "CrawlLogWriter",
+    "LogPosition",
+    "crawl_log_runs",
+    "final_path",
     "format_entry",
     "parse_line",
+    "read_appended",
     "read_crawl_log",
     "recover_crawl_logs",
 ]
 
 EXTENSION = ".crawl.log"
+OPEN_EXTENSION = EXTENSION + OPEN_SUFFIX
+#: The rotation size of a crawl log when none is set (`output.crawl_log_max_file_bytes`).
+DEFAULT_MAX_BYTES = 1_000_000_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,15 +154,91 @@ def parse_line(line: str) -> CrawlLogEntry:
 
 
 def read_crawl_log(path: Path | str) -> Iterator[CrawlLogEntry]:
-    """The entries of a crawl log; a torn last line (a crash) is skipped."""
-    with open(path, encoding="utf-8", newline="\n") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.endswith("\n"):
-                return
+    """The entries of a crawl log; a torn last line (a crash, or a line being written)
+    is skipped, even one cut inside a UTF-8 character (read as text, that one raised)."""
+    with open(path, "rb") as handle:
+        yield from read_appended(handle, path, LogPosition())
+
+
+#: Bytes read at a time by `read_appended`: a refresh of a multi-GB log holds one chunk
+#: (and its lines: ~3 MiB in all).
+_CHUNK = 1 << 20
+
+
+@dataclass(slots=True)
+class LogPosition:
+    """How far a crawl log was read: just past its last whole line read, and lines read."""
+
+    offset: int = 0
+    lines: int = 0
+
+
+def read_appended(
+    handle: BinaryIO, path: Path | str, position: LogPosition
+) -> Iterator[CrawlLogEntry]:
+    """The entries of the whole lines of `handle` after `position`, which moves past
+    each line as it is given.
+
+    A torn last line (one being written, or left by a crash) is not consumed: the
+    next read starts at it. A line that is not a crawl log line raises ValueError
+    naming `path` and its line number."""
+    handle.seek(position.offset)
+    carry = b""
+    while chunk := handle.read(_CHUNK):
+        lines = (carry + chunk).split(b"\n")
+        carry = lines.pop()  # after the last newline: a part of the next line, or b""
+        # one entry at a time: a chunk's entries held in a list kept the garbage
+        # collector busy, reading took 5.2 us a line instead of 3.2 (300k lines)
+        for raw in lines:
             try:
-                yield parse_line(line)
-            except ValueError as exc:
-                raise ValueError(f"{path}:{number}: {exc}") from None
+                entry = parse_line(raw.decode("utf-8"))
+            except ValueError as exc:  # UnicodeDecodeError included
+                raise ValueError(f"{path}:{position.lines + 1}: {exc}") from None
+            position.offset += len(raw) + 1
+            position.lines += 1
+            yield entry
+
+
+def final_path(path: Path) -> Path:
+    """`path` without its ``.open`` suffix: the name a log has once closed."""
+    return path.with_name(path.name.removesuffix(OPEN_SUFFIX))
+
+
+_NAME = re.compile(
+    r"(?P<prefix>.+?)-(?P<stamp>\d{14}|\d{17})-(?P<serial>\d{5})-(?P<host>.+)"
+    + re.escape(EXTENSION)
+    + f"(?:{re.escape(OPEN_SUFFIX)})?"
+)
+
+
+def crawl_log_runs(paths: Iterable[Path]) -> list[list[Path]]:
+    """The crawl logs of `paths` (``.open`` ones included) grouped by the run that wrote
+    them, each run's files in order, runs ordered by their first file's name.
+
+    A writer numbers its files from 00000 as it rotates them (each named after the
+    moment it was opened), so among the files of one prefix and host in time order a
+    serial that does not grow starts another run. A name not made by a writer is a
+    run of its own."""
+    keyed: dict[tuple[str, str], list[tuple[str, int, str, Path]]] = {}
+    runs: list[tuple[str, list[Path]]] = []
+    for path in paths:
+        match = _NAME.fullmatch(path.name)
+        if match is None:
+            runs.append(("", [path]))
+            continue
+        stamp = match["stamp"].ljust(17, "0")
+        group = keyed.setdefault((match["prefix"], match["host"]), [])
+        group.append((stamp, int(match["serial"]), path.name, path))
+    for group in keyed.values():
+        group.sort()
+        previous = -1
+        for stamp, serial, _name, path in group:
+            if serial <= previous or previous < 0:
+                runs.append((stamp, []))
+            runs[-1][1].append(path)
+            previous = serial
+    runs.sort(key=lambda run: (run[0], run[1][0].name))
+    return [files for _stamp, files in runs]
 
 
 class CrawlLogWriter:
@@ -165,10 +250,15 @@ class CrawlLogWriter:
         *,
         prefix: str = "corpus",
         flush_interval: float = 1.0,
-        max_bytes: int = 1_000_000_000,
+        max_bytes: int = DEFAULT_MAX_BYTES,
         hostname: str = "",
         clock: Clock | None = None,
     ) -> None:
+        if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes <= 0:
+            raise ValueError(
+                "a crawl log's rotation size (max_bytes) must be a whole number of bytes > 0,"
+                f" got {max_bytes!r}"
+            )
         self._file = RotatingFile(
             Path(directory),
             prefix=prefix,
@@ -181,6 +271,10 @@ class CrawlLogWriter:
         self._interval = flush_interval
         self._pending: list[str] = []
         self._lock = threading.Lock()
+        #: `paths` as of the last write, rotation or close: replaced whole by the thread
+        #: that writes, read by any other (the report's, on the reactor) without a lock
+        #: that a rotation's fsync would hold
+        self._paths: tuple[Path, ...] = ()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="corpus-crawl-log", daemon=True)
         self.lines = 0
@@ -195,9 +289,19 @@ class CrawlLogWriter:
         """The ``*.open`` file being written (for a report during the crawl)."""
         return self._file.open_path
 
+    @property
+    def paths(self) -> tuple[Path, ...]:
+        """Every file of this log in order: the finished ones, then the ``*.open`` one."""
+        return self._paths
+
+    def _list_paths(self) -> None:
+        current = self._file.open_path
+        self._paths = self._file.closed_paths + ((current,) if current is not None else ())
+
     def start(self) -> CrawlLogWriter:
         # the file exists from the start, so a crawl that fetches nothing still has its log
         self._file.ensure_open()
+        self._list_paths()
         self._thread.start()
         self._started = True
         return self
@@ -213,8 +317,10 @@ class CrawlLogWriter:
         with self._lock:
             lines, self._pending = self._pending, []
         if lines:
-            self._file.write("".join(lines).encode("utf-8"))
+            data = "".join(lines).encode("utf-8")
+            self._file.write(data)
             self._file.rotate_if_full()
+            self._list_paths()
 
     def _run(self) -> None:
         while not self._stop.wait(self._interval):
@@ -227,6 +333,7 @@ class CrawlLogWriter:
             self._thread.join()
         self.flush()
         self._file.close()
+        self._list_paths()
 
     def __enter__(self) -> CrawlLogWriter:
         return self.start()

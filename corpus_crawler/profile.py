@@ -468,6 +468,8 @@ class Output:
     documents: DocumentsOutput = field(default_factory=DocumentsOutput)
     #: A line per URL fetched or refused (`corpus_crawler.crawllog`).
     crawl_log: bool = True
+    #: The crawl log goes on in a new file once one holds this many bytes.
+    crawl_log_max_file_bytes: int = 1_000_000_000
     #: An HTML report (`corpus_crawler.report`) at the end of the crawl.
     report: bool = True
     #: Seconds between two refreshes of the report during the crawl; 0: only at the end.
@@ -476,6 +478,11 @@ class Output:
     def __post_init__(self) -> None:
         _require(self.directory.strip() != "", "directory", "must not be empty")
         _require(self.report_interval >= 0, "report_interval", "must be >= 0 seconds")
+        _require(
+            self.crawl_log_max_file_bytes > 0,
+            "crawl_log_max_file_bytes",
+            f"must be > 0 bytes, got {self.crawl_log_max_file_bytes}",
+        )
         _require(self.progress_interval >= 0, "progress_interval", "must be >= 0 seconds")
 
 

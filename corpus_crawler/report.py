@@ -22,105 +22,33 @@ import base64
 import html
 import io
 import json
-import math
 import os
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
-from .crawllog import CrawlLogEntry, read_crawl_log
+from .crawllog import crawl_log_runs
+from .report_stats import CrawlStats, RunStats, collect, size_bin
 
 if TYPE_CHECKING:
     from .report_runs import CampaignReport
 
 __all__ = [
     "CrawlStats",
+    "RunStats",
     "campaign_crawl_logs",
     "collect",
     "find_crawl_files",
     "render_html",
+    "size_bin",
     "write_report",
 ]
 
 #: Hosts shown in the top-hosts plot and table.
 TOP_HOSTS = 20
-
-
-@dataclass(slots=True)
-class CrawlStats:
-    """What the report shows, gathered from crawl log entries."""
-
-    entries: int = 0
-    outcomes: Counter[str] = field(default_factory=Counter)
-    statuses: Counter[str] = field(default_factory=Counter)
-    languages: Counter[str] = field(default_factory=Counter)
-    discovery: Counter[str] = field(default_factory=Counter)
-    host_pages: Counter[str] = field(default_factory=Counter)
-    host_kept: Counter[str] = field(default_factory=Counter)
-    host_raw: Counter[str] = field(default_factory=Counter)
-    host_clean: Counter[str] = field(default_factory=Counter)
-    #: Responses (and kept documents) by body size, per quarter decade (`size_bin`):
-    #: a report of a long crawl holds a few dozen counts, not a number per page.
-    size_bins: Counter[int] = field(default_factory=Counter)
-    kept_size_bins: Counter[int] = field(default_factory=Counter)
-    #: (seconds since the first line's second, cumulative fetched, cumulative kept), one
-    #: point per second that has lines: bounded by the crawl's duration, not its pages
-    #: (a per-line timeline made each refresh of a 10^6-page crawl hold ~300 MB).
-    timeline: list[tuple[float, int, int]] = field(default_factory=list)
-    first: datetime | None = None
-    last: datetime | None = None
-    bytes_raw: int = 0
-    bytes_clean: int = 0
-    words: int = 0
-
-
-def size_bin(size: int) -> int:
-    """The quarter decade of a body size: bin `i` holds sizes in [10^(i/4), 10^((i+1)/4))."""
-    return math.floor(4 * math.log10(max(size, 1)))
-
-
-def collect(entries: Iterable[CrawlLogEntry]) -> CrawlStats:
-    stats = CrawlStats()
-    fetched_per_second: Counter[int] = Counter()
-    kept_per_second: Counter[int] = Counter()
-    for entry in entries:
-        stats.entries += 1
-        stats.first = entry.time if stats.first is None else min(stats.first, entry.time)
-        stats.last = entry.time if stats.last is None else max(stats.last, entry.time)
-        stats.outcomes[entry.outcome] += 1
-        stats.statuses[str(entry.status) if entry.status else "no response"] += 1
-        stats.discovery[entry.discovery[-1:] if entry.discovery else "seed"] += 1
-        host = urlsplit(entry.url).hostname or "?"
-        if entry.status:
-            stats.host_pages[host] += 1
-            if entry.size is not None:
-                stats.size_bins[size_bin(entry.size)] += 1
-        if entry.kept:
-            stats.host_kept[host] += 1
-            if entry.size is not None:
-                stats.kept_size_bins[size_bin(entry.size)] += 1
-                stats.host_raw[host] += entry.size
-                stats.bytes_raw += entry.size
-            clean = int(entry.annotations.get("clean", 0) or 0)
-            stats.host_clean[host] += clean
-            stats.bytes_clean += clean
-            stats.words += int(entry.annotations.get("words", 0) or 0)
-            stats.languages[entry.annotations.get("lang") or "unknown"] += 1
-        second = math.floor(entry.time.timestamp())
-        fetched_per_second[second] += bool(entry.status)
-        kept_per_second[second] += entry.kept
-    fetched = kept = 0
-    seconds = sorted(fetched_per_second.keys() | kept_per_second.keys())
-    for second in seconds:
-        fetched += fetched_per_second[second]
-        kept += kept_per_second[second]
-        stats.timeline.append((float(second - seconds[0]), fetched, kept))
-    return stats
 
 
 # --- plots ------------------------------------------------------------------------------------
@@ -440,13 +368,16 @@ def write_report(
     final: bool = True,
     campaign: CampaignReport | None = None,
     generated: datetime | None = None,
+    run: RunStats | None = None,
 ) -> Path:
     """Read the crawl logs, write the report to `target` (atomically); returns `target`.
 
-    `generated` (default: now) is the time the report says it was made."""
-    entries = (entry for path in crawl_logs for entry in read_crawl_log(path))
+    `generated` (default: now) is the time the report says it was made. `run`: the
+    figures read from these logs so far (`RunStats`), read on from where they stopped
+    (default: all read now)."""
+    stats = (run or RunStats()).update(crawl_logs)
     text = render_html(
-        collect(entries), summary, title=title, final=final, campaign=campaign, generated=generated
+        stats, summary, title=title, final=final, campaign=campaign, generated=generated
     )
     temporary = target.with_name(target.name + ".open")
     temporary.write_text(text, encoding="utf-8")
@@ -466,24 +397,29 @@ def _stamp(path: Path) -> datetime | None:
 
 
 def find_crawl_files(directory: Path) -> tuple[list[Path], Path | None]:
-    """The crawl log of the latest crawl in `directory` and its summary, if any.
+    """The crawl-log files of the latest crawl in `directory` and its summary, if any.
 
-    Both are named after the moment the crawl started: the summary is the
-    latest one and the crawl log the one whose start is nearest to it.
+    Both are named after the moment the crawl started: the summary is the latest
+    one and the run (`crawl_log_runs`: a log rotated at its size limit is several
+    files, the ``.open`` one of a crawl still going included) the one whose first
+    file's start is nearest to it.
     """
     summaries = sorted(
         directory.glob("*-summary.json"), key=lambda p: (_stamp(p) or _EPOCH, p.name)
     )
-    logs = sorted(directory.glob("*.crawl.log"))
+    runs = crawl_log_runs([*directory.glob("*.crawl.log"), *directory.glob("*.crawl.log.open")])
     summary = summaries[-1] if summaries else None
-    if not logs:
+    if not runs:
         return [], summary
     started = _stamp(summary) if summary is not None else None
     if started is None:
-        return logs[-1:], summary
-    dated = [(abs((stamp - started).total_seconds()), log.name, log)
-             for log in logs if (stamp := _stamp(log)) is not None]  # fmt: skip
-    return ([min(dated)[2]] if dated else logs[-1:]), summary
+        return runs[-1], summary
+    dated = [
+        (abs((stamp - started).total_seconds()), files[0].name, index)
+        for index, files in enumerate(runs)
+        if (stamp := _stamp(files[0])) is not None
+    ]
+    return (runs[min(dated)[2]] if dated else runs[-1]), summary
 
 
 def campaign_crawl_logs(directory: Path) -> list[Path]:

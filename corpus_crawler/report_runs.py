@@ -37,6 +37,9 @@ __all__ = [
 #: imported, so that reading a report never loads the crawl's state module).
 DATABASE_NAME = "campaign.sqlite"
 
+#: Before any crawl log line: the span of a run whose start is not recorded.
+_BEGINNING = datetime.min.replace(tzinfo=timezone.utc)
+
 #: A summary's start is the crawl's own clock, truncated to the second; the store's
 #: run starts a moment before it (the campaign opens first). Seconds of slack.
 _MATCH_SLACK = timedelta(seconds=1)
@@ -200,28 +203,23 @@ def _store_commits(directory: Path) -> dict[int, _Committed] | None:
     }
 
 
-def _from_commits(
-    run: RunReport, committed: _Committed | None, entries: Sequence[CrawlLogEntry]
-) -> RunReport:
+def _from_commits(run: RunReport, committed: _Committed | None, tally: _Tally) -> RunReport:
     """`run`'s figures from what its commits left in the files (`_store_commits`); the
-    crawl log adds what the store does not keep: words, and whether a failed request
-    had a response (an HTTP error status) or none (a network error)."""
+    crawl log (`tally`: the lines of its time span) adds what the store does not keep:
+    words, and whether a failed request had a response (an HTTP error status) or none
+    (a network error)."""
     if committed is None:  # killed before its first commit: the next run cut it all back
         return dataclasses.replace(run, counted_from="campaign store")
-    start = run.started
-    mine = [e for e in entries if start is None or e.time >= start]
-    answered = {e.url for e in mine if e.status}
-    failed_without_response = sum(1 for url in committed.failed_urls if url not in answered)
+    failed_without_response = sum(1 for url in committed.failed_urls if url not in tally.answered)
     outcomes = committed.outcomes
     dropped: Counter[str] = Counter(
         {o.partition(":")[2]: n for o, n in outcomes.items() if o.startswith("dropped:")}
     )
-    words = {e.url: int(e.annotations.get("words", 0) or 0) for e in mine if e.kept}
     return dataclasses.replace(
         run,
         pages_fetched=sum(outcomes.values()) - failed_without_response,
         documents=outcomes.get("kept", 0),
-        words=sum(words.get(url, 0) for url in committed.kept_urls),
+        words=sum(tally.kept_words.get(url, 0) for url in committed.kept_urls),
         dropped=dict(dropped.most_common()),
         counted_from="campaign store",
     )
@@ -382,26 +380,89 @@ def crawl_logs(directory: Path) -> list[Path]:
     return sorted(found, key=lambda path: path.name)
 
 
-def _from_crawl_log(
-    run: RunReport, until: datetime | None, entries: Sequence[CrawlLogEntry]
-) -> RunReport:
+@dataclass(slots=True)
+class _Tally:
+    """What a run's crawl log lines (those of its time span) add up to, counted in one
+    pass over the logs (`_tally_logs`): never the lines themselves, which are GBs in
+    a long campaign."""
+
+    start: datetime
+    until: datetime | None
+    #: URLs whose words or response the store's commits ask about (`_Committed`).
+    failed_urls: frozenset[str] = frozenset()
+    kept_urls: frozenset[str] = frozenset()
+    lines: int = 0
+    pages_fetched: int = 0
+    documents: int = 0
+    words: int = 0
+    dropped: Counter[str] = field(default_factory=Counter)
+    last: datetime | None = None
+    #: Of `failed_urls`, those with a response (an HTTP status) in the span.
+    answered: set[str] = field(default_factory=set)
+    #: Of `kept_urls`, the words of their last kept line in the span.
+    kept_words: dict[str, int] = field(default_factory=dict)
+
+    def covers(self, moment: datetime) -> bool:
+        return moment >= self.start and (self.until is None or moment < self.until)
+
+    def add(self, entry: CrawlLogEntry) -> None:
+        self.lines += 1
+        self.last = entry.time if self.last is None else max(self.last, entry.time)
+        if entry.status:
+            self.pages_fetched += 1
+            if entry.url in self.failed_urls:
+                self.answered.add(entry.url)
+        if entry.kept:
+            words = int(entry.annotations.get("words", 0) or 0)
+            self.documents += 1
+            self.words += words
+            if entry.url in self.kept_urls:
+                self.kept_words[entry.url] = words
+        if entry.outcome.startswith("dropped:"):
+            self.dropped[entry.outcome.partition(":")[2]] += 1
+
+    def merge(self, other: _Tally) -> None:
+        """Add `other`, a tally of the same span over lines that come after this one's."""
+        self.lines += other.lines
+        if other.last is not None:
+            self.last = other.last if self.last is None else max(self.last, other.last)
+        self.pages_fetched += other.pages_fetched
+        self.documents += other.documents
+        self.words += other.words
+        self.dropped.update(other.dropped)
+        self.answered |= other.answered
+        self.kept_words.update(other.kept_words)
+
+
+def _tally_logs(paths: Sequence[Path], tallies: Sequence[_Tally]) -> None:
+    """Add each line of the crawl logs `paths` to the tallies whose span covers it.
+
+    A log that cannot be read whole (renamed by a run meanwhile, or not ours) adds
+    nothing: each log is counted into tallies of its own first, added once read."""
+    for path in paths:
+        own = [_Tally(t.start, t.until, t.failed_urls, t.kept_urls) for t in tallies]
+        try:
+            for entry in read_crawl_log(path):
+                for tally in own:
+                    if tally.covers(entry.time):
+                        tally.add(entry)
+        except (OSError, ValueError):
+            continue  # the summaries and the store still count
+        for tally, counted in zip(tallies, own, strict=True):
+            tally.merge(counted)
+
+
+def _from_crawl_log(run: RunReport, tally: _Tally) -> RunReport:
     """`run`'s figures counted from the crawl log lines of its time span."""
-    start = run.started
-    if start is None:
+    if run.started is None or not tally.lines or tally.last is None:
         return run
-    mine = [e for e in entries if e.time >= start and (until is None or e.time < until)]
-    if not mine:
-        return run
-    dropped: Counter[str] = Counter(
-        e.outcome.partition(":")[2] for e in mine if e.outcome.startswith("dropped:")
-    )
     return dataclasses.replace(
         run,
-        pages_fetched=sum(1 for e in mine if e.status),
-        documents=sum(1 for e in mine if e.kept),
-        words=sum(int(e.annotations.get("words", 0) or 0) for e in mine if e.kept),
-        dropped=dict(dropped.most_common()),
-        duration_seconds=max(e.time for e in mine).timestamp() - start.timestamp(),
+        pages_fetched=tally.pages_fetched,
+        documents=tally.documents,
+        words=tally.words,
+        dropped=dict(tally.dropped.most_common()),
+        duration_seconds=tally.last.timestamp() - tally.start.timestamp(),
         counted_from="crawl log",
     )
 
@@ -442,29 +503,39 @@ def campaign_runs(directory: Path) -> list[RunReport]:
             )
         previous = reason
     if any(not run.has_summary for run in runs):
-        entries = [entry for path in crawl_logs(directory) for entry in _read_log(path)]
-        commits = _store_commits(directory)
-        for index, run in enumerate(runs):
-            if run.has_summary:
-                continue
-            until = run.finished or (runs[index + 1].started if index + 1 < len(runs) else None)
-            if commits is None:
-                runs[index] = _from_crawl_log(run, until, entries)
-            else:
-                span = [e for e in entries if until is None or e.time < until]
-                counted = _from_commits(run, commits.get(run.number), span)
-                duration = _from_crawl_log(run, until, entries).duration_seconds
-                runs[index] = dataclasses.replace(
-                    counted, duration_seconds=duration or run.duration_seconds
-                )
+        _count_from_logs(directory, runs)
     return runs
 
 
-def _read_log(path: Path) -> list[CrawlLogEntry]:
-    try:
-        return list(read_crawl_log(path))
-    except (OSError, ValueError):
-        return []  # a log another run is renaming, or not ours: the summaries still count
+def _count_from_logs(directory: Path, runs: list[RunReport]) -> None:
+    """Give each run without a summary its figures: from its commits in the campaign
+    store and its crawl log lines, or from those lines alone without a store."""
+    commits = _store_commits(directory)
+    tallies: dict[int, _Tally] = {}
+    for index, run in enumerate(runs):
+        if run.has_summary:
+            continue
+        until = run.finished or (runs[index + 1].started if index + 1 < len(runs) else None)
+        committed = commits.get(run.number) if commits is not None else None
+        tallies[index] = _Tally(
+            run.started or _BEGINNING,  # no start recorded: the store's commits tell
+            until,
+            frozenset(committed.failed_urls) if committed else frozenset(),
+            committed.kept_urls if committed else frozenset(),
+        )
+    _tally_logs(crawl_logs(directory), list(tallies.values()))
+    for index, run in enumerate(runs):
+        if run.has_summary:
+            continue
+        tally = tallies[index]
+        if commits is None:
+            runs[index] = _from_crawl_log(run, tally)
+        else:
+            counted = _from_commits(run, commits.get(run.number), tally)
+            duration = _from_crawl_log(run, tally).duration_seconds
+            runs[index] = dataclasses.replace(
+                counted, duration_seconds=duration or run.duration_seconds
+            )
 
 
 def campaign_report(directory: Path) -> CampaignReport:

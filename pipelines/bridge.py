@@ -147,6 +147,7 @@ def profile_settings(profile: Profile) -> dict[str, Any]:
         "CORPUS_DOCUMENTS_ROW_GROUP_ROWS": output.documents.row_group_rows,
         "CORPUS_DOCUMENTS_GZIP": output.documents.gzip,
         "CORPUS_CRAWL_LOG_ENABLED": output.crawl_log,
+        "CORPUS_CRAWL_LOG_MAX_FILE_BYTES": output.crawl_log_max_file_bytes,
         "CORPUS_REPORT_ENABLED": output.report,
         "CORPUS_REPORT_INTERVAL": output.report_interval,
     }

@@ -241,6 +241,7 @@ def check_crawl_settings(
     from corpus_crawler.state import CampaignLocked, _FolderLock
     from pipelines.addressguard import policy_from_settings
     from pipelines.campaign import CampaignSettings
+    from pipelines.crawllog import CrawlLogSettings
     from pipelines.extract import ExtractSettings
     from pipelines.writer import OutputSettings
     from spiders.corpus import SpiderConfig
@@ -258,6 +259,7 @@ def check_crawl_settings(
             ExtractSettings.from_settings,
             OutputSettings.from_settings,
             CampaignSettings.from_settings,
+            CrawlLogSettings.from_settings,
             policy_from_settings,
         ):
             with contextlib.suppress(NotConfigured):

@@ -1,7 +1,8 @@
 """The crawl log (`corpus_crawler.crawllog`) fed from Scrapy: one line per fetch attempt.
 
 * `CrawlLogExtension` (`CORPUS_CRAWL_LOG_ENABLED`, default on) owns the log
-  file (``<prefix>-<timestamp>-00000-<host>.crawl.log`` in the output folder)
+  file (``<prefix>-<timestamp>-00000-<host>.crawl.log`` in the output folder,
+  then ``-00001-``... each time it reaches `CORPUS_CRAWL_LOG_MAX_FILE_BYTES`)
   and completes a page's line when its outcome is known: `item_scraped` (a
   kept document), `item_dropped` (with the typed drop reason), `spider_error`;
   what is still waiting when the spider closes is logged as ``no-item``.
@@ -30,7 +31,12 @@ from scrapy.crawler import Crawler
 from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.http import Response
 
-from corpus_crawler.crawllog import CrawlLogEntry, CrawlLogWriter, recover_crawl_logs
+from corpus_crawler.crawllog import (
+    DEFAULT_MAX_BYTES,
+    CrawlLogEntry,
+    CrawlLogWriter,
+    recover_crawl_logs,
+)
 from pipelines.drops import CorpusDrop
 from pipelines.items import CorpusDocument
 
@@ -44,13 +50,22 @@ class CrawlLogSettings:
     directory: Path
     prefix: str
     seeds: frozenset[str]
+    #: The log goes on in a new file once one holds this many bytes.
+    max_file_bytes: int = DEFAULT_MAX_BYTES
 
     @classmethod
     def from_settings(cls, settings: Any) -> CrawlLogSettings:
+        max_file_bytes = settings.getint("CORPUS_CRAWL_LOG_MAX_FILE_BYTES", DEFAULT_MAX_BYTES)
+        if max_file_bytes <= 0:
+            raise ValueError(
+                "CORPUS_CRAWL_LOG_MAX_FILE_BYTES (output.crawl_log_max_file_bytes) must be"
+                f" a number of bytes > 0, got {max_file_bytes}"
+            )
         return cls(
             directory=Path(settings.get("CORPUS_OUTPUT_DIR") or "output"),
             prefix=settings.get("CORPUS_WARC_PREFIX") or "corpus",
             seeds=frozenset(settings.getlist("CORPUS_SEEDS_URLS")),
+            max_file_bytes=max_file_bytes,
         )
 
 
@@ -155,7 +170,9 @@ class CrawlLogExtension:
         directory.mkdir(parents=True, exist_ok=True)
         for recovered in recover_crawl_logs(directory):
             logger.warning("recovered a crawl log left by an earlier crawl: %s", recovered)
-        self.writer = CrawlLogWriter(directory, prefix=self.settings.prefix).start()
+        self.writer = CrawlLogWriter(
+            directory, prefix=self.settings.prefix, max_bytes=self.settings.max_file_bytes
+        ).start()
 
     def spider_closed(self) -> None:
         for pending in list(self._pending.values()):
@@ -172,6 +189,12 @@ class CrawlLogExtension:
         if self.writer is None:
             return None
         return self.writer.current_path or (self.writer.files[-1] if self.writer.files else None)
+
+    @property
+    def paths(self) -> tuple[Path, ...]:
+        """Every file of this run's log in order (rotated at `max_file_bytes`), the
+        ``*.open`` one being written last."""
+        return self.writer.paths if self.writer is not None else ()
 
     # -- from the middleware -----------------------------------------------------------------
 

@@ -12,6 +12,12 @@ started one (it has matplotlib loaded), else on a thread (the crawl is over, and
 a process would first have to import matplotlib). Its path is in the stats as
 ``corpus/report_path``. The report is the same, byte for byte, wherever it
 renders (`tests/test_report_process.py`).
+
+Every report covers every file of the run's crawl log (it rotates at
+``CORPUS_CRAWL_LOG_MAX_FILE_BYTES``) and is named after the first one, so a
+run has one report file. The render process keeps the run's figures between
+refreshes and reads only the lines appended since the last one
+(`corpus_crawler._report_refresh`).
 """
 
 from __future__ import annotations
@@ -52,7 +58,9 @@ class RenderProcess:
         return self._executor is not None
 
     def submit(self, *args: Any, **kwargs: Any) -> Future[Path]:
-        from corpus_crawler.report import write_report
+        """`write_report(*args, **kwargs)` in the render process, reading on from its
+        last report of the same run (`corpus_crawler._report_refresh`)."""
+        from corpus_crawler._report_refresh import write_run_report
 
         if self._executor is None:
             from pipelines.worker import _watch_crawl
@@ -65,7 +73,7 @@ class RenderProcess:
                 initializer=_watch_crawl,
                 initargs=(os.getpid(),),
             )
-        return self._executor.submit(write_report, *args, **kwargs)
+        return self._executor.submit(write_run_report, *args, **kwargs)
 
     def shutdown(self) -> None:
         if self._executor is not None:
@@ -74,7 +82,7 @@ class RenderProcess:
 
 
 def report_path(crawl_log: Path) -> Path:
-    """``NAME.report.html`` beside ``NAME.crawl.log``."""
+    """``NAME.report.html`` beside ``NAME.crawl.log`` (a run's first crawl-log file)."""
     name = crawl_log.name.removesuffix(".open").removesuffix(".crawl.log")
     return crawl_log.with_name(name + ".report.html")
 
@@ -116,15 +124,15 @@ class ReportExtension:
 
     def _refresh(self) -> None:
         log = self._log()
-        path = log.path if log is not None else None
-        if path is None or self._busy:
+        paths = log.paths if log is not None else ()
+        if not paths or self._busy:
             return
         from twisted.internet.threads import deferToThread
 
         self._busy = True
         self.crawler.stats.inc_value("corpus/report_refreshes")
         title = f"Crawl report: {self.crawler.settings.get('CORPUS_PROFILE_NAME') or 'crawl'}"
-        future = self._renderer.submit([path], report_path(path), title=title, final=False)
+        future = self._renderer.submit(list(paths), report_path(paths[0]), title=title, final=False)
         # a thread that only waits for the render process (the GIL is free meanwhile)
         deferred = deferToThread(future.result)
 
@@ -155,12 +163,13 @@ class ReportExtension:
             )
         ):
             await maybe_deferred_to_future(deferLater(reactor, 0.05, lambda: None))
-        log_value = stats.get_value("corpus/crawl_log_path")
-        if not log_value:
+        log = self._log()
+        log_paths = list(log.paths) if log is not None else []
+        if not stats.get_value("corpus/crawl_log_path") or not log_paths:
             logger.warning("no crawl log was written: no HTML report")
             self._renderer.shutdown()
             return
-        log_path = Path(log_value)
+        target = report_path(log_paths[0])
         summary_value = stats.get_value("corpus/summary_path")
         summary = None
         if summary_value and Path(summary_value).is_file():
@@ -168,16 +177,14 @@ class ReportExtension:
         title = f"Crawl report: {self.crawler.settings.get('CORPUS_PROFILE_NAME') or 'crawl'}"
         try:
             if self._renderer.started:
-                future = self._renderer.submit(
-                    [log_path], report_path(log_path), summary=summary, title=title
-                )
+                future = self._renderer.submit(log_paths, target, summary=summary, title=title)
                 path = await maybe_deferred_to_future(deferToThread(future.result))
             else:
                 path = await maybe_deferred_to_future(
                     deferToThread(
                         write_report,
-                        [log_path],
-                        report_path(log_path),
+                        log_paths,
+                        target,
                         summary=summary,
                         title=title,
                     )

@@ -79,6 +79,12 @@ def _profile(tmp_path: Path, settings: str = "") -> object:
         # a mapping setting: the old preflight check knew only bool, int and float
         ("", {"ITEM_PIPELINES": "pipelines"}, "-s ITEM_PIPELINES: must be a mapping"),
         (
+            "",
+            {"CORPUS_CRAWL_LOG_MAX_FILE_BYTES": "0"},
+            "bad setting: CORPUS_CRAWL_LOG_MAX_FILE_BYTES (output.crawl_log_max_file_bytes)"
+            " must be a number of bytes > 0, got 0",
+        ),
+        (
             "settings:\n  RETRY_TIMES: often\n",
             {},
             "p.yaml: settings.RETRY_TIMES: must be a whole number, got 'often'",

@@ -113,6 +113,10 @@ def test_example_profile_values_are_the_defaults_except_the_marked_examples() ->
             "stopwords_low must be between 0 and 1",
         ),
         ("limits:\n  max_page_bytes: 0\n", "limits.max_page_bytes: must be > 0"),
+        (
+            "output:\n  crawl_log_max_file_bytes: 0\n",
+            "x.yaml: output.crawl_log_max_file_bytes: must be > 0 bytes, got 0",
+        ),
         ("settings:\n  log_level: INFO\n", "settings: 'log_level' is not a Scrapy setting name"),
         ("- a\n- b\n", "x.yaml: a crawl profile is a YAML mapping of sections"),
     ],

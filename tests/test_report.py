@@ -87,3 +87,26 @@ def test_the_report_command_finds_the_latest_crawl_and_its_own_log(tmp_path: Pat
     assert summary is not None and summary.name == "c-20240507080000-summary.json"
     assert [p.name for p in logs] == ["c-20240507080000456-00000-h.crawl.log"]
     assert find_crawl_files(tmp_path / "nothing-here") == ([], None)
+
+
+def test_the_latest_crawl_is_every_file_of_its_rotated_log(tmp_path: Path) -> None:
+    from corpus_crawler.report import find_crawl_files
+
+    for name in (
+        "c-20240506070000123-00000-h.crawl.log",  # an earlier run, rotated once
+        "c-20240506080000456-00001-h.crawl.log",
+        "c-20240507080000-summary.json",
+        "c-20240507080000456-00000-h.crawl.log",  # the latest, rotated twice
+        "c-20240507090000001-00001-h.crawl.log",
+        "c-20240507100000002-00002-h.crawl.log.open",  # killed: not recovered yet
+    ):
+        (tmp_path / name).write_text("{}" if name.endswith(".json") else "", encoding="utf-8")
+    logs, summary = find_crawl_files(tmp_path)
+    assert summary is not None and summary.name == "c-20240507080000-summary.json"
+    assert [p.name for p in logs] == [
+        "c-20240507080000456-00000-h.crawl.log",
+        "c-20240507090000001-00001-h.crawl.log",
+        "c-20240507100000002-00002-h.crawl.log.open",
+    ]
+    (tmp_path / "c-20240507080000-summary.json").unlink()  # no summary: the latest run
+    assert find_crawl_files(tmp_path)[0] == logs
