@@ -50,9 +50,11 @@ class CrawlDelayExtension:
         self.user_agent = crawler.settings.get("ROBOTSTXT_USER_AGENT") or crawler.settings.get(
             "USER_AGENT", ""
         )
-        #: Downloader slot key (the host name, as Scrapy and the Redis campaign key it)
-        #: -> the floor of its delay in seconds.
+        #: Host name (lower case, as the Redis campaign keys hosts) -> the floor in seconds.
         self._floors: dict[str, float] = {}
+        #: Downloader slot key (the host name; its IP address with
+        #: CONCURRENT_REQUESTS_PER_IP) -> the floor of that slot's delay.
+        self._slot_floors: dict[str, float] = {}
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> CrawlDelayExtension:
@@ -94,27 +96,27 @@ class CrawlDelayExtension:
             stats.inc_value("corpus/robots/crawl_delay/hosts")
         self._floors[host] = delay
         logger.info("%s asks for Crawl-delay: %g s between requests", host, delay)
-        self._apply(host, delay)
-
-    def _apply(self, host: str, delay: float) -> None:
         engine = self.crawler.engine
-        if engine is None:
-            return
-        downloader = engine.downloader
-        slot_settings = downloader.per_slot_settings.setdefault(host, {})
+        if engine is not None:
+            self._apply(engine.downloader, engine.downloader.get_slot_key(request), delay)
+
+    def _apply(self, downloader: Any, key: str, delay: float) -> None:
+        delay = max(delay, self._slot_floors.get(key, 0.0))  # hosts sharing an IP's slot
+        self._slot_floors[key] = delay
+        slot_settings = downloader.per_slot_settings.setdefault(key, {})
         slot_settings["delay"] = max(float(slot_settings.get("delay", 0.0)), delay)
         slot_settings["jitter"] = 0.0
-        slot = downloader.slots.get(host)
+        slot = downloader.slots.get(key)
         if slot is not None:
             slot.delay = max(slot.delay, delay)
             slot.jitter = 0.0
 
     def response_downloaded(self, response: Response, request: Request) -> None:
         """After AutoThrottle's adjustment: never below the floor."""
-        if not self._floors:
+        if not self._slot_floors:
             return
         key = request.meta.get("download_slot")
-        floor = self._floors.get(key) if isinstance(key, str) else None
+        floor = self._slot_floors.get(key) if isinstance(key, str) else None
         if floor is None:
             return
         engine = self.crawler.engine
