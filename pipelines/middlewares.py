@@ -1,7 +1,8 @@
 """Downloader middlewares of the corpus crawl.
 
 * `AddressGuardMiddleware` (55): re-exported from `pipelines.addressguard`.
-* `ScopeGuardMiddleware` (60): redirect targets obey the spider's scope too.
+* `ScopeGuardMiddleware` (60): redirect targets obey the spider's scope too (a seed's
+  redirect brings its host into a scope made of the seeds' hosts).
 * `WarcCaptureMiddleware`, `SizeCapMiddleware`: see `pipelines.capture`.
 """
 
@@ -54,6 +55,9 @@ class ScopeGuardMiddleware:
         refusal = scope.check(request.url, page=not request.meta.get("corpus_sitemap"))
         if refusal is None:
             return
+        admit = getattr(self.crawler.spider, "admit_seed_redirect", None)
+        if str(refusal) == "host" and admit is not None and admit(request):
+            return  # a seed's redirect (or a request queued for its host): in scope now
         if "redirect_urls" in request.meta:
             self.crawler.stats.inc_value(f"corpus/redirects/refused/{refusal}")
             raise IgnoreRequest(f"redirect out of scope ({refusal}): {request.url}")

@@ -117,6 +117,10 @@ class SpiderConfig:
         )
 
 
+#: Campaign meta: the hosts seeds redirected to (a list), and one key per such host.
+_SEED_REDIRECT_HOSTS = "scope_seed_redirect_hosts"
+_SEED_REDIRECT_PREFIX = "scope_seed_redirect:"
+
 #: What to do about a seed the scope refuses, by refusal (`spiders.scope.Refusal`).
 _SEED_REFUSAL_FIXES = {
     "host": "add its host to scope.allowed_domains, or drop the seed",
@@ -189,6 +193,8 @@ class CorpusSpider(Spider):
         self._robots_origins: set[str] = set()
         crawler.signals.connect(self._robots_received, signal=signals.response_received)
         self.scope = UrlScope()  # replaced by _build_scope(), once the seeds are known
+        #: The scope is the seeds' hosts (the profile names no domains nor TLDs).
+        self._implicit_scope = False
         #: The seeds (URL -> where it was given), read once by `_build_scope`; a
         #: CloseSpider it raised waits for start() to raise it.
         self._seeds: dict[str, str] | CloseSpider | None = None
@@ -253,13 +259,58 @@ class CorpusSpider(Spider):
             self._seeds = exc
             return
         domains = self.config.allowed_domains
-        if not domains and not self.config.allowed_tlds:
-            # No explicit scope: stay on the hosts the crawl starts from.
+        self._implicit_scope = not domains and not self.config.allowed_tlds
+        if self._implicit_scope:
+            # No explicit scope: stay on the hosts the crawl starts from, and on the
+            # hosts the campaign's seeds redirected to (`admit_seed_redirect`)
             starts = [*self._seeds, *self.config.sitemaps]
-            domains = tuple({h for h in (urlsplit(u).hostname for u in starts) if h is not None})
+            hosts = {h for h in (urlsplit(u).hostname for u in starts) if h is not None}
+            store = self._campaign_store()
+            if store is not None:
+                hosts.update(store.get_meta(_SEED_REDIRECT_HOSTS) or ())
+            domains = tuple(hosts)
         self.scope = UrlScope.build(
             domains, self.config.allowed_tlds, self.config.deny_patterns, self.config.traps
         )
+
+    def _campaign_store(self) -> Any:
+        from pipelines.campaign import CampaignExtension
+
+        campaign = self.crawler.get_extension(CampaignExtension)
+        return campaign.store if campaign is not None else None
+
+    def admit_seed_redirect(self, request: Request) -> bool:
+        """Whether `request`, refused for its host, is a seed's redirect whose host now
+        joins the scope (the scope is the seeds' hosts: a seed that moved, or goes from
+        www. to the bare domain, would otherwise give nothing), or a request queued for
+        such a host by an earlier run or by another process of the campaign. As
+        Heritrix's seedsRedirectNewSeeds. Kept in the campaign, so resumed runs and all
+        processes of a distributed crawl keep these hosts in scope."""
+        if not self._implicit_scope:
+            return False
+        host = (urlsplit(request.url).hostname or "").lower()
+        if not host:
+            return False
+        store = self._campaign_store()
+        seed = request.meta.get("depth") == 0 and "redirect_urls" in request.meta
+        known = store is not None and store.get_meta(_SEED_REDIRECT_PREFIX + host)
+        if not seed and not known:
+            return False
+        self.scope = self.scope.with_host(host)
+        if seed and not known:
+            origin = request.meta["redirect_urls"][0]
+            self.logger.warning(
+                "seed %s redirects to %s: %s joins the crawl's scope", origin, request.url, host
+            )
+            self.crawler.stats.inc_value("corpus/scope/seed_redirect_hosts")
+            if store is not None:
+                # the host's own key decides (written once); the list seeds the scope of
+                # a later run (in Redis two processes may race on it: a host missing
+                # there still comes back through its own key)
+                store.set_meta(_SEED_REDIRECT_PREFIX + host, origin)
+                hosts = list(store.get_meta(_SEED_REDIRECT_HOSTS) or ())
+                store.set_meta(_SEED_REDIRECT_HOSTS, sorted({*hosts, host}))
+        return self.scope.check(request.url) is None
 
     async def start(self) -> AsyncIterator[Any]:
         self._find_processor()

@@ -7,6 +7,7 @@ Pure rules over URL strings, shared by the spider (links and seeds) and by
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import re
 from collections.abc import Iterable
@@ -74,6 +75,10 @@ class UrlScope:
             deny=tuple(re.compile(p) for p in deny_patterns),
             traps=traps or TrapLimits(),
         )
+
+    def with_host(self, host: str) -> UrlScope:
+        """This scope with `host` (and its subdomains) allowed too."""
+        return dataclasses.replace(self, domains=self.domains | {host.lower()})
 
     def allows_host(self, host: str) -> bool:
         if not self.domains and not self.suffixes:
