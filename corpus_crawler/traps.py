@@ -94,20 +94,27 @@ def cap_links(links: Sequence[str], limits: TrapLimits) -> tuple[Sequence[str], 
     return links[:limit], len(links) - limit
 
 
-#: Query parameters that carry session ids (Heritrix's and common frameworks' names).
+#: Query parameters that never change a page: session ids (Heritrix's and common
+#: frameworks' names) and the click and campaign trackers that share buttons, mailings
+#: and ads add to links of the same page (Google Analytics' utm_*, Facebook's fbclid,
+#: Google Ads' gclid/dclid, Microsoft's msclkid, Yandex's yclid, Mailchimp's mc_cid and
+#: mc_eid, Instagram's igshid, HubSpot's _hsenc/_hsmi, Marketo's mkt_tok).
 _SESSION_PARAMETER = re.compile(
     r"^(?:jsessionid|phpsessid|aspsessionid[a-z]*|sid|sessionid|session_id|session|"
-    r"cfid|cftoken|zenid|oscsid)$",
+    r"cfid|cftoken|zenid|oscsid|"
+    r"utm_[a-z_]+|fbclid|gclid|dclid|gbraid|wbraid|msclkid|yclid|mc_cid|mc_eid|igshid|"
+    r"_hsenc|_hsmi|mkt_tok)$",
     re.IGNORECASE,
 )
 _PATH_SESSION = re.compile(r";jsessionid=[^/?#]*", re.IGNORECASE)
 
 
 def seen_key(url: str) -> str:
-    """The key a URL is remembered under: without its fragment and session ids.
+    """The key a URL is remembered under: without its fragment, session ids and
+    click or campaign trackers (``utm_source``, ``fbclid``...).
 
-    The URL itself is fetched unchanged; only the duplicate check ignores the
-    session id, so a page linked with a fresh id each time is fetched once.
+    The URL itself is fetched unchanged; only the duplicate check ignores these, so a
+    page linked with a fresh id each time, or from a share button, is fetched once.
     """
     url = url.partition("#")[0]
     if ";" not in url and "?" not in url:

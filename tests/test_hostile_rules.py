@@ -196,6 +196,14 @@ def test_session_ids_do_not_make_a_page_new() -> None:
     assert seen_key("http://a.test/p") == "http://a.test/p"
 
 
+def test_click_and_campaign_trackers_do_not_make_a_page_new() -> None:
+    shared = "http://a.test/story?id=7&utm_source=twitter&utm_medium=social&fbclid=IwAR0x"
+    assert seen_key(shared) == "http://a.test/story?id=7"
+    assert seen_key("http://a.test/?gclid=Cj0K&UTM_Campaign=x") == "http://a.test/"
+    # a parameter that only looks like one is kept
+    assert seen_key("http://a.test/p?utm=1&clid=2") == "http://a.test/p?utm=1&clid=2"
+
+
 def test_domain_ledger_counts_registered_domains_and_depth_inside_them() -> None:
     ledger = DomainLedger(TrapLimits(max_pages_per_domain=3, max_domain_depth=2))
     hosts = [f"http://h{i}.wild.test/" for i in range(5)]
