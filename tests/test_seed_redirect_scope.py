@@ -20,9 +20,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from test_distributed import redis_server
 from warcio.archiveiterator import ArchiveIterator
 
 from corpus_crawler.testserver import Reply, RequestRecord, SiteServer, html_reply, redirect
+
+__all__ = ["redis_server"]  # the fixture (test_distributed), used by name
 
 ROOT = Path(__file__).resolve().parent.parent
 TIMEOUT = 120  # a guard against a hang, not a speed assertion
@@ -94,13 +97,15 @@ def sites() -> Iterator[Sites]:
         yield served
 
 
-def crawl_command(profile: Path, out: Path) -> list[str]:
-    return [sys.executable, "-m", "corpus_crawler.cli", "crawl", str(profile), "-o", str(out)]
+def crawl_command(profile: Path, out: Path, redis_url: str | None = None) -> list[str]:
+    command = [sys.executable, "-m", "corpus_crawler.cli", "crawl", str(profile), "-o", str(out)]
+    return command + (["--redis", redis_url] if redis_url else [])
 
 
 def responses(out: Path) -> list[str]:
+    """Every response archived in `out` (and in the worker folders of a Redis crawl)."""
     uris = []
-    for path in sorted(out.glob("*.warc.gz")):
+    for path in sorted([*out.glob("*.warc.gz"), *out.glob("*/*.warc.gz")]):
         with open(path, "rb") as handle:
             for record in ArchiveIterator(handle):
                 if record.rec_type == "response":
@@ -109,19 +114,24 @@ def responses(out: Path) -> list[str]:
 
 
 def last_summary(out: Path) -> dict:  # type: ignore[type-arg]
-    path = sorted(out.glob("*-summary.json"))[-1]
+    path = sorted([*out.glob("*-summary.json"), *out.glob("*/*-summary.json")])[-1]
     data: dict = json.loads(path.read_text(encoding="utf-8"))  # type: ignore[type-arg]
     return data
 
 
+@pytest.mark.parametrize("store", ["sqlite", "redis"])
 def test_a_seeds_redirect_host_is_crawled_and_stays_in_scope_after_a_kill(
-    sites: Sites, tmp_path: Path
+    sites: Sites, tmp_path: Path, store: str, request: pytest.FixtureRequest
 ) -> None:
+    # redis: the campaign in a real redis-server, the same command run again as the
+    # restarted worker (it takes back the killed worker's leases)
+    redis_url = request.getfixturevalue("redis_server").url if store == "redis" else None
     profile = tmp_path / "profile.yaml"
     profile.write_text(PROFILE.format(seed=sites.first.base_url, scope=""), encoding="utf-8")
     out = tmp_path / "out"
+    command = crawl_command(profile, out, redis_url)
     log = open(tmp_path / "run1.log", "wb")  # noqa: SIM115 - closed below
-    process = subprocess.Popen(crawl_command(profile, out), cwd=ROOT, stdout=log, stderr=log)
+    process = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=log)
     deadline = time.monotonic() + TIMEOUT
     while not {"/b1.html", "/b2.html"} <= {r.path for r in sites.second.requests}:
         assert process.poll() is None, (tmp_path / "run1.log").read_text()
@@ -133,9 +143,8 @@ def test_a_seeds_redirect_host_is_crawled_and_stays_in_scope_after_a_kill(
     log.close()
     sites.hang = False
     resumed = subprocess.run(
-        crawl_command(profile, out), cwd=ROOT, capture_output=True, text=True,
-        timeout=TIMEOUT, check=False,
-    )  # fmt: skip
+        command, cwd=ROOT, capture_output=True, text=True, timeout=TIMEOUT, check=False
+    )
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     second = sites.second.base_url
     # each run reads robots.txt again; every page is archived once over both runs
