@@ -31,7 +31,7 @@ from .config import ConfigError, ExtractConfig, JustextParams, Preset
 from .dedup import DedupConfig, MarkAction
 from .recrawl import Schedule as RecrawlSchedule
 from .recrawl import parse_interval
-from .seeds import read_seed_file
+from .seeds import looks_like_url, read_seed_file
 from .yieldrate import YieldConfig
 
 __all__ = [
@@ -829,4 +829,12 @@ def load_profile(path: str | Path) -> Profile:
             f"{path}{where}: not valid YAML ({problem}); check the indentation and quote"
             " values containing `:` or `#`"
         ) from None
+    lines = [line.partition("#")[0].strip() for line in text.splitlines()]
+    urls = [line for line in lines if line]
+    if not isinstance(data, dict) and urls and all(map(looks_like_url, urls)):
+        raise ProfileError(
+            f"{path} is a list of URLs, not a crawl profile: give the URLs themselves"
+            f" (corpus-crawler crawl URL ...), or name the file in a profile's"
+            f" seeds.files (see configs/crawls/example.yaml)"
+        )
     return parse_profile(data, str(path))

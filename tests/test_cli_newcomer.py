@@ -584,16 +584,19 @@ def test_crawl_a_url_without_a_profile(site: SiteServer, tmp_path: Path) -> None
         (["profile.yaml", "https://example.org/"], "give one crawl profile, or start URLs only"),
         (["ftp://example.org/"], "is not an http(s) URL"),
         (["https://example.org:99999/"], "https://example.org:99999/"),
+        (["seeds.txt"], "seeds.txt is a list of URLs, not a crawl profile"),
     ],
 )  # fmt: skip
 def test_crawl_arguments_that_are_neither_a_profile_nor_urls(
     tmp_path: Path, arguments: list[str], expected: str
 ) -> None:
+    # a seed list where a profile belongs
+    (tmp_path / "seeds.txt").write_text("# seeds\nhttps://a.example/\nhttps://b.example/\n")
     result = cli("crawl", *arguments, cwd=tmp_path)
     assert result.returncode == 2, result.stdout + result.stderr
     (line,) = result.stderr.strip().splitlines()
     assert expected in line and "Traceback" not in result.stderr, line
-    assert list(tmp_path.iterdir()) == []
+    assert [p.name for p in tmp_path.iterdir()] == ["seeds.txt"]
 
 
 def test_process_names_a_url_as_one(tmp_path: Path) -> None:
