@@ -198,13 +198,17 @@ class Politeness:
     #: Honour robots.txt's Crawl-delay up to this many seconds between two requests to a
     #: host (a floor of its delay, AutoThrottle included); 0: ignore Crawl-delay.
     max_crawl_delay: float = 30.0
+    #: A 429 or 503 answer slows its host down to the Retry-After it names (5 s doubling
+    #: without one) until it answers otherwise, up to this many seconds; 0: no backoff.
+    max_retry_after: float = 120.0
 
     def __post_init__(self) -> None:
         _require(self.user_agent.strip() != "", "user_agent", "must not be empty")
         for key in ("concurrent_requests", "concurrent_requests_per_domain"):
             value = getattr(self, key)
             _require(value >= 1, key, f"must be >= 1, got {value}")
-        for key in ("download_delay", "autothrottle_max_delay", "max_crawl_delay"):
+        for key in ("download_delay", "autothrottle_max_delay", "max_crawl_delay",
+                    "max_retry_after"):  # fmt: skip
             value = getattr(self, key)
             _require(value >= 0, key, f"must be >= 0 seconds, got {value}")
         _require(

@@ -98,6 +98,7 @@ def profile_settings(profile: Profile) -> dict[str, Any]:
         # robots.txt and sitemap bounds: BoundedRobotsTxtMiddleware, the spider's sitemaps
         "CORPUS_ROBOTS_MAX_BYTES": limits.max_robots_txt_bytes,
         "CORPUS_ROBOTS_MAX_CRAWL_DELAY": polite.max_crawl_delay,
+        "CORPUS_RETRY_AFTER_MAX": polite.max_retry_after,
         "CORPUS_SITEMAPS_MAX_BYTES": limits.max_sitemap_bytes,
         "CORPUS_SITEMAPS_MAX_URLS": limits.max_sitemap_urls,
         "CORPUS_SITEMAPS_MAX_DEPTH": limits.max_sitemap_depth,

@@ -6,8 +6,9 @@ lets it rest for the profile's delay (`corpus_crawler.redis_state`); releasing a
 response, closest to the downloader (before any other middleware sees it), keeps a
 host busy only for the time the server took. A request that never reaches the
 downloader (refused by a guard, disallowed by robots.txt) is released when it is
-finished. The rest is the host's robots.txt Crawl-delay when that is longer
-(`pipelines.crawldelay`). Off (NotConfigured) unless the campaign is in Redis.
+finished. The rest is the host's robots.txt Crawl-delay, or its backoff after a
+429/503, when that is longer (`pipelines.pacing`). Off (NotConfigured) unless the
+campaign is in Redis.
 """
 
 from __future__ import annotations
@@ -21,16 +22,16 @@ from scrapy.http import Response
 
 from corpus_crawler.redis_state import RedisCampaignStore, host_key
 from pipelines.campaign import CampaignExtension
-from pipelines.crawldelay import CrawlDelayExtension
+from pipelines.pacing import HostPacing
 
 __all__ = ["HostReleaseMiddleware"]
 
 
 class HostReleaseMiddleware:
-    def __init__(self, store: RedisCampaignStore, crawl_delay: CrawlDelayExtension | None) -> None:
+    def __init__(self, store: RedisCampaignStore, pacing: HostPacing | None) -> None:
         self.store = store
-        #: The hosts' robots.txt Crawl-delay floors: their rest when longer than the delay.
-        self.crawl_delay = crawl_delay
+        #: What the hosts asked (Crawl-delay, Retry-After): their rest when longer.
+        self.pacing = pacing
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> HostReleaseMiddleware:
@@ -38,12 +39,12 @@ class HostReleaseMiddleware:
         store = campaign.store if campaign is not None else None
         if not isinstance(store, RedisCampaignStore):
             raise NotConfigured  # not a distributed crawl: nothing to say in the log
-        return cls(store, crawler.get_extension(CrawlDelayExtension))
+        return cls(store, crawler.get_extension(HostPacing))
 
     def _release(self, request: Request) -> None:
         row = request.meta.get("corpus_row")
         if row is not None:
-            rest = self.crawl_delay.floor(host_key(request.url)) if self.crawl_delay else 0.0
+            rest = self.pacing.rest(host_key(request.url)) if self.pacing else 0.0
             self.store.release(int(row), rest)
 
     def process_response(self, request: Request, response: Response) -> Response:

@@ -71,9 +71,10 @@ EXTENSIONS = {
     "pipelines.extensions.SummaryExtension": 510,
     "pipelines.crawllog.CrawlLogExtension": 520,
     "pipelines.report.ReportExtension": 530,
-    # robots.txt's Crawl-delay as a host's delay floor: after AutoThrottle (0), whose
-    # adjustment it undoes when it goes below the floor
-    "pipelines.crawldelay.CrawlDelayExtension": 540,
+    # what sites ask: robots.txt's Crawl-delay as a host's delay floor, and a backoff on
+    # 429/503 (Retry-After); after AutoThrottle (0), whose adjustment it undoes when it
+    # goes below them
+    "pipelines.pacing.HostPacing": 540,
 }
 
 # Breadth-first: a corpus crawl wants many sites' shallow pages before one site's deep

@@ -1,4 +1,4 @@
-"""robots.txt's Crawl-delay (`pipelines.crawldelay`): a real crawl of two loopback hosts.
+"""robots.txt's Crawl-delay (`pipelines.pacing`): a real crawl of two loopback hosts.
 
 127.0.0.1 asks for 0.8 s, 127.0.0.2 for 100 s (capped at the profile's 1.0 s). The
 profile's own delay is 0 and AutoThrottle is on, so every gap the servers see at or
@@ -124,13 +124,15 @@ def test_a_crawl_delay_above_the_cap_is_capped_and_counted(crawl: Crawled) -> No
 def test_max_crawl_delay_is_validated_and_zero_switches_it_off() -> None:
     with pytest.raises(ProfileError, match="max_crawl_delay: must be >= 0 seconds"):
         parse_profile({"politeness": {"max_crawl_delay": -1}})
-    from pipelines.crawldelay import CrawlDelayExtension
+    from pipelines.pacing import HostPacing
 
     for settings in (
-        {"ROBOTSTXT_OBEY": True, "CORPUS_ROBOTS_MAX_CRAWL_DELAY": 0},
-        {"ROBOTSTXT_OBEY": False, "CORPUS_ROBOTS_MAX_CRAWL_DELAY": 30},
+        {"ROBOTSTXT_OBEY": True, "CORPUS_ROBOTS_MAX_CRAWL_DELAY": 0, "CORPUS_RETRY_AFTER_MAX": 0},
+        {"ROBOTSTXT_OBEY": False, "CORPUS_RETRY_AFTER_MAX": 0},
     ):
         with pytest.raises(NotConfigured):
-            CrawlDelayExtension.from_crawler(get_crawler(settings_dict=settings))
-    on = get_crawler(settings_dict={"ROBOTSTXT_OBEY": True})
-    assert CrawlDelayExtension.from_crawler(on).cap == 30.0
+            HostPacing.from_crawler(get_crawler(settings_dict=settings))
+    on = HostPacing.from_crawler(get_crawler(settings_dict={"ROBOTSTXT_OBEY": True}))
+    assert (on.max_crawl_delay, on.max_retry_after) == (30.0, 120.0)
+    no_robots = get_crawler(settings_dict={"ROBOTSTXT_OBEY": False})
+    assert HostPacing.from_crawler(no_robots).max_crawl_delay == 0

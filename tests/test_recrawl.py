@@ -55,6 +55,9 @@ politeness:
   concurrent_requests_per_domain: 4
   download_delay: 0
   autothrottle: false
+  # the 503 of a recrawl request is retried after 0.5 s, not the 5 s backoff a real
+  # site gets (tests/test_backoff.py tests the backoff)
+  max_retry_after: 0.5
 network:
   allowed_networks: [127.0.0.1/32]
 extraction:
