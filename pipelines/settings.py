@@ -103,6 +103,12 @@ TELNETCONSOLE_ENABLED = False
 # that a killed crawl never removes. A crawl opens no door, and writes nothing outside
 # its output folder but corpus-crawler's own cache (tests/test_crawl_leaves_home_alone.py).
 REMOTE_CONTROL_ENABLED = False
+# The crawler contacts the hosts it crawls and nothing else: a proxy that the environment
+# names (http_proxy, set for package installs) is not taken up silently, every page of
+# a crawl going through it with the WARC's WARC-IP-Address and the address guard
+# describing another connection. A crawl meant to use one says so:
+# -s HTTPPROXY_ENABLED=True (tests/test_crawl_leaves_home_alone.py).
+HTTPPROXY_ENABLED = False
 # Drops are expected events of a corpus crawl, counted in the stats.
 DEFAULT_DROPITEM_LOG_LEVEL = "DEBUG"
 LOG_LEVEL = "INFO"

@@ -1,5 +1,5 @@
-"""A crawl writes nothing in the user's home but corpus-crawler's own cache, and opens
-no control port.
+"""A crawl writes nothing in the user's home but corpus-crawler's own cache, opens no
+control port, and contacts nothing but the hosts it crawls.
 
 Scrapy 2.19 enables its RemoteControl extension by default: an HTTP server on
 localhost that runs Python code posted to it, announced by a job file written under
@@ -77,3 +77,22 @@ def test_a_crawl_writes_nothing_in_the_users_home(tmp_path: Path) -> None:
     )
     assert written == [], f"the crawl wrote in the user's home: {written}"
     assert "RemoteControl" not in done.stderr
+
+
+def test_a_proxy_named_in_the_environment_is_not_used(tmp_path: Path) -> None:
+    # http_proxy is often set for package installs; Scrapy's HttpProxyMiddleware took it
+    # up and sent every page of the crawl through it
+    pages = {"/": _page("The index page.", "<a href='/a.html'>a</a>"), "/a.html": _page("A page.")}
+    with SiteServer(pages=pages) as site, SiteServer(host="127.0.0.2") as proxy:
+        env = dict(os.environ, http_proxy=proxy.base_url, https_proxy=proxy.base_url)
+        env.update(HTTP_PROXY=proxy.base_url, HTTPS_PROXY=proxy.base_url, no_proxy="", NO_PROXY="")
+        profile = tmp_path / "p.yaml"
+        profile.write_text(PROFILE.format(base=site.base_url), encoding="utf-8")
+        done = subprocess.run(
+            [sys.executable, "-m", "corpus_crawler.cli", "crawl", str(profile),
+             "-o", str(tmp_path / "out")],
+            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=TIMEOUT,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr[-3000:]
+        assert proxy.requests == []
+        assert sorted(r.path for r in site.requests) == ["/", "/a.html"]
