@@ -23,6 +23,7 @@ Run it with `scrapy crawl corpus -a profile=configs/crawls/example.yaml` or
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections import Counter
 from collections.abc import AsyncIterator, Iterable, Iterator
 from dataclasses import dataclass
@@ -120,6 +121,8 @@ class SpiderConfig:
 #: Campaign meta: the hosts seeds redirected to (a list), and one key per such host.
 _SEED_REDIRECT_HOSTS = "scope_seed_redirect_hosts"
 _SEED_REDIRECT_PREFIX = "scope_seed_redirect:"
+#: Seconds a host found not to be a seed's redirect target is not asked about again.
+_SEED_REDIRECT_RECHECK = 30.0
 
 #: What to do about a seed the scope refuses, by refusal (`spiders.scope.Refusal`).
 _SEED_REFUSAL_FIXES = {
@@ -195,6 +198,9 @@ class CorpusSpider(Spider):
         self.scope = UrlScope()  # replaced by _build_scope(), once the seeds are known
         #: The scope is the seeds' hosts (the profile names no domains nor TLDs).
         self._implicit_scope = False
+        #: Host -> time.monotonic() until which it is known not to be a seed's redirect
+        #: target (`admit_seed_redirect`: links redirecting off-site ask for each).
+        self._not_redirect_hosts: dict[str, float] = {}
         #: The seeds (URL -> where it was given), read once by `_build_scope`; a
         #: CloseSpider it raised waits for start() to raise it.
         self._seeds: dict[str, str] | CloseSpider | None = None
@@ -293,8 +299,16 @@ class CorpusSpider(Spider):
             return False
         store = self._campaign_store()
         seed = request.meta.get("depth") == 0 and "redirect_urls" in request.meta
+        # a link redirecting off-site (common) asks about its host once in a while, not
+        # each time (a Redis round trip); a request queued by another run or process
+        # always asks: refused, it would be lost
+        link_redirect = not seed and "redirect_urls" in request.meta
+        if link_redirect and self._not_redirect_hosts.get(host, 0.0) > time.monotonic():
+            return False
         known = store is not None and store.get_meta(_SEED_REDIRECT_PREFIX + host)
         if not seed and not known:
+            if link_redirect:
+                self._not_redirect_hosts[host] = time.monotonic() + _SEED_REDIRECT_RECHECK
             return False
         self.scope = self.scope.with_host(host)
         if seed and not known:
