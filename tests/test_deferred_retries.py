@@ -24,6 +24,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import test_distributed
+from test_distributed import RedisServer
 from warcio.archiveiterator import ArchiveIterator
 
 from corpus_crawler.retries import RetryPolicy, is_transient
@@ -31,6 +33,8 @@ from corpus_crawler.state import DATABASE_NAME, SCHEMA_VERSION, BudgetLimits, Ca
 from corpus_crawler.testserver import Reply, SiteServer
 
 ROOT = Path(__file__).resolve().parent.parent
+#: A real redis-server for the distributed crawl (tests/test_distributed.py's fixture).
+redis_server = test_distributed.redis_server
 #: A guard against a hung crawl, not a speed assertion.
 TIMEOUT = 180
 
@@ -108,17 +112,23 @@ def write_profile(path: Path, seeds: list[str], *, retries: int = 3, delay: floa
     return path
 
 
-def crawl_command(profile: Path, out: Path, *settings: str) -> list[str]:
+def crawl_command(
+    profile: Path, out: Path, *settings: str, redis_url: str | None = None
+) -> list[str]:
     command = [sys.executable, "-m", "corpus_crawler.cli", "crawl", str(profile), "-o", str(out)]
+    if redis_url is not None:
+        command += ["--redis", redis_url]
     # the run does not wait for a deferred request unless a test says so
     for setting in ("CORPUS_CAMPAIGN_RETRY_WAIT=0", *settings):
         command += ["-s", setting]
     return command
 
 
-def crawl(profile: Path, out: Path, *settings: str) -> subprocess.CompletedProcess[str]:
+def crawl(
+    profile: Path, out: Path, *settings: str, redis_url: str | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        crawl_command(profile, out, *settings),
+        crawl_command(profile, out, *settings, redis_url=redis_url),
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -128,14 +138,14 @@ def crawl(profile: Path, out: Path, *settings: str) -> subprocess.CompletedProce
 
 
 def last_summary(out: Path) -> dict[str, Any]:
-    newest = max(out.glob("*-summary.json"), key=lambda p: p.stat().st_mtime_ns)
+    newest = max(out.rglob("*-summary.json"), key=lambda p: p.stat().st_mtime_ns)
     summary: dict[str, Any] = json.loads(newest.read_text(encoding="utf-8"))
     return summary
 
 
 def warc_responses(out: Path) -> collections.Counter[str]:
     found: collections.Counter[str] = collections.Counter()
-    for path in sorted(out.glob("*.warc.gz")):
+    for path in sorted(out.rglob("*.warc.gz")):
         with open(path, "rb") as handle:
             for record in ArchiveIterator(handle, check_digests=True):
                 if record.rec_type == "response":
@@ -145,7 +155,7 @@ def warc_responses(out: Path) -> collections.Counter[str]:
 
 def prevertical_documents(out: Path) -> collections.Counter[str]:
     found: collections.Counter[str] = collections.Counter()
-    for path in sorted(out.glob("*.prevert")):
+    for path in sorted(out.rglob("*.prevert")):
         for line in path.read_text(encoding="utf-8").splitlines():
             if line.startswith("<doc "):
                 match = re.search(r' url="([^"]*)"', line)
@@ -525,3 +535,53 @@ def test_a_crawl_goes_on_from_a_campaign_of_the_previous_schema(tmp_path: Path) 
         assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     finally:
         db.close()
+
+
+# -- a distributed crawl ----------------------------------------------------------------
+
+
+def _redis_deferred(redis_url: str) -> dict[str, int]:
+    """URL -> attempts of every deferred request of the shared campaign, read from Redis."""
+    import redis
+
+    client = redis.Redis.from_url(redis_url)
+    try:
+        namespace = "cc:deferred:"  # the profile's name
+        deferred: dict[str, int] = {}
+        for member in client.zrange(namespace + "deferred", 0, -1):
+            row = str(int(member))
+            text = client.hget(namespace + "req", row)
+            data = json.loads(text)
+            deferred[data.get("u") or data["url"]] = int(client.hget(namespace + "attempts", row))
+        return deferred
+    finally:
+        client.close()
+
+
+def test_a_distributed_crawl_defers_in_redis_and_retries_in_the_next_run(
+    tmp_path: Path, redis_server: RedisServer
+) -> None:
+    down_port = free_port()
+    down = f"http://127.0.0.1:{down_port}"
+    down_pages = site_pages("b", 2)
+    out = tmp_path / "out"
+    with SiteServer(pages=site_pages("a", 2)) as server:
+        profile = write_profile(tmp_path / "p.yaml", [server.url("/a0.html"), f"{down}/b0.html"])
+        first = crawl(profile, out, redis_url=redis_server.url)
+        assert first.returncode == 0, first.stderr[-4000:]
+        assert _redis_deferred(redis_server.url) == {f"{down}/b0.html": 1}
+        assert "1 URL failed with network errors and waits for a retry" in first.stdout
+        assert not [url for url in warc_responses(out) if url.startswith(down)]
+        time.sleep(1.2)  # the retry delay of the profile
+        with SiteServer(pages=down_pages, port=down_port):
+            second = crawl(profile, out, redis_url=redis_server.url)
+        assert second.returncode == 0, second.stderr[-4000:]
+    responses = warc_responses(out)
+    expected = {server.url("/a0.html"), server.url("/a1.html")} | {
+        f"{down}{path}" for path in down_pages
+    }
+    assert set(responses) == expected
+    assert all(count == 1 for count in responses.values()), responses
+    documents = prevertical_documents(out)
+    assert set(documents) == expected and all(n == 1 for n in documents.values()), documents
+    assert _redis_deferred(redis_server.url) == {}
