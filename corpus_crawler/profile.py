@@ -266,6 +266,13 @@ class Limits:
     download_timeout: float = 30.0
     #: Retries of a failed request (5xx, timeouts, connection errors).
     retry_times: int = 2
+    #: Later attempts at a request that got no response at all (a network error, after
+    #: the retry_times above), each retry_delay x 2^n seconds after the last failure,
+    #: in the same run if it is still going or in the next run of the campaign
+    #: (corpus_crawler.retries). 0: such a request is finished as failed at once.
+    deferred_retries: int = 3
+    #: Seconds before the first deferred attempt (10 minutes); each next one waits twice as long.
+    retry_delay: float = 600.0
     #: Bytes of a robots.txt that are read (Google reads 500 KiB and ignores the rest).
     max_robots_txt_bytes: int = 500 * 1024
     #: Bytes of one sitemap after decompression (sitemaps.org: 50 MB).
@@ -287,6 +294,14 @@ class Limits:
         _require(self.warn_page_bytes > 0, "warn_page_bytes", "must be > 0")
         _require(self.download_timeout > 0, "download_timeout", "must be > 0 seconds")
         _require(self.retry_times >= 0, "retry_times", f"must be >= 0, got {self.retry_times}")
+        _require(
+            self.deferred_retries >= 0,
+            "deferred_retries",
+            f"must be >= 0 (0: no deferred retries), got {self.deferred_retries}",
+        )
+        _require(
+            self.retry_delay >= 0, "retry_delay", f"must be >= 0 seconds, got {self.retry_delay}"
+        )
         for key in (
             "max_robots_txt_bytes",
             "max_sitemap_bytes",

@@ -47,6 +47,7 @@ from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from .recrawl import Decision, PreviousCapture
+from .retries import RetryPolicy
 from .state import Admission, BudgetLimits, QueueEntry
 
 __all__ = [
@@ -360,6 +361,21 @@ if previous then
 end
 local cap = tonumber(ARGV[5])
 local now = now_ms()
+-- deferred requests whose time has come go back to their host's queue (`defer`)
+for _, member in ipairs(redis.call('ZRANGEBYSCORE', ns .. 'deferred', '-inf', now,
+    'LIMIT', 0, 1000)) do
+  local id = tostring(tonumber(member))
+  local value = redis.call('HGET', ns .. 'dinfo', id)
+  redis.call('ZREM', ns .. 'deferred', member)
+  redis.call('HDEL', ns .. 'dinfo', id)
+  if value then
+    local space = string.find(value, ' ', 1, true)
+    local host = string.sub(value, 1, space - 1)
+    redis.call('ZADD', ns .. 'q:' .. host, string.sub(value, space + 1), member)
+    redis.call('INCR', ns .. 'nqueued')
+    make_ready(host, cap, now)
+  end
+end
 local hosts = redis.call('ZRANGEBYSCORE', ns .. 'ready', '-inf', now, 'LIMIT', 0, tonumber(ARGV[4]))
 local out = {1}
 local ids = {}
@@ -414,8 +430,9 @@ return 1
 )
 
 # ARGV: ns, worker, incarnation, sequence, file count, name, length..., done count,
-# id..., robots.txt count, (netloc, token, status, body, truncated, ttl ms)..., then
-# counter key, value pairs.  -> 1 committed, 0 a replay, -1 fenced
+# id..., deferred count, (id, attempts, delay ms)..., robots.txt count, (netloc, token,
+# status, body, truncated, ttl ms)..., then counter key, value pairs.
+# -> 1 committed, 0 a replay, -1 fenced
 _COMMIT = (
     _LIB
     + """
@@ -440,6 +457,26 @@ for _ = 1, done do
     redis.call('DEL', ns .. 'dd:pend:' .. id)
     -- and its yield counts are final (corpus_crawler.yieldrate)
     redis.call('HDEL', ns .. 'yield:req', id)
+    redis.call('HDEL', ns .. 'attempts', id)
+    finished = finished + 1
+  end
+end
+-- failed with a network error: out of the lease, into the deferred set until its time
+-- (Redis's clock), its request and attempts kept; the lease's "host score" requeues it
+local deferrals = tonumber(ARGV[i]); i = i + 1
+local moment = now_exact()
+for _ = 1, deferrals do
+  local id, attempts, delay = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2]); i = i + 3
+  local value = redis.call('HGET', ns .. 'lease:' .. worker, id)
+  if value then
+    redis.call('HDEL', ns .. 'lease:' .. worker, id)
+    redis.call('HDEL', ns .. 'dd:replay', id)
+    redis.call('DEL', ns .. 'dd:pend:' .. id)
+    redis.call('HDEL', ns .. 'yield:req', id)
+    redis.call('HSET', ns .. 'dinfo', id, value)
+    redis.call('HSET', ns .. 'attempts', id, attempts)
+    redis.call('ZADD', ns .. 'deferred', math.ceil(moment + delay),
+      string.format('%015d', tonumber(id)))
     finished = finished + 1
   end
 end
@@ -510,6 +547,17 @@ return returned
 """
 )
 
+# ARGV: ns -> {deferred requests, ms until the first is due (-1: none)}
+_RETRIES = """
+local ns = ARGV[1]
+local count = redis.call('ZCARD', ns .. 'deferred')
+local first = redis.call('ZRANGE', ns .. 'deferred', 0, 0, 'WITHSCORES')
+if #first == 0 then return {count, -1} end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
+return {count, math.max(0, math.ceil(tonumber(first[2]) - now))}
+"""
+
 _ADMISSIONS = {
     -1: Admission.DUPLICATE,
     -2: Admission.OVER_MAX_PAGES,
@@ -529,10 +577,12 @@ class RedisCampaignStore:
     and commits, a daemon thread heartbeats and reaps dead workers.
     """
 
-    def __init__(self, config: RedisConfig) -> None:
+    def __init__(self, config: RedisConfig, *, retries: RetryPolicy | None = None) -> None:
         import redis
 
         self.config = config
+        #: When a request that failed with a network error is tried again (`defer`).
+        self.retries = retries or RetryPolicy()
         self._errors: tuple[type[BaseException], ...] = (
             redis.ConnectionError,
             redis.TimeoutError,
@@ -548,8 +598,13 @@ class RedisCampaignStore:
         self._heartbeat = client.register_script(_HEARTBEAT)
         self._reap = client.register_script(_REAP)
         self._leave = client.register_script(_LEAVE)
+        self._retries_script = client.register_script(_RETRIES)
         self._lock = threading.Lock()
         self._pending_done: list[int] = []
+        #: (row, attempt, delay in ms) of the requests deferred since the last commit.
+        self._pending_deferred: list[tuple[int, int, float]] = []
+        #: (monotonic time asked, deferred count, local epoch time the first is due).
+        self._retries_cache: tuple[float, int, float | None] = (-1.0, 0, None)
         #: Rows whose host was released at their response (their finish need not again).
         self._released: set[int] = set()
         self._pending_counts: dict[str, int] = {}
@@ -722,11 +777,13 @@ class RedisCampaignStore:
     @property
     def changed(self) -> bool:
         with self._lock:
-            return bool(self._pending_done or self._pending_robots)
+            return bool(self._pending_done or self._pending_deferred or self._pending_robots)
 
     def in_frontier(self) -> int:
+        """Requests queued, leased or deferred, by any worker."""
         self._pending_cache = (0.0, 0)
-        return self.pending()
+        self._retries_cache = (-1.0, 0, None)
+        return self.pending() + self.retries_pending()[0]
 
     def committed_files(self) -> dict[str, int]:
         raw = self._retrying(lambda: self._client.hgetall(f"{self._ns}files:{self.config.worker}"))
@@ -854,6 +911,59 @@ class RedisCampaignStore:
             self._pending_done.append(row)
         return False
 
+    def defer(self, row: int, url: str, outcome: str, now: float | None = None) -> float | None:
+        """The request failed with a network error (`corpus_crawler.retries`): unless its
+        attempts are used up (None: `finish` it), its host is released and, at the next
+        commit, with the files, it leaves the lease for the shared deferred set, due
+        again after the retry delay (in Redis's clock); returns the (local) due time."""
+        raw = self._retrying(lambda: self._client.hget(self._ns + "attempts", row))
+        attempt = int(raw or 0) + 1
+        if attempt > self.retries.retries:
+            return None
+        delay = self.retries.delay_for(attempt)
+        with self._lock:
+            released = row in self._released
+            self._released.discard(row)
+        if not released:
+            self.release(row)
+            with self._lock:
+                self._released.discard(row)
+        with self._lock:
+            self._pending_deferred.append((row, attempt, delay * 1000))
+            self._retries_cache = (-1.0, 0, None)
+        return (time.time() if now is None else now) + delay
+
+    @property
+    def next_retry(self) -> float | None:
+        """When the first deferred request of the campaign is due (local epoch time, as
+        last asked within `_PENDING_CACHE` seconds; None: none waits). The deferrals not
+        committed yet count: they are deferred at the next commit."""
+        with self._lock:
+            uncommitted = [
+                self.retries.delay_for(attempt) for _, attempt, _ in self._pending_deferred
+            ]
+        first = self._cached_retries()[1]
+        if uncommitted:
+            soonest = time.time() + min(uncommitted)
+            first = soonest if first is None else min(first, soonest)
+        return first
+
+    def retries_pending(self) -> tuple[int, float | None]:
+        """(requests deferred in the campaign, when the first is due), as committed."""
+        self._retries_cache = (-1.0, 0, None)
+        return self._cached_retries()
+
+    def _cached_retries(self) -> tuple[int, float | None]:
+        now = time.monotonic()
+        at, count, first = self._retries_cache
+        if at >= 0 and now - at < _PENDING_CACHE:
+            return count, first
+        count, wait = self._retrying(lambda: self._retries_script(args=[self._ns]))
+        count, wait = int(count), int(wait)
+        first = None if wait < 0 else time.time() + wait / 1000
+        self._retries_cache = (now, count, first)
+        return count, first
+
     def publish_robots_with_commit(
         self, publication: RobotsPublication, on_published: Callable[[], None]
     ) -> None:
@@ -886,6 +996,7 @@ class RedisCampaignStore:
                 os.close(fd)
         with self._lock:
             done, self._pending_done = self._pending_done, []
+            deferred, self._pending_deferred = self._pending_deferred, []
             counts, self._pending_counts = self._pending_counts, {}
             robots, self._pending_robots = self._pending_robots, []
             self._sequence += 1
@@ -896,6 +1007,9 @@ class RedisCampaignStore:
             args += [name, length]
         args.append(len(done))
         args += done
+        args.append(len(deferred))
+        for row, attempt, delay_ms in deferred:
+            args += [row, attempt, delay_ms]
         args.append(len(robots))
         for publication, _ in robots:
             args += publication.arguments()
@@ -907,6 +1021,7 @@ class RedisCampaignStore:
         except BaseException:
             with self._lock:
                 self._pending_done[:0] = done
+                self._pending_deferred[:0] = deferred
                 self._pending_robots[:0] = robots
                 for key, value in counts.items():
                     self._pending_counts[key] = self._pending_counts.get(key, 0) + value

@@ -43,6 +43,7 @@ from urllib.parse import urlsplit
 from ._files import OPEN_SUFFIX, fsync_directory
 from .domains import registered_domain
 from .recrawl import LIVE, Change, Decision, PreviousCapture, Schedule, next_interval
+from .retries import RetryPolicy
 
 __all__ = [
     "DATABASE_NAME",
@@ -88,11 +89,15 @@ _SCHEMA = """
 CREATE TABLE IF NOT EXISTS frontier (
     id INTEGER PRIMARY KEY,
     priority INTEGER NOT NULL,
-    -- 0 queued, 1 leased (handed to the downloader in this run)
+    -- 0 queued, 1 leased (handed to the downloader in this run), 2 deferred (failed
+    -- with a network error: queued again from not_before on, `CampaignStore.defer`)
     state INTEGER NOT NULL DEFAULT 0,
     request TEXT NOT NULL,
     -- the site it is leased in turn with (its budget key; '' in rows of older campaigns)
-    site TEXT NOT NULL DEFAULT ''
+    site TEXT NOT NULL DEFAULT '',
+    -- deferred attempts made so far, and (state 2) the epoch time it is due again
+    attempts INTEGER NOT NULL DEFAULT 0,
+    not_before REAL
 );
 -- the lease order: runs of consecutive queued frontier rows of one priority and site
 -- (rows head..tail; head moves on as they are leased), one index entry per run instead
@@ -156,12 +161,20 @@ CREATE TABLE IF NOT EXISTS payloads (
 ) WITHOUT ROWID;
 """
 
-#: The schema of the campaign database (`PRAGMA user_version`). 3: the lease order is
+#: The deferred rows by due time: a partial index, empty while no request waits for a retry
+#: (made after `_migrate` has given an older frontier its `not_before` column).
+_DEFERRED_INDEX = (
+    "CREATE INDEX IF NOT EXISTS frontier_deferred ON frontier (not_before) WHERE state = 2"
+)
+
+#: The schema of the campaign database (`PRAGMA user_version`). 4: frontier rows can be
+#: deferred (columns `attempts`, `not_before`; added in place to an older frontier by
+#: `_migrate_deferred`). 3: the lease order is
 #: kept by runs of frontier rows (`frontier_runs`); 2 and older: by an index on every
 #: queued row (`frontier_sites`), converted when a campaign is opened (`_migrate_frontier`).
 #: 2: the seen set holds 64-bit integer keys (table `seen_keys`); 0 or 1: 20-byte
 #: fingerprints (table `seen`), converted when a campaign is opened (`_migrate_seen_set`).
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 #: Old seen marks converted per INSERT statement while migrating.
 _MIGRATION_CHUNK = 1024
 
@@ -350,8 +363,20 @@ def _migrate(db: sqlite3.Connection, path: Path) -> None:
         return
     if version < 2:
         _migrate_seen_set(db, path)
-    _migrate_frontier(db, path)
+    if version < 3:
+        _migrate_frontier(db, path)
+    _migrate_deferred(db)
     db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+
+def _migrate_deferred(db: sqlite3.Connection) -> None:
+    """The columns of deferred rows, added to the frontier of a campaign written before
+    schema 4 (an ALTER TABLE that rewrites no row: none of its rows is deferred)."""
+    columns = {row[1] for row in db.execute("PRAGMA table_info(frontier)")}
+    if "attempts" not in columns:
+        db.execute("ALTER TABLE frontier ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0")
+    if "not_before" not in columns:
+        db.execute("ALTER TABLE frontier ADD COLUMN not_before REAL")
 
 
 def _migrate_seen_set(db: sqlite3.Connection, path: Path) -> None:
@@ -465,11 +490,18 @@ class CampaignStore:
     """The campaign database; see the module docstring. Thread-safe."""
 
     def __init__(
-        self, directory: Path | str, *, fsync: bool = False, schedule: Schedule | None = None
+        self,
+        directory: Path | str,
+        *,
+        fsync: bool = False,
+        schedule: Schedule | None = None,
+        retries: RetryPolicy | None = None,
     ) -> None:
         self.directory = Path(directory)
         #: Bounds of the per-URL revisit intervals (`corpus_crawler.recrawl`).
         self.schedule = schedule or Schedule()
+        #: When a request that failed with a network error is tried again (`defer`).
+        self.retries = retries or RetryPolicy()
         self.path = self.directory / DATABASE_NAME
         self._lock = threading.Lock()
         self._folder_lock = _FolderLock(self.directory)
@@ -495,6 +527,7 @@ class CampaignStore:
                 self._db.execute("ALTER TABLE frontier ADD COLUMN site TEXT NOT NULL DEFAULT ''")
             self._db.execute("BEGIN IMMEDIATE")
             _migrate(self._db, self.path)
+            self._db.execute(_DEFERRED_INDEX)
             # leased by a run that ended before finishing them: each a run of its own, so
             # they go first within their site, as they were leased first
             self._requeued = self._db.execute(
@@ -517,6 +550,8 @@ class CampaignStore:
             #: The id of the next frontier row (ids are given here, so that the rows of a
             #: run are consecutive).
             self._next_row = self._scalar("SELECT max(id) FROM frontier") + 1
+            #: The due time of the first deferred row (None: none is deferred).
+            self._next_retry = self._first_retry()
             self._db.execute("COMMIT")
             self._db.execute("BEGIN IMMEDIATE")
         except BaseException:
@@ -878,6 +913,7 @@ class CampaignStore:
         downloader a batch of many sites, not the one whose links came first."""
         with self._lock:
             self._write_rows()
+            self._queue_due_retries()
             db = self._db
             leased: list[tuple[int, str]] = []
             priority = self._top_priority()
@@ -905,6 +941,49 @@ class CampaignStore:
                 self._queued -= len(leased)
                 self._changes += 1
             return leased
+
+    def _first_retry(self) -> float | None:
+        found = self._db.execute("SELECT min(not_before) FROM frontier WHERE state = 2").fetchone()
+        return None if found is None or found[0] is None else float(found[0])
+
+    def _queue_due_retries(self, now: float | None = None) -> None:
+        """Queue again the deferred rows whose time has come (caller holds the lock): each a
+        run of its own, so it goes first within its site and priority, as it was queued
+        before the rows queued since. Not a new page: the budgets are untouched."""
+        first = self._next_retry
+        moment = _epoch() if now is None else now
+        if first is None or first > moment:
+            return
+        db = self._db
+        due = db.execute(
+            "SELECT id, priority, site FROM frontier WHERE state = 2 AND not_before <= ?"
+            " ORDER BY id",
+            (moment,),
+        ).fetchall()
+        if due:
+            db.executemany(
+                "INSERT INTO frontier_runs (priority, site, head, tail) VALUES (?, ?, ?, ?)",
+                ((priority, site, row, row) for row, priority, site in due),
+            )
+            db.executemany(
+                "UPDATE frontier SET state = 0 WHERE id = ?", ((row,) for row, _, _ in due)
+            )
+            self._queued += len(due)
+            self._changes += 1
+        self._next_retry = self._first_retry()
+
+    @property
+    def next_retry(self) -> float | None:
+        """The epoch time the first deferred request is due again (None: none waits)."""
+        return self._next_retry
+
+    def retries_pending(self) -> tuple[int, float | None]:
+        """(deferred requests waiting for their time, the epoch time the first is due)."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT count(*), min(not_before) FROM frontier WHERE state = 2"
+            ).fetchone()
+        return int(row[0]), None if row[1] is None else float(row[1])
 
     def _top_priority(self) -> int | None:
         found = self._db.execute("SELECT max(priority) FROM frontier_runs").fetchone()
@@ -962,6 +1041,30 @@ class CampaignStore:
             else:
                 db.execute("UPDATE urls SET queued = 0 WHERE url = ?", (url,))
             return gone
+
+    def defer(self, row: int, url: str, outcome: str, now: float | None = None) -> float | None:
+        """The request `row` failed with a network error (`corpus_crawler.retries`): unless
+        it has had its deferred attempts, it stays in the frontier, deferred, and is leased
+        again from the returned epoch time on (committed with the files, as `finish`).
+        None: its attempts are used up, or the campaign defers nothing: `finish` it."""
+        with self._lock:
+            found = self._db.execute(
+                "SELECT attempts FROM frontier WHERE id = ? AND state = 1", (row,)
+            ).fetchone()
+            if found is None or int(found[0]) >= self.retries.retries:
+                return None
+            attempt = int(found[0]) + 1
+            due = (_epoch() if now is None else now) + self.retries.delay_for(attempt)
+            self._db.execute(
+                "UPDATE frontier SET state = 2, attempts = ?, not_before = ? WHERE id = ?",
+                (attempt, due, row),
+            )
+            # no `fetches` row: it is not finished (corpus_crawler.report_runs counts each
+            # row there as a request done in its run)
+            self._changes += 1
+            if self._next_retry is None or due < self._next_retry:
+                self._next_retry = due
+            return due
 
     # -- recrawls -------------------------------------------------------------------------
 

@@ -95,6 +95,8 @@ def profile_settings(profile: Profile) -> dict[str, Any]:
         "DOWNLOAD_WARNSIZE": min(limits.warn_page_bytes, limits.max_page_bytes),
         "DOWNLOAD_TIMEOUT": limits.download_timeout,
         "RETRY_TIMES": limits.retry_times,
+        "CORPUS_CAMPAIGN_DEFERRED_RETRIES": limits.deferred_retries,
+        "CORPUS_CAMPAIGN_RETRY_DELAY": float(limits.retry_delay),
         # robots.txt and sitemap bounds: BoundedRobotsTxtMiddleware, the spider's sitemaps
         "CORPUS_ROBOTS_MAX_BYTES": limits.max_robots_txt_bytes,
         "CORPUS_ROBOTS_MAX_CRAWL_DELAY": polite.max_crawl_delay,

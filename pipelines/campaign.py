@@ -43,6 +43,7 @@ from twisted.internet import defer
 from corpus_crawler.campaign_store import CampaignStoreProtocol
 from corpus_crawler.recrawl import Schedule
 from corpus_crawler.redis_state import RedisCampaignStore, RedisConfig
+from corpus_crawler.retries import WAIT_BOUND, RetryPolicy
 from corpus_crawler.state import BudgetLimits, CampaignLocked, CampaignStore, reconcile_files
 from pipelines.bridge import NO_LIMIT
 from pipelines.items import CorpusDocument, DroppedPage, RequestDone
@@ -77,6 +78,12 @@ class CampaignSettings:
     recrawl: bool = False
     #: The shared campaign in Redis of a distributed crawl (None: the SQLite store).
     redis: RedisConfig | None = None
+    #: Deferred retries of requests that failed with a network error
+    #: (CORPUS_CAMPAIGN_DEFERRED_RETRIES, CORPUS_CAMPAIGN_RETRY_DELAY).
+    retries: RetryPolicy = field(default_factory=RetryPolicy)
+    #: Seconds a run with nothing else to fetch waits for a deferred request to fall
+    #: due (CORPUS_CAMPAIGN_RETRY_WAIT; `corpus_crawler.retries.WAIT_BOUND`).
+    retry_wait: float = WAIT_BOUND
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> CampaignSettings:
@@ -97,7 +104,18 @@ class CampaignSettings:
             ).checked("CORPUS_SCHEDULE_*_INTERVAL"),
             recrawl=settings.getbool("CORPUS_RECRAWL_ENABLED"),
             redis=_redis_config(settings),
+            retries=_retry_policy(settings),
+            retry_wait=_seconds(settings, "CORPUS_CAMPAIGN_RETRY_WAIT", WAIT_BOUND),
         )
+
+
+def _retry_policy(settings: BaseSettings) -> RetryPolicy:
+    retries = settings.getint("CORPUS_CAMPAIGN_DEFERRED_RETRIES", 0)
+    if retries < 0:
+        raise ValueError(f"CORPUS_CAMPAIGN_DEFERRED_RETRIES must be 0 or more, got {retries}")
+    return RetryPolicy(
+        retries=retries, delay=_seconds(settings, "CORPUS_CAMPAIGN_RETRY_DELAY", 600.0)
+    )
 
 
 def _redis_config(settings: BaseSettings) -> RedisConfig | None:
@@ -139,8 +157,12 @@ class CampaignResult:
     resumed: bool = False
     #: Requests an earlier run had taken but not finished, queued again at start.
     requeued: int = 0
-    #: Requests still in the frontier when this run stopped.
+    #: Requests still in the frontier when this run stopped (deferred ones included).
     remaining: int = 0
+    #: Requests deferred after a network failure, waiting for their retry, and the
+    #: epoch time the first of them is due (None: none waits).
+    retries_pending: int = 0
+    next_retry: float | None = None
     #: Output files cut back to their committed length at start.
     reconciled: tuple[str, ...] = ()
     #: The recrawl pass this run belongs to, over all its runs (a pass killed and run
@@ -158,9 +180,14 @@ class CampaignExtension:
         directory.mkdir(parents=True, exist_ok=True)
         self.store: CampaignStoreProtocol
         if settings.redis is not None:
-            self.store = RedisCampaignStore(settings.redis)
+            self.store = RedisCampaignStore(settings.redis, retries=settings.retries)
         else:
-            self.store = CampaignStore(directory, fsync=output.fsync, schedule=settings.schedule)
+            self.store = CampaignStore(
+                directory,
+                fsync=output.fsync,
+                schedule=settings.schedule,
+                retries=settings.retries,
+            )
         self.reconciled: tuple[str, ...] = ()
         if self.store.resumed:
             self.reconciled = tuple(reconcile_files(directory, self.store.committed_files()))
@@ -334,10 +361,12 @@ class CampaignExtension:
             # nothing after the last commit is trusted: the next run cuts it off
             totals = store.counters()
             remaining = store.in_frontier()
+            pending, next_retry = store.retries_pending()
             store.abandon()
         else:
             totals = store.counters()
             remaining = store.in_frontier()
+            pending, next_retry = store.retries_pending()
             if self._recrawl_pass is not None and reason == "finished" and remaining == 0:
                 # every due URL of the pass was visited: the next --recrawl starts a new one
                 self._recrawl_pass["finished"] = True
@@ -350,6 +379,8 @@ class CampaignExtension:
             resumed=store.resumed,
             requeued=store.requeued,
             remaining=remaining,
+            retries_pending=pending,
+            next_retry=next_retry,
             reconciled=self.reconciled,
             recrawl_pass=self._recrawl_pass_counts(totals),
         )

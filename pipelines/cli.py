@@ -11,7 +11,8 @@ its end; 1 it ran but wrote no summary or had write errors; 2 it could not start
 output folder), with one line saying why; 3 it stopped because the output could
 not be written (a full disk): free space and run the same command to resume;
 4 another crawl is using the output folder; 5 it was interrupted (Ctrl-C,
-SIGTERM): run the same command to resume.
+SIGTERM): run the same command to resume; 6 no request got any response and some
+failed with network errors (the network is down): they wait for a deferred retry.
 """
 
 from __future__ import annotations
@@ -69,6 +70,9 @@ class ExitCode(enum.IntEnum):
     WRITE_FAILURE = 3
     LOCKED = 4
     INTERRUPTED = 5
+    #: No request got any response and some failed with network errors (DNS, refused
+    #: connections, timeouts): the network or every site is down (they wait for a retry).
+    NETWORK_DOWN = 6
 
 
 class PreflightError(Exception):
@@ -185,7 +189,15 @@ class CrawlResult:
             return ExitCode.WRITE_FAILURE
         if self.finish_reason == "shutdown":
             return ExitCode.INTERRUPTED
+        if self.network_down:
+            return ExitCode.NETWORK_DOWN
         return ExitCode.OK if self.ok else ExitCode.INCOMPLETE
+
+    @property
+    def network_down(self) -> bool:
+        """No response at all in this run, and requests that failed with network errors."""
+        pages = self.summary.get("pages") or {}
+        return not pages.get("responses") and bool(pages.get("network_failures"))
 
 
 def _crawl_settings(
@@ -564,7 +576,29 @@ def _finish(result: CrawlResult) -> int:
             "corpus-crawler: interrupted; run the same command again to resume the campaign",
             file=sys.stderr,
         )
+    elif code is ExitCode.NETWORK_DOWN:
+        failures = result.summary["pages"]["network_failures"]
+        print(
+            f"corpus-crawler: no response at all: {failures} request(s) failed with network"
+            " errors (DNS, refused or timed-out connections): is the network down?",
+            file=sys.stderr,
+        )
     return int(code)
+
+
+def retry_note(summary: dict[str, Any]) -> str | None:
+    """How many requests wait for a deferred retry and when the first is due."""
+    campaign = summary.get("campaign") or {}
+    pending = int(campaign.get("retries_pending") or 0)
+    first = campaign.get("next_retry")
+    if not pending or not first:
+        return None
+    from datetime import datetime, timezone
+
+    from corpus_crawler.retries import pending_note
+
+    due = datetime.fromisoformat(str(first)).timestamp()
+    return pending_note(pending, due, datetime.now(timezone.utc).timestamp())
 
 
 def nothing_left_note(summary: dict[str, Any]) -> str | None:
@@ -573,6 +607,14 @@ def nothing_left_note(summary: dict[str, Any]) -> str | None:
     recrawl = summary.get("recrawl") or {}
     if summary and recrawl.get("pass") and not recrawl.get("due"):
         return _nothing_due_note(Path(str(summary.get("output_dir") or ".")))
+    if (
+        summary
+        and not summary.get("pages", {}).get("responses")
+        and campaign.get("requests_left")
+        and campaign.get("requests_left") == campaign.get("retries_pending")
+    ):
+        # all that is left waits for its retry time (a cron run came too early)
+        return f"nothing to fetch yet: {retry_note(summary)}"
     if (
         not summary
         or summary.get("pages", {}).get("responses")
@@ -882,6 +924,9 @@ def report(result: CrawlResult) -> str:
         lines.append(f"  {'summary:':13}{result.summary_path}")
     for label, path in result.extra_files.items():
         lines.append(f"  {label + ':':13}{path}")
+    retries = retry_note(summary)
+    if retries:
+        lines.append(f"  retries: {retries}")
     errors = summary.get("writer", {}).get("errors")
     if errors:
         lines.append(f"  write errors: {len(errors)} (first: {errors[0]})")

@@ -29,6 +29,7 @@ from scrapy.statscollectors import StatsCollector
 from scrapy.utils.defer import maybe_deferred_to_future
 
 from corpus_crawler.model import DropReason
+from corpus_crawler.retries import DEFERRED, is_transient
 from pipelines.campaign import CampaignExtension, CampaignResult
 from pipelines.writer import OutputFiles, OutputSettings
 
@@ -206,6 +207,8 @@ class SummaryExtension:
             "finish_reason": reason,
             "pages": {
                 "responses": responses,
+                # this run's requests that got no response at all (corpus_crawler.retries)
+                "network_failures": network_failures(files.counts),
                 "items": count("corpus/pages"),
                 "html": count("corpus/pages_html"),
                 "kept": count("corpus/docs_kept"),
@@ -252,6 +255,13 @@ class SummaryExtension:
         }
 
 
+def network_failures(counts: dict[str, int]) -> int:
+    """Requests of a run (writer counts) that failed with a network error, deferred or not."""
+    return int(counts.get(f"requests/{DEFERRED}", 0)) + sum(
+        int(value) for key, value in counts.items() if is_transient(key.removeprefix("requests/"))
+    )
+
+
 def campaign_summary(result: CampaignResult) -> dict[str, Any]:
     """The campaign part of the summary: totals over all runs, as committed with the files."""
     totals = result.totals
@@ -269,6 +279,16 @@ def campaign_summary(result: CampaignResult) -> dict[str, Any]:
         "resumed": result.resumed,
         "requeued_at_start": result.requeued,
         "requests_left": result.remaining,
+        # deferred after a network failure (part of requests_left), and when the first
+        # is due: the next run of the campaign from then on tries them again
+        "retries_pending": result.retries_pending,
+        "next_retry": (
+            None
+            if result.next_retry is None
+            else datetime.fromtimestamp(result.next_retry, timezone.utc).isoformat(
+                timespec="seconds"
+            )
+        ),
         "files_cut_back_at_start": list(result.reconciled),
         "write_failure": result.files.failure,
         "totals": {
@@ -278,5 +298,7 @@ def campaign_summary(result: CampaignResult) -> dict[str, Any]:
             "prevertical_documents": total("prevertical/documents"),
             "vertical_documents": total("vertical/documents"),
             "dropped": dropped,
+            # deferred attempts (each a request that got no response, tried again later)
+            "deferred": total(f"requests/{DEFERRED}"),
         },
     }

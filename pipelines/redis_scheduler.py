@@ -33,6 +33,9 @@ logger = logging.getLogger(__name__)
 #: Seconds between two looks at the frontier when every host with queued requests is
 #: busy (its release time is not known yet) or nothing is queued (others may add links).
 _IDLE_POLL = 0.05
+#: Seconds between two looks while only deferred requests wait (another worker may
+#: lease them first).
+_RETRY_POLL = 1.0
 
 
 class RedisCampaignScheduler(CampaignScheduler):
@@ -55,7 +58,7 @@ class RedisCampaignScheduler(CampaignScheduler):
             store.enqueue_host = None
 
     def has_pending_requests(self) -> bool:
-        return bool(self._leased) or self._redis.pending() > 0
+        return bool(self._leased) or self._redis.pending() > 0 or self._retry_wait() is not None
 
     def __len__(self) -> int:
         return len(self._leased) + self._redis.pending()
@@ -90,13 +93,10 @@ class RedisCampaignScheduler(CampaignScheduler):
                     self._wake_engine_in(
                         _IDLE_POLL if wait is None else min(wait / 1000, _IDLE_POLL)
                     )
+                else:
+                    retry = self._retry_wait()
+                    if retry is not None:
+                        # a deferred request of the campaign falls due soon (any worker's)
+                        self._wake_engine_in(min(retry, _RETRY_POLL))
                 return None
         return super().next_request()
-
-    def _wake_engine_in(self, seconds: float) -> None:
-        # Scrapy has no public "call me back" for a scheduler; its engine's own loop
-        # (CallLaterOnce: a second schedule before the first fires is a no-op) is it.
-        slot = getattr(self.crawler.engine, "_slot", None)
-        nextcall = getattr(slot, "nextcall", None)
-        if nextcall is not None:
-            nextcall.schedule(max(seconds, 0.005))

@@ -24,6 +24,7 @@ import functools
 import hashlib
 import json
 import logging
+import time
 from collections import Counter, deque
 from collections.abc import Callable
 from types import ModuleType
@@ -53,6 +54,10 @@ logger = logging.getLogger(__name__)
 #: Links held back by `CampaignScheduler.enqueue_request` before they are flushed anyway
 #: (a page's links normally go at its end; this bounds a page of very many links).
 _HELD_LINKS = 1024
+
+#: Seconds between two looks at the frontier while a network failure is on its way to
+#: the state (`OutputWriter.deferring`).
+_DEFERRING_POLL = 0.05
 
 #: A string as `json.dumps` writes it by default (ASCII, with escapes): the C encoder.
 _json_string = json.encoder.encode_basestring_ascii
@@ -505,7 +510,32 @@ class CampaignScheduler(BaseScheduler):
         self._flush_counts()
 
     def has_pending_requests(self) -> bool:
-        return bool(self._leased) or bool(self._held) or self.store.queued > 0
+        return (
+            bool(self._leased)
+            or bool(self._held)
+            or self.store.queued > 0
+            or self._retry_wait() is not None
+        )
+
+    def _retry_wait(self) -> float | None:
+        """Seconds until the first deferred request is due, if the run waits for it (it is
+        due within CORPUS_CAMPAIGN_RETRY_WAIT); None: the run need not wait for one."""
+        if self.campaign.writer.deferring:
+            # a network failure the writer thread has not deferred (or finished) yet
+            return _DEFERRING_POLL
+        due = self.store.next_retry
+        if due is None:
+            return None
+        wait = due - time.time()
+        return max(0.0, wait) if wait <= self.settings.retry_wait else None
+
+    def _wake_engine_in(self, seconds: float) -> None:
+        # Scrapy has no public "call me back" for a scheduler; its engine's own loop
+        # (CallLaterOnce: a second schedule before the first fires is a no-op) is it.
+        slot = getattr(self.crawler.engine, "_slot", None)
+        nextcall = getattr(slot, "nextcall", None)
+        if nextcall is not None:
+            nextcall.schedule(max(seconds, 0.005))
 
     def __len__(self) -> int:
         return len(self._leased) + len(self._held) + self.store.queued
@@ -705,6 +735,11 @@ class CampaignScheduler(BaseScheduler):
             self._flush_counts()
             self._leased.extend(self.store.lease(self.settings.lease_batch))
             if not self._leased:
+                wait = self._retry_wait()
+                if wait is not None:
+                    # a deferred request falls due soon: lease it then (Scrapy's own
+                    # heartbeat ticks every 5 s only)
+                    self._wake_engine_in(wait)
                 return None
         row, text = self._leased.popleft()
         request = request_from_json(text, self.spider)

@@ -51,6 +51,7 @@ from corpus_crawler.documents import (
     recover_documents,
 )
 from corpus_crawler.recrawl import Change, Decision
+from corpus_crawler.retries import DEFERRED, is_transient
 
 # the campaign folder's lock, as the tests know it
 from corpus_crawler.state import _FolderLock as _Lock  # noqa: F401
@@ -246,6 +247,11 @@ class OutputWriter:
         #: and queued with the request's `finish`: one queue item and one wake-up of
         #: the writer thread a page instead of one for each of its parts.
         self._held: dict[int, list[_Task]] = {}
+        #: Requests finished with a network error (`finish`, reactor thread) and how many
+        #: of them the writer thread has finished or deferred in the state: until it has,
+        #: the scheduler cannot know that one of them will be due again (`deferring`).
+        self._network_failures_sent = 0
+        self._network_failures_handled = 0
         #: WARC file of each response written for the request being finished (the
         #: JSONL/Parquet record names it); emptied after each request.
         self._locations: dict[str, str] = {}
@@ -437,7 +443,15 @@ class OutputWriter:
 
     def finish(self, row: int, url: str, outcome: str) -> None:
         """The request `row` is done: write what it produced and mark it done."""
+        if is_transient(outcome):
+            self._network_failures_sent += 1
         self._put(_Finish(row, url, outcome, tuple(self._held.pop(row, ()))))
+
+    @property
+    def deferring(self) -> bool:
+        """Requests that failed with a network error are on their way to the state, where
+        they may be deferred (the crawl is not idle until they are there)."""
+        return self._network_failures_handled < self._network_failures_sent
 
     def after_writes(self, task: Callable[[], None]) -> None:
         """Run `task` on the writer thread once everything submitted before it that is
@@ -502,6 +516,13 @@ class OutputWriter:
         self._dirty = True
 
     def _handle(self, task: Any) -> None:
+        try:
+            self._handle_task(task)
+        finally:
+            if isinstance(task, _Finish) and is_transient(task.outcome):
+                self._network_failures_handled += 1
+
+    def _handle_task(self, task: Any) -> None:
         if self._failure is not None:
             return  # stopped: nothing more is written, nothing committed
         if isinstance(task, _Finish):
@@ -515,16 +536,28 @@ class OutputWriter:
                     return
             self._locations.clear()
             self._rows_written += 1
-            self._count(f"requests/{task.outcome}")
-            if self.store is not None:
-                try:
-                    if self.store.finish(task.row, task.url, task.outcome):
-                        self._count(f"recrawl/{Change.GONE}")
-                except Exception as exc:  # the state is as vital as the files
-                    self._error(exc)
-                    self._fail(f"cannot update the campaign state: {exc}")
+            if self.store is None:
+                self._count(f"requests/{task.outcome}")
+                return
+            try:
+                self._finish_in_store(task)
+            except Exception as exc:  # the state is as vital as the files
+                self._error(exc)
+                self._fail(f"cannot update the campaign state: {exc}")
         else:
             self._run(task)
+
+    def _finish_in_store(self, task: _Finish) -> None:
+        """Mark the request done, or deferred (a network failure with attempts left:
+        `corpus_crawler.retries`), in the state that the next commit makes durable."""
+        store = self.store
+        assert store is not None
+        if is_transient(task.outcome) and store.defer(task.row, task.url, task.outcome) is not None:
+            self._count(f"requests/{DEFERRED}")
+            return
+        self._count(f"requests/{task.outcome}")
+        if store.finish(task.row, task.url, task.outcome):
+            self._count(f"recrawl/{Change.GONE}")
 
     def _injected_enospc(self) -> None:
         # A torn record first, as a real full disk leaves one.
