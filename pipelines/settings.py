@@ -99,6 +99,8 @@ TELNETCONSOLE_ENABLED = False
 # that a killed crawl never removes. A crawl opens no door, and writes nothing outside
 # its output folder but corpus-crawler's own cache (tests/test_crawl_leaves_home_alone.py).
 REMOTE_CONTROL_ENABLED = False
+# ... and its module (aiohttp) is not even imported while it is off (pipelines/addons.py).
+ADDONS = {"pipelines.addons.SwitchedOffExtensions": 0}
 # Drops are expected events of a corpus crawl, counted in the stats.
 DEFAULT_DROPITEM_LOG_LEVEL = "DEBUG"
 LOG_LEVEL = "INFO"
