@@ -162,19 +162,24 @@ def largest_containers(limit: int = 15) -> list[dict[str, Any]]:
     # a container of strings and numbers only is not tracked by gc (nor, then, the
     # instance dict holding it): reached from the tracked objects through untracked ones
     untracked_seen: set[int] = set()
+    walked = (*kinds, tuple)
     todo = gc.get_objects()
     while todo:
-        o = todo.pop()
-        if isinstance(o, kinds) and len(o) > 1000:
-            candidates[id(o)] = o
-        for referent in gc.get_referents(o):
+        # a level at a time, its referents in one call: a list per object made the walk
+        # ~9x slower under tracemalloc (every allocation traced), ~1.5 s a dump
+        level, todo = todo, []
+        for o in level:
+            if isinstance(o, kinds) and len(o) > 1000:
+                candidates[id(o)] = o
+        for referent in gc.get_referents(*level):
             if (
-                isinstance(referent, (*kinds, tuple))
+                isinstance(referent, walked)
                 and not gc.is_tracked(referent)
                 and id(referent) not in untracked_seen
             ):
                 untracked_seen.add(id(referent))
                 todo.append(referent)
+        del level
     untracked_seen.clear()
     top = heapq.nlargest(
         limit, ((len(o), key, o) for key, o in candidates.items()), key=lambda item: item[0]
