@@ -33,6 +33,7 @@ from twisted.python.failure import Failure
 from corpus_crawler.spool import ResultSpool
 from pipelines.glue import deferred_from_future
 from pipelines.worker import (
+    DEDUP_MODULE,
     FormattedVertical,
     PageResult,
     PageTask,
@@ -107,7 +108,10 @@ class PagePool:
         context = multiprocessing.get_context(self.start_method)
         if self.start_method == "forkserver":
             # the fork server imports these once; each worker then forks ready to go
-            context.set_forkserver_preload(["pipelines.worker"])
+            preload = ["pipelines.worker"]
+            if self.config.dedup is not None:
+                preload.append(DEDUP_MODULE)
+            context.set_forkserver_preload(preload)
         self._executor = ProcessPoolExecutor(
             max_workers=self.workers,
             mp_context=context,

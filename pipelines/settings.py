@@ -103,6 +103,8 @@ TELNETCONSOLE_ENABLED = False
 # that a killed crawl never removes. A crawl opens no door, and writes nothing outside
 # its output folder but corpus-crawler's own cache (tests/test_crawl_leaves_home_alone.py).
 REMOTE_CONTROL_ENABLED = False
+# ... and its module (aiohttp) is not even imported while it is off (pipelines/addons.py).
+ADDONS = {"pipelines.addons.SwitchedOffExtensions": 0}
 # The crawler contacts the hosts it crawls and nothing else: a proxy that the environment
 # names (http_proxy, set for package installs) is not taken up silently, every page of
 # a crawl going through it with the WARC's WARC-IP-Address and the address guard

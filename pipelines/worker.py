@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ctypes
 import dataclasses
+import importlib
 import os
 import re
 import signal
@@ -25,7 +26,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from types import FrameType
-from typing import overload
+from typing import TYPE_CHECKING, overload
 from urllib.parse import urljoin, urlsplit
 
 from lxml import etree
@@ -33,12 +34,16 @@ from w3lib.url import safe_url_string
 
 from corpus_crawler.config import ExtractConfig, Preset
 from corpus_crawler.decode import decode_html
-from corpus_crawler.dedup import DedupConfig, DocumentFingerprint, fingerprint
+from corpus_crawler.dedup import DedupConfig
 from corpus_crawler.extract import extract
 from corpus_crawler.model import Document, DropReason, Paragraph, ParagraphClass
 from corpus_crawler.vertical import DocMeta, VerticalConfig, format_document
 
+if TYPE_CHECKING:
+    from corpus_crawler.dedup import DocumentFingerprint
+
 __all__ = [
+    "DEDUP_MODULE",
     "FormattedVertical",
     "PageResult",
     "PageTask",
@@ -51,6 +56,11 @@ __all__ = [
     "process_page",
     "run_task",
 ]
+
+
+#: What dedup fingerprints need (numpy, rensa: ~75 ms of imports), loaded only when dedup
+#: is on: the crawl process imports this module for its task types, with or without dedup.
+DEDUP_MODULE = "corpus_crawler.dedup._fingerprint"
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,6 +181,9 @@ def init_worker(config: WorkerConfig) -> None:
     if config.extract is not None:
         # Stop lists and language data load on first use; do it before the first page.
         extract(b"<html><body><p>warm-up</p></body></html>", "http://localhost/", config.extract)
+    if config.dedup is not None:
+        # loaded before the first page, not under its time cap (the fork server has it already)
+        importlib.import_module(DEDUP_MODULE)
 
 
 # -- no orphans ------------------------------------------------------------------------
@@ -308,6 +321,8 @@ def process_page(task: PageTask, config: WorkerConfig) -> PageResult:
                 if config.dedup is not None and document.drop_reason is None:
                     good = document.good_paragraphs
                     if good:
+                        from corpus_crawler.dedup import fingerprint  # DEDUP_MODULE
+
                         print_ = fingerprint(
                             [p.text for p in good], document.language, config.dedup
                         )

@@ -356,6 +356,8 @@ def test_report_counts_a_killed_run_from_its_commits(site: SiteServer, tmp_path:
     # figures against the files): the crawl log may hold pages the resume cuts back
     assert run["counted_from"] == "campaign store"
 
+    # the delay only gave the first run time to be killed: the resume goes at full speed
+    profile.write_text(PROFILE.format(base=site.base_url), encoding="utf-8")
     resumed = cli("crawl", str(profile), "-o", str(out), cwd=tmp_path)
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     report = json.loads(cli("report", str(out), "--json", cwd=tmp_path).stdout)

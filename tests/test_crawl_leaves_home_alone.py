@@ -13,11 +13,15 @@ $XDG_CACHE_HOME/corpus-crawler (corpus_crawler/langid.py), a cache by design.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from corpus_crawler.testserver import Reply, SiteServer
+from pipelines.addons import SwitchedOffExtensions
 
 ROOT = Path(__file__).resolve().parent.parent
 #: A guard against a hung crawl, not a speed assertion.
@@ -59,7 +63,11 @@ def test_a_crawl_writes_nothing_in_the_users_home(tmp_path: Path) -> None:
         profile.write_text(PROFILE.format(base=site.base_url), encoding="utf-8")
         out = tmp_path / "out"
         done = subprocess.run(
-            [sys.executable, "-m", "corpus_crawler.cli", "crawl", str(profile), "-o", str(out)],
+            # -X importtime: every module each process of the crawl imports, on stderr
+            [
+                *(sys.executable, "-X", "importtime", "-m", "corpus_crawler.cli"),
+                *("crawl", str(profile), "-o", str(out)),
+            ],
             cwd=tmp_path,
             env=env,
             capture_output=True,
@@ -77,6 +85,26 @@ def test_a_crawl_writes_nothing_in_the_users_home(tmp_path: Path) -> None:
     )
     assert written == [], f"the crawl wrote in the user's home: {written}"
     assert "RemoteControl" not in done.stderr
+    # switched off, RemoteControl is not even imported (aiohttp: ~0.1 s of CPU a crawl)
+    # (stderr is shared by the crawl's processes: lines may interleave, so no parsing)
+    assert re.search(r"\| +scrapy\.crawler$", done.stderr, re.M), "no -X importtime output"
+    assert "scrapy.extensions.remote_control" not in done.stderr
+    assert "aiohttp" not in done.stderr
+
+
+@pytest.mark.parametrize("switch", [False, True])
+def test_remote_control_is_loaded_only_when_switched_on(switch: bool) -> None:
+    from scrapy.settings import Settings
+
+    settings = Settings()
+    settings.setmodule("pipelines.settings", priority="project")
+    settings.set("REMOTE_CONTROL_ENABLED", switch, priority="cmdline")
+    SwitchedOffExtensions().update_settings(settings)
+    extensions = settings.get_component_priority_dict_with_base("EXTENSIONS")
+    assert ("scrapy.extensions.remote_control.RemoteControl" in extensions) is switch
+    # the other extensions stay
+    assert "scrapy.extensions.corestats.CoreStats" in extensions
+    assert "pipelines.campaign.CampaignExtension" in extensions
 
 
 def test_a_proxy_named_in_the_environment_is_not_used(tmp_path: Path) -> None:

@@ -34,7 +34,8 @@ ROOT = Path(__file__).resolve().parent.parent
 #: A guard against a hung crawl, not a speed assertion.
 TIMEOUT = 180
 PAGES = 120
-#: Seconds each answer waits (with 2 connections, a pass takes some seconds: kills land in it).
+#: Seconds each answer waits in the runs to be killed (with 2 connections, a pass takes
+#: some seconds: kills land in it); the others are answered at once.
 DELAY = 0.04
 LAST_MODIFIED = "Mon, 02 Nov 2026 10:00:00 GMT"
 CHANGED = frozenset(range(3, PAGES, 7))
@@ -75,6 +76,7 @@ class Site:
 
     def __init__(self, gold: list[bytes]) -> None:
         self.gold = gold
+        self.delay = 0.0
         self.pages: dict[str, bytes] = {}
         for number in range(PAGES):
             self.set_tree_page(number, "as first published")
@@ -93,11 +95,11 @@ class Site:
         etag = '"' + hashlib.sha1(body).hexdigest() + '"'
         headers = (("ETag", etag), ("Last-Modified", LAST_MODIFIED))
         if request.headers.get("if-none-match") == etag:
-            return Reply(status=304, headers=headers, delay=DELAY)
+            return Reply(status=304, headers=headers, delay=self.delay)
         return Reply(
             headers=(("Content-Type", "text/html; charset=utf-8"), *headers),
             body=body,
-            delay=DELAY,
+            delay=self.delay,
         )
 
 
@@ -187,8 +189,10 @@ def test_a_recrawl_pass_killed_twice_ends_whole_and_counted(gold_dir: Path, tmp_
         recrawl = _crawl_command(profile, out, "--recrawl")
         start = len(server.requests)
         expected_requests = PAGES + len(NEW)
+        site.delay = DELAY
         for fraction in (1 / 3, 2 / 3):
             _kill_when(server, start, int(expected_requests * fraction), recrawl, log)
+        site.delay = 0.0
         _run(recrawl)
         pass_requests = collections.Counter(
             r.path for r in server.requests[start:] if r.path != "/robots.txt"
