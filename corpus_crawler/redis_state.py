@@ -897,9 +897,8 @@ class RedisCampaignStore:
         with self._lock:
             self._released.add(row)
 
-    def finish(self, row: int, url: str, outcome: str) -> bool:
-        """The request is done: its host is released (if the response did not already),
-        and it is marked done at the next commit, with the files that hold its output."""
+    def _release_once(self, row: int) -> None:
+        """Releases the host of `row` unless its response already did, and forgets it."""
         with self._lock:
             released = row in self._released
             self._released.discard(row)
@@ -907,6 +906,11 @@ class RedisCampaignStore:
             self.release(row)
             with self._lock:
                 self._released.discard(row)
+
+    def finish(self, row: int, url: str, outcome: str) -> bool:
+        """The request is done: its host is released (if the response did not already),
+        and it is marked done at the next commit, with the files that hold its output."""
+        self._release_once(row)
         with self._lock:
             self._pending_done.append(row)
         return False
@@ -921,13 +925,7 @@ class RedisCampaignStore:
         if attempt > self.retries.retries:
             return None
         delay = self.retries.delay_for(attempt)
-        with self._lock:
-            released = row in self._released
-            self._released.discard(row)
-        if not released:
-            self.release(row)
-            with self._lock:
-                self._released.discard(row)
+        self._release_once(row)
         with self._lock:
             self._pending_deferred.append((row, attempt, delay * 1000))
             self._retries_cache = (-1.0, 0, None)
