@@ -206,6 +206,12 @@ def render_html(
         ("hosts", f"{len(stats.host_pages):,}"),
         ("duration", f"{elapsed / 60:.1f} min"),
     ]
+    # requests that failed with network errors and wait for a later run (corpus_crawler.retries)
+    pending = int((summary.get("campaign") or {}).get("retries_pending") or 0)
+    if pending:
+        due = str((summary.get("campaign") or {}).get("next_retry") or "")
+        first = f" (first {due[:16].replace('T', ' ')} UTC)" if due else ""
+        cards.append((f"URLs waiting for a retry{first}", f"{pending:,}"))
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',

@@ -50,6 +50,14 @@ def test_collect_counts_hosts_yield_languages_and_a_monotonic_timeline() -> None
     assert "<td>b.test</td><td>10</td><td>5</td><td>50.0%</td>" in html
 
 
+def test_urls_waiting_for_a_retry_are_in_the_headline() -> None:
+    # a cron-driven campaign: the summary's deferred retries (corpus_crawler.retries)
+    campaign = {"retries_pending": 3, "next_retry": "2024-05-06T09:30:00+00:00"}
+    html = render_html(collect(_entries()), {"campaign": campaign}, title="T")
+    assert "<b>3</b>URLs waiting for a retry (first 2024-05-06 09:30 UTC)" in html
+    assert "waiting for a retry" not in render_html(collect(_entries()), {}, title="T")
+
+
 def test_an_empty_crawl_still_gets_a_report(tmp_path: Path) -> None:
     with CrawlLogWriter(tmp_path) as writer:
         pass
