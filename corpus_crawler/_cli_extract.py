@@ -132,13 +132,9 @@ def config_from_args(args: argparse.Namespace) -> ExtractConfig:
         load_stoplist_file(args.stoplist)
     accept = None
     if args.accept_lang:
-        from .stoplists import resolve_language
+        from .stoplists import accept_code
 
-        accept = frozenset(
-            _accept_code(c.strip(), resolve_language)
-            for c in args.accept_lang.split(",")
-            if c.strip()
-        )
+        accept = frozenset(accept_code(c.strip()) for c in args.accept_lang.split(",") if c.strip())
     return ExtractConfig(
         extractor=args.extractor,
         preset=Preset.parse(args.preset),
@@ -147,16 +143,6 @@ def config_from_args(args: argparse.Namespace) -> ExtractConfig:
         stoplist_path=args.stoplist,
         accept_languages=accept,
     ).checked()
-
-
-def _accept_code(code: str, resolve: Any) -> str:
-    """A stoplist language's code, or a plain ISO 639 code (ja, zh) langid can name."""
-    try:
-        return str(resolve(code))
-    except ConfigError:
-        if code.isascii() and code.isalpha() and len(code) in (2, 3):
-            return code.lower()
-        raise
 
 
 def _parse_value(value: str) -> Any:

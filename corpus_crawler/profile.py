@@ -81,6 +81,8 @@ def _did_you_mean(value: str, choices: list[str]) -> str:
 
 
 _HOST_LABEL = re.compile(r"^[a-z0-9*]([a-z0-9-]*[a-z0-9])?$")
+#: What an HTTP header value may hold here (RFC 9110 field-value, ASCII only).
+_HEADER_VALUE = re.compile(r"[\x20-\x7e]*")
 
 
 def _check_domains(key: str, domains: tuple[str, ...]) -> None:
@@ -201,9 +203,20 @@ class Politeness:
     #: A 429 or 503 answer slows its host down to the Retry-After it names (5 s doubling
     #: without one) until it answers otherwise, up to this many seconds; 0: no backoff.
     max_retry_after: float = 120.0
+    #: The Accept-Language header of every request. null: the crawl's languages
+    #: (extraction.accept_languages, else a fixed extraction.language), `en` when they
+    #: name none (Scrapy's default); "": no header.
+    accept_language: str | None = None
 
     def __post_init__(self) -> None:
         _require(self.user_agent.strip() != "", "user_agent", "must not be empty")
+        for key in ("user_agent", "accept_language"):
+            value = getattr(self, key)
+            _require(
+                value is None or _HEADER_VALUE.fullmatch(value) is not None,
+                key,
+                f"{value!r} cannot be sent in an HTTP header: printable ASCII on one line only",
+            )
         for key in ("concurrent_requests", "concurrent_requests_per_domain"):
             value = getattr(self, key)
             _require(value >= 1, key, f"must be >= 1, got {value}")
@@ -374,10 +387,36 @@ class Extraction:
                 ).checked()
             except ConfigError as exc:
                 raise _FieldError("extractor_options", str(exc)) from None
+        if self.accept_languages:
+            try:
+                self.accept_codes()
+            except ConfigError as exc:
+                raise _FieldError("accept_languages", str(exc)) from None
         for key in ("max_bytes", "min_words", "workers", "max_in_flight"):
             value = getattr(self, key)
             _require(value >= 0, key, f"must be >= 0, got {value}")
         _require(self.page_timeout > 0, "page_timeout", "must be > 0 seconds")
+
+    def accept_codes(self) -> tuple[str, ...]:
+        """`accept_languages` as the codes language identification names (`Czech`,
+        `ces` and `cs-CZ` are all `cs`), in the profile's order, without repeats.
+        Reads the language index (only when the list is not empty)."""
+        if not self.accept_languages:
+            return ()
+        from .stoplists import accept_code
+
+        return tuple(dict.fromkeys(accept_code(name) for name in self.accept_languages))
+
+    def target_languages(self) -> tuple[str, ...]:
+        """The languages the crawl wants, most wanted first: the accept-list, else a
+        fixed `language`; () for `auto` or no stoplist."""
+        if self.accept_languages:
+            return self.accept_codes()
+        if self.language in (None, "auto"):
+            return ()
+        from .stoplists import resolve_language
+
+        return (resolve_language(self.language),)
 
     def extract_config(self, max_page_bytes: int | None = None) -> ExtractConfig:
         """The `ExtractConfig` the workers pass to `extract()` (`max_page_bytes`: the
@@ -391,7 +430,7 @@ class Extraction:
             preset=Preset.parse(self.preset),
             language=self.language,
             params=params,
-            accept_languages=frozenset(self.accept_languages) or None,
+            accept_languages=frozenset(self.accept_codes()) or None,
             extractor_options=dict(self.extractor_options),
             **kwargs,
         ).checked()  # the language and option files are read here, once

@@ -36,6 +36,7 @@ __all__ = [
     "LanguageConfig",
     "StopwordFrequency",
     "WordCounts",
+    "accept_code",
     "all_stoplists",
     "available_languages",
     "build_stoplist",
@@ -212,6 +213,23 @@ def resolve_language(name_or_code: str) -> str:
         code = table[close[0]]
         hint = f" (did you mean {index[code].name!r}, code {code!r}?)"
     raise ConfigError(f"unknown language {name_or_code!r}{hint}: {_LIST_HINT}")
+
+
+def accept_code(name_or_code: str) -> str:
+    """The code a language accept-list holds for ``name_or_code``: a stoplist language's
+    file code (``Czech``, ``ces``, ``cs-CZ`` -> ``cs``), or a plain ISO 639 code that
+    language identification can name without a stoplist (``ja``, ``zh``, lower-cased).
+
+    Raises ConfigError (with a did-you-mean) for anything else, so that an accept-list
+    naming no language fails at once instead of dropping every document.
+    """
+    try:
+        return resolve_language(name_or_code)
+    except ConfigError:
+        code = name_or_code.strip()
+        if code.isascii() and code.isalpha() and len(code) in (2, 3):
+            return code.lower()
+        raise
 
 
 # --------------------------------------------------------------------------- YAML files

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from corpus_crawler.profile import Profile
+from corpus_crawler.request_headers import request_headers
 
 __all__ = ["NO_LIMIT", "profile_settings", "profile_summary"]
 
@@ -115,7 +116,7 @@ def profile_settings(profile: Profile) -> dict[str, Any]:
         "CORPUS_EXTRACT_EXTRACTOR": extraction.extractor,
         "CORPUS_EXTRACT_PRESET": extraction.preset,
         "CORPUS_EXTRACT_LANGUAGE": extraction.language,
-        "CORPUS_EXTRACT_ACCEPT_LANGUAGES": list(extraction.accept_languages),
+        "CORPUS_EXTRACT_ACCEPT_LANGUAGES": list(extraction.accept_codes()),
         "CORPUS_EXTRACT_PARAMETERS": dict(extraction.parameters),
         "CORPUS_EXTRACT_OPTIONS": dict(extraction.extractor_options),
         "CORPUS_EXTRACT_MAX_BYTES": extraction.max_bytes,
@@ -154,13 +155,9 @@ def profile_settings(profile: Profile) -> dict[str, Any]:
         "CORPUS_REPORT_ENABLED": output.report,
         "CORPUS_REPORT_INTERVAL": output.report_interval,
     }
-    if output.warc.http_header_from:
-        # Scrapy's default headers, plus the contact the warcinfo records name.
-        settings["DEFAULT_REQUEST_HEADERS"] = {
-            "Accept": "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8",
-            "Accept-Language": "en",
-            "From": output.warc.http_header_from,
-        }
+    # Accept and Accept-Language (the crawl's languages), and the contact the
+    # warcinfo records name (From) when there is one
+    settings["DEFAULT_REQUEST_HEADERS"] = request_headers(profile)
     settings.update(_dedup_settings(profile))
     # schedule: the revisit intervals of recrawl passes, in seconds
     schedule = profile.schedule.seconds()
