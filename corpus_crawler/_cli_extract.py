@@ -446,7 +446,7 @@ def format_detailed(name: str, doc: Document) -> str:
         f" encoding={doc.encoding} declared={doc.declared_encoding or '-'}"
         f" extractor={doc.extractor} preset={doc.preset}"
         f" kept={'yes' if doc.kept else 'no (' + str(doc.drop_reason) + ')'}",
-        f"   title={doc.title or '-'}",
+        f"   title={doc.title or '-'} published={doc.published or '-'}",
         "   class     cf_class  head  chars  words  links  stopw  xpath",
     ]
     for p in doc.paragraphs:
@@ -469,6 +469,7 @@ def document_json(name: str, doc: Document) -> dict[str, Any]:
         "source": name,
         "url": doc.url,
         "title": doc.title,
+        "published": doc.published,
         "language": doc.language,
         "language_confidence": doc.language_confidence,
         "encoding": doc.encoding,

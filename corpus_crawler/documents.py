@@ -8,8 +8,9 @@ Usage, from the one writer path of a crawl::
 
 One record per kept document (`document_record`), the same in both formats:
 ``id``, ``url`` (requested), ``final_url``, ``title``, ``crawl_date`` and
-``last_modified`` (UTC), ``language``, ``language_confidence``, ``lang_diff``,
-``declared_encoding`` and ``encoding`` (used), ``extractor``, ``chars``,
+``last_modified`` (UTC), ``published`` (the date the page declares, `pagedate`),
+``language``, ``language_confidence``, ``lang_diff``, ``declared_encoding`` and
+``encoding`` (used), ``extractor``, ``chars``,
 ``text`` (the paragraphs below, one per line), ``paragraphs`` (each with
 ``text``, ``class``, ``cf_class``, ``heading``, ``langdiff``, ``dup``), ``ip``, and
 ``warc_file`` / ``warc_record_id`` of the response record the text came from.
@@ -36,7 +37,7 @@ import logging
 import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -79,6 +80,7 @@ FIELDS: tuple[str, ...] = (
     "title",
     "crawl_date",
     "last_modified",
+    "published",
     "language",
     "language_confidence",
     "lang_diff",
@@ -185,6 +187,7 @@ def document_record(
         "title": document.title,
         "crawl_date": _iso(meta.crawl_date),
         "last_modified": _iso(meta.last_modified),
+        "published": document.published,
         "language": document.language,
         "language_confidence": document.language_confidence,
         "lang_diff": meta.lang_diff,
@@ -293,6 +296,7 @@ def parquet_schema() -> pyarrow.Schema:
             ("title", pa.string()),
             ("crawl_date", timestamp),
             ("last_modified", timestamp),
+            ("published", pa.date32()),
             ("language", pa.string()),
             ("language_confidence", pa.float64()),
             ("lang_diff", pa.float64()),
@@ -316,6 +320,9 @@ def _parquet_row(record: Mapping[str, Any]) -> dict[str, Any]:
         value = row.get(name)
         if isinstance(value, str):
             row[name] = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    published = row.get("published")
+    if isinstance(published, str):
+        row["published"] = date.fromisoformat(published)
     return row
 
 

@@ -20,6 +20,7 @@ from .decode import Decoded, clean_text, decode_html, decode_like_justext
 from .extractors import run_extractor
 from .language_setup import accepted, choose_language, stoplist_and_params
 from .model import Document, DropReason, Paragraph, ParagraphClass
+from .pagedate import published_date
 
 # Re-exported: they lived here before classify.py and language_setup.py held them.
 __all__ = ["choose_language", "classify_segments", "extract", "stoplist_and_params"]
@@ -98,12 +99,14 @@ def _extract(
     if on_tree is not None:
         on_tree(root, decoded.encoding)
     title = dom.title_of(root)
+    published = published_date(root, decoded.text)
     root = dom.preprocess_reference(root) if reference else dom.preprocess_seed(root)
 
     result = run_extractor(config.extractor, root, config)
     doc = _replace(
         base,
         title=title,
+        published=published,
         language=result.language,
         language_confidence=result.language_confidence,
         html=result.html,

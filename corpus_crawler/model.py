@@ -97,6 +97,8 @@ class Document:
     paragraphs: tuple[Paragraph, ...]
     url: str | None = None
     title: str | None = None
+    #: The publication date the page declares (``YYYY-MM-DD``; `pagedate`), if any.
+    published: str | None = None
     language: str | None = None
     language_confidence: float | None = None
     declared_encoding: str | None = None

@@ -1153,6 +1153,7 @@ def _standard_reason(status: int) -> str:
 def _paragraph_metadata(document: Document, language: str) -> list[tuple[str, str]]:
     fields = [
         ("title", document.title or ""),
+        ("published", document.published or ""),
         ("language", language or (document.language or "")),
         (
             "language-confidence",

@@ -545,6 +545,16 @@ def test_demo_crawls_the_bundled_site(tmp_path: Path) -> None:
     assert str(warc) in result.stdout and str(prevert) in result.stdout
     docs = list(read_vertical(prevert))
     assert len(docs) >= 5
+    # the dates the pages declare (microdata, Open Graph), the same in the JSONL
+    published = {attrs["url"].rsplit("/", 1)[1]: attrs["published"] for attrs, _ in docs}
+    assert published["code-coverage.html"] == "2013-09-29"
+    assert published["literally.html"] == "2015-02-24"
+    assert published["developer-edition.html"] == ""
+    (jsonl,) = out.glob("*.jsonl")
+    rows = [json.loads(line) for line in jsonl.read_text(encoding="utf-8").splitlines()]
+    assert {row["url"]: row["published"] for row in rows} == {
+        attrs["url"]: attrs["published"] or None for attrs, _ in docs
+    }
     check = subprocess.run(
         [sys.executable, "-m", "warcio.cli", "check", str(warc)], capture_output=True, check=False
     )

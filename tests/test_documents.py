@@ -99,6 +99,7 @@ def test_jsonl_and_parquet_match_the_prevertical_document_for_document(
     assert table.column("id").to_pylist() == [attrs["id"] for attrs, _ in prevert]
 
     rows = table.to_pylist()
+    assert sum(1 for attrs, _ in prevert if attrs["published"]) >= 3  # the demo's dated pages
     for (attrs, paragraphs), (_, json_row), parquet_row in zip(
         prevert, frame.iterrows(), rows, strict=True
     ):
@@ -115,6 +116,10 @@ def test_jsonl_and_parquet_match_the_prevertical_document_for_document(
             assert row["language"] == attrs["lang"]
             assert row["encoding"] == attrs["enc_chared"]
             assert row["warc_record_id"] == f"<urn:uuid:{attrs['id']}>"
+        published = parquet_row["published"]  # a Parquet date; a string in the JSON
+        assert (published.isoformat() if published else "") == attrs["published"]
+        in_json = json_row["published"]  # pandas reads a null as NaN
+        assert (in_json if isinstance(in_json, str) else "") == attrs["published"]
         assert parquet_row["crawl_date"] == NOW
         assert parquet_row["last_modified"] == datetime(2024, 5, 6, 7, 0, tzinfo=timezone.utc)
         assert json_row["crawl_date"] == "2024-05-06T07:08:09Z"

@@ -1,4 +1,4 @@
-<doc id="1" title="Article &lt;1&gt; &amp; &quot;more&quot;" length="100-500" chars="110" crawl_date="2024-05-06 07:08" last_modified="2015-10-21 07:28" lang="cs" lang_conf="0.99" ip="192.0.2.7" url="https://example.cz/start" final_url="https://example.cz/final" file_type="html" enc_meta="windows-1250" enc_chared="utf-8" extractor="justext">
+<doc id="1" title="Article &lt;1&gt; &amp; &quot;more&quot;" length="100-500" chars="110" crawl_date="2024-05-06 07:08" last_modified="2015-10-21 07:28" published="2015-10-20" lang="cs" lang_conf="0.99" ip="192.0.2.7" url="https://example.cz/start" final_url="https://example.cz/final" file_type="html" enc_meta="windows-1250" enc_chared="utf-8" extractor="justext">
 <p class="bad" cfclass="bad" heading="0">
 <s>
 Home
@@ -81,7 +81,7 @@ line
 </s>
 </p>
 </doc>
-<doc id="3" title="" length="0-100" chars="10" crawl_date="2024-05-06 07:08" last_modified="" lang="" lang_conf="" ip="" url="http://b.example/" final_url="http://b.example/" file_type="html" enc_meta="" enc_chared="" extractor="justext">
+<doc id="3" title="" length="0-100" chars="10" crawl_date="2024-05-06 07:08" last_modified="" published="" lang="" lang_conf="" ip="" url="http://b.example/" final_url="http://b.example/" file_type="html" enc_meta="" enc_chared="" extractor="justext">
 <p class="good" cfclass="good" heading="0">
 <s>
 Just
