@@ -39,6 +39,12 @@ class Preset(enum.Enum):
     def __str__(self) -> str:
         return self.value
 
+    @property
+    def composes_unicode(self) -> bool:
+        """Whether block texts are put in Unicode NFC before classification: the
+        corpus presets, not the two that must match the seed and jusText exactly."""
+        return self in (Preset.CORPUS, Preset.ARTICLE)
+
     @classmethod
     def parse(cls, value: str | Preset) -> Preset:
         if isinstance(value, Preset):

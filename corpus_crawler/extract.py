@@ -9,6 +9,7 @@ never as an exception.
 from __future__ import annotations
 
 import logging
+import unicodedata
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -99,6 +100,8 @@ def _extract(
     if on_tree is not None:
         on_tree(root, decoded.encoding)
     title = dom.title_of(root)
+    if title is not None and config.preset.composes_unicode and not title.isascii():
+        title = unicodedata.normalize("NFC", title)  # as the blocks' texts (segment.composed)
     published = published_date(root, decoded.text)
     root = dom.preprocess_reference(root) if reference else dom.preprocess_seed(root)
 

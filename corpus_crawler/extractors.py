@@ -23,7 +23,7 @@ from .elementmarks import HIDDEN, UNLIKELY
 from .language_setup import accepted, choose_language, stoplist_and_params
 from .model import DropReason, Paragraph
 from .presets import container_options
-from .segment import Segment, TooManyBlocks, segment
+from .segment import Segment, TooManyBlocks, composed, segment
 
 
 class Extractor(enum.Enum):
@@ -109,6 +109,8 @@ def _justext(root: etree._Element, config: ExtractConfig) -> Extraction:
         segments = visible(segments)
         if not segments:
             return Extraction((), drop_reason=DropReason.EMPTY, drop_detail="no visible text")
+    if config.preset.composes_unicode:
+        segments = composed(segments)
     language, confidence = choose_language([s.text for s in segments], config)
     if not accepted(language, confidence, config):
         # checked before classifying: a rejected page costs no classification
