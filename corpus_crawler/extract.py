@@ -12,6 +12,7 @@ import logging
 import unicodedata
 from collections.abc import Callable
 from dataclasses import replace
+from datetime import date
 from typing import Any
 
 from . import dom
@@ -36,15 +37,18 @@ def extract(
     *,
     http_charset: str | None = None,
     on_tree: Callable[[Any, str], None] | None = None,
+    fetched: date | None = None,
 ) -> Document:
     """Decode, preprocess, segment and classify one page. Never raises on bad input.
 
     `on_tree(root, encoding)` is called with the parsed page before preprocessing
     strips it (the crawl's workers take its links from it: one parse a page, not two);
-    it must not keep the tree, which the extractor then changes."""
+    it must not keep the tree, which the extractor then changes. `fetched`: the day the
+    page was fetched (default today); a publication date it declares after that day is
+    not believed (`pagedate`)."""
     raw_size = len(html)
     try:
-        return _extract(html, url, config, http_charset, raw_size, on_tree)
+        return _extract(html, url, config, http_charset, raw_size, on_tree, fetched)
     except UnknownLanguage:
         # A misspelt setting is the caller's to fix, not a bad page: dropping
         # every page as an extractor error would hide it.
@@ -82,6 +86,7 @@ def _extract(
     http_charset: str | None,
     raw_size: int,
     on_tree: Callable[[Any, str], None] | None = None,
+    fetched: date | None = None,
 ) -> Document:
     decoded, data = _decode(html, http_charset, config)
     reference = config.preset is Preset.REFERENCE
@@ -102,7 +107,7 @@ def _extract(
     title = dom.title_of(root)
     if title is not None and config.preset.composes_unicode and not title.isascii():
         title = unicodedata.normalize("NFC", title)  # as the blocks' texts (segment.composed)
-    published = published_date(root, decoded.text)
+    published = published_date(root, decoded.text, fetched)
     root = dom.preprocess_reference(root) if reference else dom.preprocess_seed(root)
 
     result = run_extractor(config.extractor, root, config)

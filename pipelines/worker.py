@@ -25,6 +25,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
+from datetime import date
 from types import FrameType
 from typing import TYPE_CHECKING, overload
 from urllib.parse import urljoin, urlsplit
@@ -99,6 +100,8 @@ class PageTask:
     #: The document's crawl facts, for formatting its vertical text with the page (None:
     #: not now; with dedup on, a `VerticalTask` formats it once the document is kept).
     meta: DocMeta | None = None
+    #: The day the page was fetched, when not today (an archive's record date).
+    fetched: date | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -314,6 +317,7 @@ def process_page(task: PageTask, config: WorkerConfig) -> PageResult:
                     config.extract,
                     http_charset=task.http_charset,
                     on_tree=links_of if share else None,
+                    fetched=task.fetched,
                 )
                 paragraph_count = len(document.paragraphs)
                 if config.vertical is not None and task.meta is not None:

@@ -400,6 +400,24 @@ def test_uncompressed_warc_and_sync_points(gold_html: list[bytes], tmp_path: Pat
     assert set(documents(out)) == {f"http://example.org/p{i}.html" for i in range(5)}
 
 
+def test_a_publication_date_after_the_archive_date_is_not_believed(
+    gold_html: list[bytes], tmp_path: Path
+) -> None:
+    # process judges a declared date against the record's WARC-Date, not today: a page
+    # archived in 2015 that says 2020 declares no real date (a placeholder, a bad clock)
+    archive = ArchiveBuilder(tmp_path / "dated.warc.gz")
+    for name, declared in (("before", "2015-03-01"), ("after", "2020-01-01")):
+        meta = f'<meta property="article:published_time" content="{declared}">'.encode()
+        body = b"<html><head>" + meta + b"</head><body>" + gold_html[0] + b"</body></html>"
+        archive.response(f"http://example.org/{name}.html", body, date="2015-06-01T12:00:00Z")
+    archive.close()
+    out = tmp_path / "out"
+    run_cli("process", str(archive.path), "-o", str(out), "--no-progress")
+    docs = documents(out)
+    assert docs["http://example.org/before.html"][0]["published"] == "2015-03-01"
+    assert docs["http://example.org/after.html"][0]["published"] == ""
+
+
 def test_splitting_a_file_into_ranges_changes_nothing(
     gold_html: list[bytes], tmp_path: Path
 ) -> None:

@@ -266,6 +266,8 @@ def _process(
         http_charset=page.http_charset,
         links=False,
         meta=None,
+        # the archive's date: a page dated after it was fetched declares no real date
+        fetched=meta.crawl_date.date() if meta.crawl_date else None,
     )
     try:
         result = process_page(task, config)
