@@ -17,7 +17,8 @@ Each line has ten space-separated columns (``-`` for an unknown value)::
    (robots.txt, scope, address, size cap), ``error:<kind>`` (network errors,
    ``http-404``...), ``redirect``, ``fetched`` (robots.txt, sitemaps) or
    ``no-item``;
-10. annotations: comma-separated ``key=value`` (``lang``, ``doc`` id, ``words``).
+10. annotations: comma-separated ``key=value`` (``lang``, ``doc`` id, ``words``,
+    ``published``: the date a kept page declares).
 
 `CrawlLogWriter` takes lines from any thread and appends them from its own
 thread once a second (buffered: a line per page at hundreds of pages per

@@ -83,6 +83,27 @@ def _bar(items: Sequence[tuple[str, int]], title: str, xlabel: str, color: str) 
     return _png(figure)
 
 
+def _years(stats: CrawlStats, years: list[str]) -> str:
+    """Kept documents per year they declare, every year from the first to the last."""
+    first, last = int(years[0]), int(years[-1])
+    labels = [str(year) for year in range(first, last + 1)]
+    figure = _figure(7.0, 3.2)
+    axes = figure.add_subplot()
+    axes.bar(labels, [stats.published_years[label] for label in labels], color="C5")
+    undated = stats.published_years["undated"]
+    dated = sum(stats.published_years[label] for label in labels)
+    axes.set_title(
+        f"Kept documents by publication year ({dated:,} dated, {undated:,} declare none)"
+    )
+    axes.set_ylabel("documents")
+    from matplotlib.ticker import MaxNLocator
+
+    axes.yaxis.set_major_locator(MaxNLocator(integer=True))  # counts: no 0.2 documents
+    axes.tick_params(axis="x", labelrotation=90 if len(labels) > 12 else 0)
+    axes.grid(alpha=0.3, axis="y")
+    return _png(figure)
+
+
 def _timeline(stats: CrawlStats) -> str:
     figure = _figure()
     axes = figure.add_subplot()
@@ -251,6 +272,9 @@ def render_html(
                 ),
             )
         )
+    years = sorted(year for year in stats.published_years if year != "undated")
+    if years:
+        plots.append(("Publication years", _years(stats, years)))
     if stats.size_bins:
         plots.append(("Sizes", _sizes(stats)))
     if stats.statuses:
@@ -306,6 +330,17 @@ def render_html(
             [(lang, c, _percent(c, kept)) for lang, c in stats.languages.most_common()],
         )
     )
+    if years:
+        parts.append("<h2>Publication years</h2>")
+        parts.append(
+            _table(
+                ("year the page declares", "documents", "share"),
+                [
+                    (year, c, _percent(c, kept))
+                    for year, c in sorted(stats.published_years.items(), reverse=True)
+                ],
+            )
+        )
     parts.append("<h2>Discovery</h2>")
     labels = {"seed": "seed", "L": "link", "R": "redirect", "S": "sitemap", "P": "prerequisite"}
     parts.append(

@@ -41,6 +41,8 @@ class CrawlStats:
     outcomes: Counter[str] = field(default_factory=Counter)
     statuses: Counter[str] = field(default_factory=Counter)
     languages: Counter[str] = field(default_factory=Counter)
+    #: Kept documents by the year they declare (`pagedate`); "undated" for the others.
+    published_years: Counter[str] = field(default_factory=Counter)
     discovery: Counter[str] = field(default_factory=Counter)
     host_pages: Counter[str] = field(default_factory=Counter)
     host_kept: Counter[str] = field(default_factory=Counter)
@@ -71,6 +73,7 @@ _COUNTERS = (
     "outcomes",
     "statuses",
     "languages",
+    "published_years",
     "discovery",
     "host_pages",
     "host_kept",
@@ -114,6 +117,7 @@ class StatsAccumulator:
             stats.bytes_clean += clean
             stats.words += int(entry.annotations.get("words", 0) or 0)
             stats.languages[entry.annotations.get("lang") or "unknown"] += 1
+            stats.published_years[(entry.annotations.get("published") or "")[:4] or "undated"] += 1
         second = math.floor(entry.time.timestamp())
         self._fetched_per_second[second] += bool(entry.status)
         self._kept_per_second[second] += entry.kept

@@ -268,6 +268,8 @@ class CrawlLogExtension:
             notes = {"doc": item.doc_id, "words": str(item.words), "clean": str(item.clean_bytes)}
             if document.language:
                 notes["lang"] = document.language
+            if document.published:
+                notes["published"] = document.published
             self._write(entry, "kept", notes)
         else:  # a FetchedPage passed on without extraction (extraction.enabled: false)
             self._write(entry, "fetched")

@@ -25,6 +25,7 @@ from warcio.archiveiterator import ArchiveIterator
 
 from corpus_crawler import extract
 from corpus_crawler.config import ExtractConfig
+from corpus_crawler.crawllog import read_crawl_log
 from corpus_crawler.profile import parse_profile
 from corpus_crawler.testserver import RequestRecord, SiteServer
 from corpus_crawler.vertical import DOC_ATTRIBUTES, read_vertical
@@ -555,6 +556,9 @@ def test_demo_crawls_the_bundled_site(tmp_path: Path) -> None:
     assert {row["url"]: row["published"] for row in rows} == {
         attrs["url"]: attrs["published"] or None for attrs, _ in docs
     }
+    (log,) = out.glob("*.crawl.log")
+    logged = {e.url: e.annotations.get("published") for e in read_crawl_log(log) if e.kept}
+    assert logged == {attrs["url"]: attrs["published"] or None for attrs, _ in docs}
     check = subprocess.run(
         [sys.executable, "-m", "warcio.cli", "check", str(warc)], capture_output=True, check=False
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -48,6 +49,23 @@ def test_collect_counts_hosts_yield_languages_and_a_monotonic_timeline() -> None
     assert "<title>T &amp; &lt;x&gt;</title>" in html
     assert html.count('class="plot"') == 6
     assert "<td>b.test</td><td>10</td><td>5</td><td>50.0%</td>" in html
+
+
+def test_kept_documents_are_counted_by_the_year_they_declare() -> None:
+    entries = _entries()
+    dates = iter(["2019-11-21", "2019-02-01", "2023-06-01", "", "2021-01-05"] * 3)
+    for index, entry in enumerate(entries):
+        if entry.outcome == "kept" and (date := next(dates)):
+            annotations = {**entry.annotations, "published": date}
+            entries[index] = dataclasses.replace(entry, annotations=annotations)
+    stats = collect(entries)
+    assert stats.published_years == {"2019": 6, "2023": 3, "2021": 3, "undated": 3}
+    html = render_html(stats, {}, title="T")
+    assert html.count('class="plot"') == 7 and 'alt="Publication years"' in html
+    assert "<td>2019</td><td>6</td><td>40.0%</td>" in html
+    assert "<td>undated</td><td>3</td><td>20.0%</td>" in html
+    # a crawl that dated nothing shows neither
+    assert "Publication years" not in render_html(collect(_entries()), {}, title="T")
 
 
 def test_urls_waiting_for_a_retry_are_in_the_headline() -> None:
