@@ -45,19 +45,21 @@ def main() -> None:
     parser.add_argument("--gold", type=Path, help="a gold set or folder of sets")
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
-    by_set: dict[str, list[bytes]] = defaultdict(list)
+    by_set: dict[str, list[tuple[bytes, str | None]]] = defaultdict(list)
     for page in load_pages(args.gold, ()):
-        by_set[page.set_name].append(page.html)
+        by_set[page.set_name].append((page.html, page.url))
     config = ExtractConfig().checked()
     print(f"best of {args.rounds} rounds, CPU time; ratios within each set")
     print(f"{'set':18} {'pages':>5} {'dated':>5} {'us/page':>8} {'x parse':>8} {'x extract':>9}")
     for name, pages in sorted(by_set.items()):
-        texts = [decode_html(html, None).text for html in pages]
-        trees = [(root, text) for text in texts if (root := dom.parse(text)) is not None]
-        dated = sum(1 for root, text in trees if published_date(root, text))
-        parse = best_of(args.rounds, lambda texts=texts: [dom.parse(t) for t in texts])
+        texts = [(decode_html(html, None).text, url) for html, url in pages]
+        trees = [
+            (root, text, None, url) for text, url in texts if (root := dom.parse(text)) is not None
+        ]
+        dated = sum(1 for tree in trees if published_date(*tree))
+        parse = best_of(args.rounds, lambda texts=texts: [dom.parse(t) for t, _ in texts])
         dates = best_of(args.rounds, lambda trees=trees: [published_date(*p) for p in trees])
-        whole = best_of(args.rounds, lambda pages=pages: [extract(h, None, config) for h in pages])
+        whole = best_of(args.rounds, lambda pages=pages: [extract(h, u, config) for h, u in pages])
         print(
             f"{name:18} {len(pages):>5} {dated:>5} {dates / len(pages) * 1e6:>8.1f}"
             f" {dates / parse:>8.3f} {dates / whole:>9.3f}"

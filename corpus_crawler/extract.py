@@ -107,7 +107,7 @@ def _extract(
     title = dom.title_of(root)
     if title is not None and config.preset.composes_unicode and not title.isascii():
         title = unicodedata.normalize("NFC", title)  # as the blocks' texts (segment.composed)
-    published = published_date(root, decoded.text, fetched)
+    published = published_date(root, decoded.text, fetched, url)
     root = dom.preprocess_reference(root) if reference else dom.preprocess_seed(root)
 
     result = run_extractor(config.extractor, root, config)

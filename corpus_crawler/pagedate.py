@@ -16,7 +16,9 @@ publishing systems say it in machine-readable metadata:
   ``DC.date``), Highwire/Google Scholar (``citation_publication_date``,
   ``citation_date``), and the common ``pubdate``, ``publishdate``, ``date``,
   ``article.published``, ``sailthru.date``, ``parsely-pub-date``;
-* ``<time pubdate datetime=...>`` (the HTML5 draft's attribute, still common).
+* last, a date in the URL's path as news and blog systems write it
+  (``/2019/11/21/slug``, ``/2019-11-21/``): whole path segments only, so an archive
+  listing (``/2019/11/``) or a number in a slug is not a date.
 
 The first source in that order that holds a valid date wins. Only these
 declarations are read: dates in the running text ("Posted on 3 May") are left
@@ -29,8 +31,8 @@ page; earlier values are placeholders such as the Unix epoch) and the day after
 clock by default). The result is the calendar date as written (``YYYY-MM-DD``):
 the time zone is not applied, so a page dated 23:30 in its own zone keeps its day.
 
-A pure function of the parsed tree, called on the tree `extract()` already
-parsed (before the head is removed): no second parse.
+A pure function of the parsed tree and its text, called on the tree `extract()`
+already parsed (before the head is removed): no second parse.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from __future__ import annotations
 import datetime as _dt
 import re
 from typing import Any
+from urllib.parse import urlsplit
 
 __all__ = ["EARLIEST", "published_date"]
 
@@ -82,6 +85,9 @@ _META_TAG = re.compile(r"<meta\b", re.IGNORECASE)
 #: What every name and property of ours holds.
 _OUR_META = re.compile("date|publish|issued", re.IGNORECASE)
 _ATTRIBUTE = re.compile(r"""([\w:.-]+)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))""")
+#: A date as whole path segments: /YYYY/MM/DD/ or /YYYY-MM-DD/ (or at the path's end,
+#: or before a slug joined by - or _).
+_URL_DATE = re.compile(r"/(\d{4})([/-])(\d{1,2})\2(\d{1,2})(?=/|$|[-_.][^/\d])")
 #: schema.org dates read per page, and "datePublished"s looked at (a hostile page can
 #: hold millions, each costing a look back for its tag or script).
 _MAX_VALUES = 20
@@ -113,7 +119,9 @@ def parse_date(value: str, not_after: _dt.date) -> _dt.date | None:
     return date
 
 
-def published_date(root: Any, text: str, not_after: _dt.date | None = None) -> str | None:
+def published_date(
+    root: Any, text: str, not_after: _dt.date | None = None, url: str | None = None
+) -> str | None:
     """The page's publication date as ``YYYY-MM-DD``, or None (see the module doc).
 
     `root` is the parsed page and `text` the markup it was parsed from. The head's
@@ -146,11 +154,21 @@ def published_date(root: Any, text: str, not_after: _dt.date | None = None) -> s
             get = attributes.get
             found.add_meta(get("property"), get("name"), get("content"))
     found.json_ld, found.microdata = _schema_org_values(text)
-    for value in found.candidates():
+    candidates = found.candidates()
+    if url:
+        candidates += _url_dates(url)
+    for value in candidates:
         date = parse_date(value, not_after)
         if date is not None:
             return date.isoformat()
     return None
+
+
+def _url_dates(url: str) -> list[str]:
+    """``/2019/11/21/`` or ``/2019-11-21/`` in the URL's path, as ``2019-11-21``."""
+    path = urlsplit(url).path
+    match = _URL_DATE.search(path)
+    return [] if match is None else [f"{match[1]}-{match[3]}-{match[4]}"]
 
 
 def _schema_org_values(text: str) -> tuple[list[str], list[str]]:

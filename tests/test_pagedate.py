@@ -110,7 +110,34 @@ def test_broken_and_hostile_declarations() -> None:
     assert date_of(page('<meta name="date" content="2007-07-07">', flood)) == "2007-07-07"
 
 
+def test_the_url_is_the_last_resort() -> None:
+    def by_url(url: str, head: str = "") -> str | None:
+        html = page(head)
+        root = dom.parse(html)
+        return published_date(root, html, TODAY, url)
+
+    assert by_url("https://news.example/2019/11/21/a-story") == "2019-11-21"
+    assert by_url("https://news.example/2012/08/2012/08/21/a-story") == "2012-08-21"
+    assert by_url("https://blog.example/posts/2019-1-5-new-year") == "2019-01-05"
+    assert by_url("https://news.example/2019/11/21.html") == "2019-11-21"
+    # what the page declares comes first
+    declared = '<meta property="article:published_time" content="2013-01-11">'
+    assert by_url("https://news.example/2011/11/18/story", declared) == "2013-01-11"
+    # not dates: an archive listing, numbers in a slug, a query, an impossible day
+    for url in (
+        "https://news.example/2019/11/",
+        "https://shop.example/item/12345/67/89",
+        "https://news.example/20191121/story",
+        "https://news.example/story?d=2019/11/21",
+        "https://news.example/2019/02/30/story",
+        "https://news.example/2019/11/21x/story",
+    ):
+        assert by_url(url) is None, url
+
+
 def test_extract_sets_the_document_date() -> None:
     html = page('<meta property="article:published_time" content="2023-06-01">', BODY * 3)
     assert extract(html.encode()).published == "2023-06-01"
     assert extract(page(body=BODY * 3).encode()).published is None
+    dated_url = "https://news.example/2020/02/02/story"
+    assert extract(page(body=BODY * 3).encode(), dated_url).published == "2020-02-02"
