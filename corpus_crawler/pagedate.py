@@ -25,7 +25,8 @@ declarations are read: dates in the running text ("Posted on 3 May") are left
 alone, since a page cites many dates and a wrong one is worse than none.
 
 A value must be an ISO 8601 date (``2024-03-05``, with or without a time and a
-zone; ``2024/03/05`` and ``20240305`` too), between 1991-01-01 (the first web
+zone; ``2024/03/05`` and ``20240305`` too) or an RFC 2822 one (``Tue, 05 Mar 2024
+10:00:00 GMT``), between 1991-01-01 (the first web
 page; earlier values are placeholders such as the Unix epoch) and the day after
 `not_after` (a page cannot be published after it was fetched; the caller's
 clock by default). The result is the calendar date as written (``YYYY-MM-DD``):
@@ -38,6 +39,7 @@ already parsed (before the head is removed): no second parse.
 from __future__ import annotations
 
 import datetime as _dt
+import email.utils
 import re
 from typing import Any
 from urllib.parse import urlsplit
@@ -103,16 +105,21 @@ _LD_VALUE = re.compile(r"""["']\s*:\s*["']([^"'\\]{4,64})["']""")
 
 
 def parse_date(value: str, not_after: _dt.date) -> _dt.date | None:
-    """The calendar date an ISO-8601-like value starts with, if valid and plausible."""
+    """The calendar date an ISO-8601-like value starts with (or an RFC 2822 date, as
+    some systems write ``pubdate``), if valid and plausible."""
     match = _DATE.match(value)
-    if match is None:
-        return None
-    year, _, month, day = match.groups()
-    if len(month) != len(day) and not match.group(2):
-        return None  # 2024315: ambiguous without separators
     try:
-        date = _dt.date(int(year), int(month), int(day))
-    except ValueError:
+        if match is not None:
+            year, _, month, day = match.groups()
+            if len(month) != len(day) and not match.group(2):
+                return None  # 2024315: ambiguous without separators
+            date = _dt.date(int(year), int(month), int(day))
+        else:
+            parts = email.utils.parsedate_tz(value.strip()[:64])
+            if parts is None:
+                return None
+            date = _dt.date(parts[0], parts[1], parts[2])
+    except (ValueError, TypeError, OverflowError):
         return None
     if date < EARLIEST or date > not_after + _dt.timedelta(days=1):
         return None

@@ -78,6 +78,8 @@ def test_placeholders_future_dates_and_prose_are_not_dates() -> None:
         assert date_of(page(f'<meta name="date" content="{value}">')) is None, value
     assert parse_date("2024-3-5T10:00", TODAY) == dt.date(2024, 3, 5)
     assert parse_date("  2024.03.05", TODAY) == dt.date(2024, 3, 5)
+    assert parse_date("Tue, 05 Mar 2024 10:00:00 GMT", TODAY) == dt.date(2024, 3, 5)
+    assert parse_date("Tue, 05 Foo 2024 10:00:00 GMT", TODAY) is None
 
 
 def test_a_date_published_outside_a_declaration_is_passed_over() -> None:
