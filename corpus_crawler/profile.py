@@ -707,6 +707,15 @@ class Profile:
                 f"{key!r} is not a Scrapy setting name: Scrapy settings are UPPER_CASE",
             )
 
+    def with_languages(self, languages: Sequence[str]) -> Profile:
+        """This profile keeping (and asking sites for) `languages` only: ``crawl --lang``."""
+        wanted = tuple(name.strip() for name in languages if name.strip())
+        try:
+            extraction = dataclasses.replace(self.extraction, accept_languages=wanted)
+        except _FieldError as exc:
+            raise ProfileError(f"{exc.message}") from None
+        return dataclasses.replace(self, extraction=extraction)
+
     @property
     def base_dir(self) -> Path:
         """The folder relative seed files are resolved against."""

@@ -108,6 +108,13 @@ def register(subparsers: Any) -> None:
         " (py-wacz: pip install 'corpus-crawler[wacz]')",
     )
     crawl.add_argument(
+        "--lang",
+        metavar="LANG[,LANG...]",
+        help="keep only documents in these languages (codes or names: cs,sk or Czech) and"
+        " ask sites for them (Accept-Language); replaces the profile's"
+        " extraction.accept_languages",
+    )
+    crawl.add_argument(
         "--recrawl",
         action="store_true",
         help="start a new pass over the campaign in OUTDIR: revisit every known URL that is"
@@ -676,6 +683,12 @@ def run_crawl(args: argparse.Namespace) -> int:
     profile = _load(args.profile)
     if profile is None:
         return 2
+    if getattr(args, "lang", None):
+        try:
+            profile = profile.with_languages(args.lang.split(","))
+        except ProfileError as exc:
+            print(f"corpus-crawler: --lang: {exc}", file=sys.stderr)
+            return 2
     try:
         overrides = _overrides(args.settings)
     except ConfigError as exc:

@@ -135,6 +135,33 @@ def test_an_english_crawl_of_the_same_site_keeps_the_english_pages(tmp_path: Pat
     assert all("Vltava river" in text for text in documents)
 
 
+def test_crawl_urls_with_lang_keeps_and_asks_for_those_languages(tmp_path: Path) -> None:
+    # the newcomer's command: no profile, `--lang` by name
+    routes = {path: _negotiated(path) for path in PAGES}
+    server = SiteServer(routes=routes, keep_log=True)  # type: ignore[arg-type]
+    with server:
+        result = subprocess.run(
+            [sys.executable, "-m", "corpus_crawler.cli", "crawl", server.base_url + "/",
+             "--lang", "Czech", "-o", str(tmp_path / "out"),
+             "-s", "CORPUS_NETWORK_ALLOWED_NETWORKS=127.0.0.1/32", "-s", "DOWNLOAD_DELAY=0",
+             "-s", "CORPUS_DEDUP_ENABLED=False"],
+            cwd=tmp_path, capture_output=True, text=True, timeout=TIMEOUT, check=False,
+        )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr[-3000:]
+    assert {r.headers.get("accept-language") for r in server.requests} == {"cs"}
+    documents = _documents(tmp_path / "out")
+    assert len(documents) == len(PAGES) and all("Vltavě" in text for text in documents)
+    # a name that is no language: one line, exit 2, nothing fetched
+    bad = subprocess.run(
+        [sys.executable, "-m", "corpus_crawler.cli", "crawl", "https://example.org/",
+         "--lang", "Czeck", "-o", str(tmp_path / "bad")],
+        cwd=tmp_path, capture_output=True, text=True, timeout=TIMEOUT, check=False,
+    )  # fmt: skip
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr
+    assert "--lang: unknown language 'Czeck' (did you mean 'Czech'" in bad.stderr
+    assert not (tmp_path / "bad").exists()
+
+
 def test_the_header_follows_the_profile() -> None:
     def header(data: dict[str, object]) -> str | None:
         settings = profile_settings(parse_profile(data))
