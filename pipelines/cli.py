@@ -195,9 +195,12 @@ class CrawlResult:
 
     @property
     def network_down(self) -> bool:
-        """No response at all in this run, and requests that failed with network errors."""
+        """No response at all in this run, and requests that failed with network errors
+        (or waited for a robots.txt that got no response either)."""
         pages = self.summary.get("pages") or {}
-        return not pages.get("responses") and bool(pages.get("network_failures"))
+        return not pages.get("responses") and bool(
+            pages.get("network_failures") or pages.get("robots_no_response")
+        )
 
 
 def _crawl_settings(
@@ -577,10 +580,13 @@ def _finish(result: CrawlResult) -> int:
             file=sys.stderr,
         )
     elif code is ExitCode.NETWORK_DOWN:
-        failures = result.summary["pages"]["network_failures"]
+        pages = result.summary["pages"]
+        failures = pages["network_failures"]
+        robots = pages.get("robots_no_response") or 0
+        waited = f", {robots} waited for a robots.txt that got none" if robots else ""
         print(
             f"corpus-crawler: no response at all: {failures} request(s) failed with network"
-            " errors (DNS, refused or timed-out connections): is the network down?",
+            f" errors{waited} (DNS, refused or timed-out connections): is the network down?",
             file=sys.stderr,
         )
     return int(code)
