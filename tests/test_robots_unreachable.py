@@ -65,11 +65,12 @@ output:
 """
 
 PAGES = ("/a.html", "/b.html", "/private/c.html")
-RULES = Reply(headers=(("Content-Type", "text/plain"),), body=b"User-agent: *\nDisallow: /private/\n")
-BUSY = Reply(status=503, headers=(("Content-Type", "text/plain"),), body=b"busy\n")
+TEXT = (("Content-Type", "text/plain"),)
+RULES = Reply(headers=TEXT, body=b"User-agent: *\nDisallow: /private/\n")
+BUSY = Reply(status=503, headers=TEXT, body=b"busy\n")
 #: Answered after the download timeout (2 s): no response.
-SILENT = Reply(headers=(("Content-Type", "text/plain"),), body=b"", delay=4.0)
-GONE = Reply(status=404, headers=(("Content-Type", "text/plain"),), body=b"no such file\n")
+SILENT = Reply(headers=TEXT, body=b"", delay=4.0)
+GONE = Reply(status=404, headers=TEXT, body=b"no such file\n")
 
 
 class Site:
@@ -77,9 +78,9 @@ class Site:
 
     def __init__(self, robots: Reply) -> None:
         self.robots = robots
-        pages = {p: reply for p, reply in deferred.site_pages("p", 3).items()}
+        replies = deferred.site_pages("p", 3).values()
         self.server = SiteServer(
-            pages=dict(zip(PAGES, pages.values(), strict=True)),
+            pages=dict(zip(PAGES, replies, strict=True)),
             routes={"/robots.txt": self._robots},
         )
 
@@ -242,7 +243,7 @@ def test_attempts_run_out_into_a_counted_robots_unreachable_drop(tmp_path: Path)
 
 def test_the_profile_key_is_checked(tmp_path: Path) -> None:
     profile = write_profile(tmp_path / "p.yaml", ["http://127.0.0.1/"], policy="ignore")
-    with pytest.raises(ProfileError, match="robots_unreachable.*defer or allow"):
+    with pytest.raises(ProfileError, match=r"robots_unreachable.*defer or allow"):
         load_profile(profile)
 
 
