@@ -136,8 +136,10 @@ def pending_note(count: int, first_due: float, now: float) -> str:
     due = datetime.fromtimestamp(first_due).astimezone()
     soon = first_due - now < 20 * 3600
     moment = due.strftime("%H:%M" if soon else "%Y-%m-%d %H:%M")
-    urls = "1 URL" if count == 1 else f"{count:,} URLs"
-    waits = f"{urls} failed with network errors and {'waits' if count == 1 else 'wait'}"
+    one = count == 1
+    urls = "1 URL" if one else f"{count:,} URLs"
+    why = "a network error" if one else "network errors"
+    waits = f"{urls} {'waits' if one else 'wait'} for a retry ({why} or an unreachable robots.txt)"
     if first_due <= now:
-        return f"{waits} for a retry, due now: run the same command"
-    return f"{waits} for a retry, the first at {moment}: run the same command then"
+        return f"{waits}, due now: run the same command"
+    return f"{waits}, the first at {moment}: run the same command then"

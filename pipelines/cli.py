@@ -12,7 +12,8 @@ output folder), with one line saying why; 3 it stopped because the output could
 not be written (a full disk): free space and run the same command to resume;
 4 another crawl is using the output folder; 5 it was interrupted (Ctrl-C,
 SIGTERM): run the same command to resume; 6 no request got any response and some
-failed with network errors (the network is down): they wait for a deferred retry.
+failed with network errors, or waited for a robots.txt that got none (the network
+is down): they wait for a deferred retry.
 """
 
 from __future__ import annotations

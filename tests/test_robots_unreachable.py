@@ -23,6 +23,7 @@ from test_distributed import RedisServer
 
 from corpus_crawler.crawllog import read_crawl_log
 from corpus_crawler.profile import ProfileError, load_profile
+from corpus_crawler.retries import deferral_reason, exhausted_outcome, is_transient
 from corpus_crawler.state import CampaignStore
 from corpus_crawler.testserver import Reply, RequestRecord, SiteServer
 
@@ -65,6 +66,9 @@ output:
 """
 
 PAGES = ("/a.html", "/b.html", "/private/c.html")
+#: Seconds before a deferred page is due: long enough that the first run has ended
+#: (it would lease a page due while it still runs), short enough to wait for.
+RETRY_DELAY = 2.0
 TEXT = (("Content-Type", "text/plain"),)
 RULES = Reply(headers=TEXT, body=b"User-agent: *\nDisallow: /private/\n")
 BUSY = Reply(status=503, headers=TEXT, body=b"busy\n")
@@ -103,7 +107,12 @@ class Site:
 
 
 def write_profile(
-    path: Path, seeds: list[str], *, policy: str = "defer", retries: int = 3, delay: float = 0.5
+    path: Path,
+    seeds: list[str],
+    *,
+    policy: str = "defer",
+    retries: int = 3,
+    delay: float = RETRY_DELAY,
 ) -> Path:
     text = PROFILE.format(seeds=json.dumps(seeds), policy=policy, retries=retries, delay=delay)
     path.write_text(text, encoding="utf-8")
@@ -143,9 +152,12 @@ def test_a_503_robots_txt_defers_the_host_and_the_next_run_obeys_the_file(
         assert sorted(o for u, o in log if u in site.urls()) == ["deferred:robots-unreachable"] * 3
         assert (site.server.url("/robots.txt"), "error:http-503") in log
         assert "robots.txt of 127.0.0.1" in first.stderr and "deferred" in first.stderr
+        assert "3 URLs wait for a retry (network errors or an unreachable robots.txt)" in (
+            first.stdout
+        )
 
         site.robots = RULES
-        time.sleep(0.7)  # the retry delay of the profile
+        time.sleep(RETRY_DELAY + 0.3)
         second = deferred.crawl(profile, out)
         assert second.returncode == 0, second.stderr[-4000:]
         # the allowed pages fetched once, the disallowed one never
@@ -279,7 +291,7 @@ def test_a_shared_unreachable_entry_defers_the_host_in_another_process(
         # The file answers now, but the campaign's entry says "unreachable" for its error
         # TTL: another process leases the deferred pages, reads the entry, defers again.
         site.robots = RULES
-        time.sleep(0.7)  # the retry delay of the profile
+        time.sleep(RETRY_DELAY + 0.3)
         second = deferred.crawl(profile, tmp_path / "b", ttl, redis_url=redis_server.url)
         assert second.returncode == 0, second.stderr[-4000:]
         assert site.fetched() == {"/robots.txt": 1}
@@ -298,8 +310,18 @@ def test_a_distributed_crawl_fetches_the_deferred_pages_once_the_file_answers(
         assert first.returncode == 0, first.stderr[-4000:]
         assert site.fetched() == {"/robots.txt": 1}
         site.robots = RULES
-        time.sleep(0.8)  # the retry delay and the entry's error TTL
+        time.sleep(RETRY_DELAY + 0.3)  # the retry delay and the entry's error TTL
         second = deferred.crawl(profile, tmp_path / "b", ttl, redis_url=redis_server.url)
         assert second.returncode == 0, second.stderr[-4000:]
         assert site.fetched() == {"/robots.txt": 2, "/a.html": 1, "/b.html": 1}
     assert _redis_deferred(redis_server.url) == {}
+
+
+def test_a_robots_deferral_is_no_network_failure() -> None:
+    outcome = "failed:RobotsTxtUnreachable"  # the spider's outcome of the refusal
+    assert deferral_reason(outcome) == "robots-unreachable"
+    assert not is_transient(outcome)  # not in pages.network_failures
+    assert exhausted_outcome(outcome) == "dropped:robots-unreachable"
+    assert deferral_reason("failed:DNSLookupError") == "network"
+    assert exhausted_outcome("failed:DNSLookupError") == "failed:DNSLookupError"
+    assert deferral_reason("failed:IgnoreRequest") is None
