@@ -75,7 +75,7 @@ class SharedRobotsConfig:
 
     #: An entry of a fetched robots.txt (2xx or 4xx): Google caches for 24 h.
     ttl: float = 86400.0
-    #: An entry of a failed fetch (5xx or no response): fetched again this soon.
+    #: An entry of a failed fetch (5xx, 429, no response, refused): fetched again this soon.
     error_ttl: float = 600.0
     #: A claim not renewed for this long is presumed dead and taken over.
     claim_timeout: float = 30.0
@@ -95,7 +95,7 @@ class SharedRobotsConfig:
 class RobotsEntry:
     """One host's robots.txt as the campaign knows it."""
 
-    #: HTTP status of the final response; 0: no response.
+    #: HTTP status of the final response; 0: no response; -1: refused by this crawler.
     status: int
     #: What the parser reads: the body prefix for a 2xx, else empty (allow all).
     body: bytes
