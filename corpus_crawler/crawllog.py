@@ -15,8 +15,9 @@ Each line has ten space-separated columns (``-`` for an unknown value)::
 8. fetch duration in milliseconds;
 9. outcome: ``kept``, ``dropped:<reason>`` (a `DropReason`), ``refused:<why>``
    (robots.txt, scope, address, size cap), ``error:<kind>`` (network errors,
-   ``http-404``...), ``redirect``, ``fetched`` (robots.txt, sitemaps) or
-   ``no-item``;
+   ``http-404``...), ``redirect``, ``fetched`` (robots.txt, sitemaps),
+   ``deferred:<reason>`` (``network``, ``robots-unreachable``: the request waits
+   for a later attempt, ``due=`` then; `corpus_crawler.retries`) or ``no-item``;
 10. annotations: comma-separated ``key=value`` (``lang``, ``doc`` id, ``words``,
     ``published``: the date a kept page declares).
 

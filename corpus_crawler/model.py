@@ -47,6 +47,9 @@ class DropReason(enum.Enum):
     #: The server closed the connection before the end of the body it announced
     #: (archived with ``WARC-Truncated: disconnect``).
     DISCONNECTED = "disconnected"
+    #: Not fetched: its host's robots.txt answered 5xx or 429, or not at all, until the
+    #: page's deferred attempts were used up (RFC 9309 2.3.1.4; corpus_crawler.retries).
+    ROBOTS_UNREACHABLE = "robots-unreachable"
 
     def __str__(self) -> str:
         return self.value

@@ -184,6 +184,10 @@ class Politeness:
     """How hard the crawler may hit each site."""
 
     obey_robots_txt: bool = True
+    #: A robots.txt that answers 5xx or 429, or not at all (after the in-run retries):
+    #: ``defer`` its host's pages to a later attempt (RFC 9309 2.3.1.4: assume complete
+    #: disallow; corpus_crawler.retries), or ``allow`` them as if there were no rules.
+    robots_unreachable: str = "defer"
     user_agent: str = "corpus-crawler/0.1 (+https://github.com/corpus-crawler)"
     #: Requests in flight over all sites.
     concurrent_requests: int = 16
@@ -217,6 +221,11 @@ class Politeness:
                 key,
                 f"{value!r} cannot be sent in an HTTP header: printable ASCII on one line only",
             )
+        _require(
+            self.robots_unreachable in ("defer", "allow"),
+            "robots_unreachable",
+            f"must be defer or allow, got {self.robots_unreachable!r}",
+        )
         for key in ("concurrent_requests", "concurrent_requests_per_domain"):
             value = getattr(self, key)
             _require(value >= 1, key, f"must be >= 1, got {value}")

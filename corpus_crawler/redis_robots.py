@@ -16,12 +16,19 @@ Status rules (RFC 9309 section 2.3.1; Scrapy's middleware parses whatever body c
 
 * 2xx: the body prefix is the rules.
 * 4xx (and a final 3xx: too many redirects): "allow all", as RFC 9309 and Google say.
-* 5xx, 429, and no response at all (status 0: connection refused, DNS, timeout): "allow
-  all", which is what Scrapy's `RobotsTxtMiddleware` does (it parses the error page,
-  or has no parser). RFC 9309 and Google would assume "disallow all"; a corpus crawl
-  that did would drop every page of a host whose server hiccuped once. Such an
-  entry lives `error_ttl` (10 minutes by default), not the full TTL, so the file is
-  fetched again soon rather than the failure being obeyed for a day.
+* 5xx, 429, and no response at all (status 0: connection refused, DNS, timeout):
+  *unreachable*. RFC 9309 (2.3.1.4) says the crawler MUST then assume complete
+  disallow, and Google stops crawling the site and retries. With
+  ``politeness.robots_unreachable: defer`` (the default) every process that reads
+  such an entry defers the host's pages (`pipelines.robots`): they stay in the
+  campaign with an attempt count and a due time (`corpus_crawler.retries`) and are
+  fetched by a later run once the file answers, so a server that hiccuped once loses
+  no page, and one that is down is not crawled blind. (Scrapy's middleware, and
+  ``robots_unreachable: allow``, crawl on as if there were no rules.) Such an entry
+  lives `error_ttl` (10 minutes by default), not the full TTL, so the file is fetched
+  again soon rather than the failure being obeyed for a day.
+* A fetch this crawler refused itself (an address or scope rule: the pages meet the
+  same refusal) or that failed with a bug is stored as `REFUSED` (-1): "allow all".
 
 **Published with the capture's commit.** The fetching process archives the exchange
 (WARC), and its entry must not outlive a capture that a `kill -9` cut back: so the
@@ -53,10 +60,13 @@ __all__ = [
     "SharedRobotsTxt",
     "Wait",
     "rules_body",
+    "unreachable",
 ]
 
 #: Status stored for a robots.txt fetch that got no HTTP response.
 NO_RESPONSE = 0
+#: Status stored for a robots.txt fetch that this crawler refused (or a bug ended).
+REFUSED = -1
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +75,7 @@ class SharedRobotsConfig:
 
     #: An entry of a fetched robots.txt (2xx or 4xx): Google caches for 24 h.
     ttl: float = 86400.0
-    #: An entry of a failed fetch (5xx or no response): fetched again this soon.
+    #: An entry of a failed fetch (5xx, 429, no response, refused): fetched again this soon.
     error_ttl: float = 600.0
     #: A claim not renewed for this long is presumed dead and taken over.
     claim_timeout: float = 30.0
@@ -85,7 +95,7 @@ class SharedRobotsConfig:
 class RobotsEntry:
     """One host's robots.txt as the campaign knows it."""
 
-    #: HTTP status of the final response; 0: no response.
+    #: HTTP status of the final response; 0: no response; -1: refused by this crawler.
     status: int
     #: What the parser reads: the body prefix for a 2xx, else empty (allow all).
     body: bytes
@@ -102,6 +112,10 @@ class RobotsEntry:
     def failed(self) -> bool:
         return _failed(self.status)
 
+    @property
+    def unreachable(self) -> bool:
+        return unreachable(self.status)
+
 
 @dataclass(frozen=True, slots=True)
 class Claimed:
@@ -117,10 +131,17 @@ class Wait:
     claim_left: float
 
 
-def _failed(status: int) -> bool:
+def unreachable(status: int) -> bool:
+    """Whether a robots.txt fetch that ended with `status` (0: no response) found the
+    file unreachable (RFC 9309 2.3.1.4: server or network errors)."""
     # 429 is the server asking to slow down, not a verdict on the file: Google treats it
-    # as a server error, and so is it kept only for the error TTL
+    # as a server error
     return status == NO_RESPONSE or status == 429 or status >= 500
+
+
+def _failed(status: int) -> bool:
+    # kept only for the error TTL: fetched again soon
+    return unreachable(status) or status == REFUSED
 
 
 def rules_body(status: int, body: bytes, max_bytes: int) -> tuple[bytes, bool]:

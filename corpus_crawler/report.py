@@ -227,7 +227,7 @@ def render_html(
         ("hosts", f"{len(stats.host_pages):,}"),
         ("duration", f"{elapsed / 60:.1f} min"),
     ]
-    # requests that failed with network errors and wait for a later run (corpus_crawler.retries)
+    # requests deferred to a later run: network errors, unreachable robots.txt (.retries)
     pending = int((summary.get("campaign") or {}).get("retries_pending") or 0)
     if pending:
         due = str((summary.get("campaign") or {}).get("next_retry") or "")

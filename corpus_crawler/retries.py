@@ -12,6 +12,13 @@ refused, reset or timed out, download timeout, response never received). A
 refusal on purpose (robots.txt, scope, addresses, the size cap) is never one, and
 neither is a response cut short (``dropped:disconnected``): its exchange is in
 the WARC already, and a retry would archive the URL a second time.
+
+A page whose host's robots.txt is unreachable (5xx, 429 or no response, after
+Scrapy's retries) is deferred the same way, not fetched (`ROBOTS_UNREACHABLE`;
+RFC 9309 section 2.3.1.4 asks for "complete disallow" then, and a crawler that
+retries later is what Google does). Once its attempts are used up it is dropped
+with `DropReason.ROBOTS_UNREACHABLE`. Each deferral is a crawl log line
+``deferred:<reason>`` (`deferral_reason`).
 """
 
 from __future__ import annotations
@@ -19,17 +26,30 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from .model import DropReason
+
 __all__ = [
     "DEFERRED",
+    "NETWORK",
+    "ROBOTS_UNREACHABLE",
     "TRANSIENT_ERRORS",
     "WAIT_BOUND",
     "RetryPolicy",
+    "deferral_reason",
+    "exhausted_outcome",
     "is_transient",
     "pending_note",
 ]
 
 #: The outcome a deferred request is counted under (``requests/deferred``).
 DEFERRED = "deferred"
+
+#: The deferral reason of a request that got no response (``deferred:network``).
+NETWORK = "network"
+
+#: The outcome of a page not fetched because its host's robots.txt is unreachable
+#: (`pipelines.robots.RobotsTxtUnreachable`, ``politeness.robots_unreachable: defer``).
+ROBOTS_UNREACHABLE = "failed:RobotsTxtUnreachable"
 
 #: Exception class names (``failed:<name>``, `spiders/corpus.py`) of a request that got
 #: no response because the network or the server was not there: Scrapy's download
@@ -73,6 +93,24 @@ def is_transient(outcome: str) -> bool:
     return kind == "failed" and error in TRANSIENT_ERRORS
 
 
+def deferral_reason(outcome: str) -> str | None:
+    """Why a request with this outcome waits for a later attempt (``network``,
+    ``robots-unreachable``); None: its outcome is final."""
+    if is_transient(outcome):
+        return NETWORK
+    if outcome == ROBOTS_UNREACHABLE:
+        return str(DropReason.ROBOTS_UNREACHABLE)
+    return None
+
+
+def exhausted_outcome(outcome: str) -> str:
+    """What a deferrable outcome is finished as once no attempt is left: a network
+    failure stays ``failed:<error>``; a page never fetched for its robots.txt is a drop."""
+    if outcome == ROBOTS_UNREACHABLE:
+        return f"dropped:{DropReason.ROBOTS_UNREACHABLE}"
+    return outcome
+
+
 @dataclass(frozen=True, slots=True)
 class RetryPolicy:
     """How often and when a request that failed with a network error is tried again."""
@@ -98,8 +136,10 @@ def pending_note(count: int, first_due: float, now: float) -> str:
     due = datetime.fromtimestamp(first_due).astimezone()
     soon = first_due - now < 20 * 3600
     moment = due.strftime("%H:%M" if soon else "%Y-%m-%d %H:%M")
-    urls = "1 URL" if count == 1 else f"{count:,} URLs"
-    waits = f"{urls} failed with network errors and {'waits' if count == 1 else 'wait'}"
+    one = count == 1
+    urls = "1 URL" if one else f"{count:,} URLs"
+    why = "a network error" if one else "network errors"
+    waits = f"{urls} {'waits' if one else 'wait'} for a retry ({why} or an unreachable robots.txt)"
     if first_due <= now:
-        return f"{waits} for a retry, due now: run the same command"
-    return f"{waits} for a retry, the first at {moment}: run the same command then"
+        return f"{waits}, due now: run the same command"
+    return f"{waits}, the first at {moment}: run the same command then"

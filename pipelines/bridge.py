@@ -74,6 +74,7 @@ def profile_settings(profile: Profile) -> dict[str, Any]:
         "CORPUS_SCOPE_MAX_LINKS_PER_PAGE": _limit(scope.max_links_per_page),
         # politeness: Scrapy's own settings
         "ROBOTSTXT_OBEY": polite.obey_robots_txt,
+        "CORPUS_ROBOTS_UNREACHABLE": polite.robots_unreachable,
         "USER_AGENT": polite.user_agent,
         "CONCURRENT_REQUESTS": polite.concurrent_requests,
         "CONCURRENT_REQUESTS_PER_DOMAIN": polite.concurrent_requests_per_domain,

@@ -206,6 +206,7 @@ class CampaignExtension:
             output,
             self.store,
             on_failure=self._write_failed,
+            on_decision=self._decided,
         )
         self.writer.start()
         self.failure: str | None = None
@@ -318,6 +319,26 @@ class CampaignExtension:
             error = getattr(failure, "type", None)
             name = error.__name__ if isinstance(error, type) else "error"
             self.finish(row, response.url, f"error:{name}")
+
+    def _decided(self, url: str, outcome: str, due: float | None) -> None:
+        """Called on the writer thread when it defers a request (``deferred:<reason>``)
+        or drops one whose deferred attempts are used up: a crawl log line, and the drop
+        counted as the pipelines count theirs."""
+        if outcome.startswith("dropped:"):
+            reason = outcome.removeprefix("dropped:")
+            logger.debug("dropped (%s): %s", reason, url)
+            stats = self.crawler.stats
+            if stats is not None:
+                # only the writer thread counts this key: no increment is lost
+                stats.inc_value(f"corpus/dropped/{reason}")
+        from pipelines.crawllog import CrawlLogExtension
+
+        try:
+            log = self.crawler.get_extension(CrawlLogExtension)
+        except RuntimeError:  # no extension manager (a writer used outside a crawl)
+            log = None
+        if log is not None:
+            log.decided(url, outcome, due)
 
     # -- failures ---------------------------------------------------------------------------
 

@@ -12,7 +12,8 @@ output folder), with one line saying why; 3 it stopped because the output could
 not be written (a full disk): free space and run the same command to resume;
 4 another crawl is using the output folder; 5 it was interrupted (Ctrl-C,
 SIGTERM): run the same command to resume; 6 no request got any response and some
-failed with network errors (the network is down): they wait for a deferred retry.
+failed with network errors, or waited for a robots.txt that got none (the network
+is down): they wait for a deferred retry.
 """
 
 from __future__ import annotations
@@ -202,9 +203,12 @@ class CrawlResult:
 
     @property
     def network_down(self) -> bool:
-        """No response at all in this run, and requests that failed with network errors."""
+        """No response at all in this run, and requests that failed with network errors
+        (or waited for a robots.txt that got no response either)."""
         pages = self.summary.get("pages") or {}
-        return not pages.get("responses") and bool(pages.get("network_failures"))
+        return not pages.get("responses") and bool(
+            pages.get("network_failures") or pages.get("robots_no_response")
+        )
 
 
 def _crawl_settings(
@@ -584,10 +588,13 @@ def _finish(result: CrawlResult) -> int:
             file=sys.stderr,
         )
     elif code is ExitCode.NETWORK_DOWN:
-        failures = result.summary["pages"]["network_failures"]
+        pages = result.summary["pages"]
+        failures = pages["network_failures"]
+        robots = pages.get("robots_no_response") or 0
+        waited = f", {robots} waited for a robots.txt that got none" if robots else ""
         print(
             f"corpus-crawler: no response at all: {failures} request(s) failed with network"
-            " errors (DNS, refused or timed-out connections): is the network down?",
+            f" errors{waited} (DNS, refused or timed-out connections): is the network down?",
             file=sys.stderr,
         )
     return int(code)

@@ -12,6 +12,13 @@
   every response as received (redirects and HTTP errors included: they are
   logged at once) and every refused or failed request (`process_exception`:
   robots.txt, scope and address refusals, the size cap, network errors).
+* The campaign's writer, deciding on its own thread that a request waits for a
+  later attempt, writes ``deferred:<reason>`` (`decided`: ``network`` after a
+  network error, ``robots-unreachable`` for a page not fetched because its
+  host's robots.txt is unreachable), with ``due=`` the time it is due again;
+  such a page whose attempts are used up gets ``dropped:robots-unreachable``.
+  A page refused for an unreachable robots.txt has no line of its own: nothing
+  was sent, and its robots.txt fetch has its line.
 
 Lines are appended on the reactor thread (a list append) and written by the
 log's own thread once a second.
@@ -39,6 +46,7 @@ from corpus_crawler.crawllog import (
 )
 from pipelines.drops import CorpusDrop
 from pipelines.items import CorpusDocument
+from pipelines.robots import RobotsTxtUnreachable
 
 __all__ = ["CrawlLogExtension", "CrawlLogMiddleware", "CrawlLogSettings"]
 
@@ -224,6 +232,8 @@ class CrawlLogExtension:
             self._pending[id(request)] = _Pending(request, entry)
 
     def failure(self, request: Request, exception: Exception, duration_ms: int | None) -> None:
+        if isinstance(exception, RobotsTxtUnreachable):
+            return  # nothing was sent; the writer logs the deferral (`decided`)
         path, via = discovery(request, self.settings.seeds, self._sitemaps)
         outcome = _refusal(exception) if isinstance(exception, IgnoreRequest) else _error(exception)
         entry = CrawlLogEntry(
@@ -237,6 +247,15 @@ class CrawlLogExtension:
             annotations={"detail": str(exception)[:200]} if outcome.startswith("error") else {},
         )
         self._write(entry, outcome)
+
+    def decided(self, url: str, outcome: str, due: float | None) -> None:
+        """The writer's decision on a request (called on its thread): ``deferred:<reason>``
+        with the time it is due again, or the drop a deferred request ended in."""
+        notes = {}
+        if due is not None:
+            moment = datetime.fromtimestamp(due, timezone.utc)
+            notes["due"] = moment.isoformat(timespec="seconds").replace("+00:00", "Z")
+        self._write(CrawlLogEntry(time=_now(), status=0, url=url, outcome=""), outcome, notes)
 
     def request_dropped(self, request: Request) -> None:
         if not request.meta.get("redirect_urls"):

@@ -31,6 +31,7 @@ __all__ = [
     "NearDuplicate",
     "NoGoodParagraph",
     "NotHtml",
+    "RobotsUnreachable",
     "Timeout",
     "TooLarge",
     "TooShort",
@@ -106,6 +107,13 @@ class Disconnected(CorpusDrop):
     reason = DropReason.DISCONNECTED
 
 
+class RobotsUnreachable(CorpusDrop):
+    """A page never fetched: its host's robots.txt stayed unreachable until the page's
+    deferred attempts were used up (`pipelines.robots`, `corpus_crawler.retries`)."""
+
+    reason = DropReason.ROBOTS_UNREACHABLE
+
+
 DROPS: Mapping[DropReason, type[CorpusDrop]] = {
     cls.reason: cls
     for cls in (
@@ -122,6 +130,7 @@ DROPS: Mapping[DropReason, type[CorpusDrop]] = {
         NearDuplicate,
         LowYield,
         Disconnected,
+        RobotsUnreachable,
     )
 }
 

@@ -209,6 +209,11 @@ class SummaryExtension:
                 "responses": responses,
                 # this run's requests that got no response at all (corpus_crawler.retries)
                 "network_failures": network_failures(files.counts),
+                # this run's pages not fetched because their robots.txt was unreachable
+                # (deferred, or dropped once out of attempts: pipelines.robots)
+                "robots_unreachable": robots_unreachable(files.counts),
+                # ... those of them whose robots.txt got no response at all
+                "robots_no_response": count("corpus/robots/unreachable/no_response"),
                 "items": count("corpus/pages"),
                 "html": count("corpus/pages_html"),
                 "kept": count("corpus/docs_kept"),
@@ -262,6 +267,15 @@ def network_failures(counts: dict[str, int]) -> int:
     )
 
 
+def robots_unreachable(counts: dict[str, int]) -> int:
+    """Pages of a run (writer counts) refused for an unreachable robots.txt, deferred or
+    dropped."""
+    reason = DropReason.ROBOTS_UNREACHABLE
+    return int(counts.get(f"requests/{DEFERRED}:{reason}", 0)) + int(
+        counts.get(f"requests/dropped:{reason}", 0)
+    )
+
+
 def campaign_summary(result: CampaignResult) -> dict[str, Any]:
     """The campaign part of the summary: totals over all runs, as committed with the files."""
     totals = result.totals
@@ -300,5 +314,9 @@ def campaign_summary(result: CampaignResult) -> dict[str, Any]:
             "dropped": dropped,
             # deferred attempts (each a request that got no response, tried again later)
             "deferred": total(f"requests/{DEFERRED}"),
+            # deferred attempts of pages whose host's robots.txt was unreachable
+            "deferred_robots_unreachable": total(
+                f"requests/{DEFERRED}:{DropReason.ROBOTS_UNREACHABLE}"
+            ),
         },
     }

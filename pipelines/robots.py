@@ -7,8 +7,19 @@ every other host of the crawl waited. Google reads the first 500 KiB and
 ignores the rest (https://developers.google.com/search/docs/crawling-indexing/
 robots/robots_txt#file-format); so does this middleware, and it parses that
 prefix in the reactor's thread pool, so the reactor keeps serving other hosts.
-Only a 2xx body holds rules: a 4xx, 5xx or failed fetch means "allow all"
-(`corpus_crawler.redis_robots` says why for each).
+Only a 2xx body holds rules: a 4xx means "allow all" (`corpus_crawler.redis_robots`
+says why for each status).
+
+A robots.txt that stays unreachable after Scrapy's retries (5xx, 429, or no response:
+DNS, refused, timeout) means "complete disallow" for now, as RFC 9309 section 2.3.1.4
+asks: with ``politeness.robots_unreachable: defer`` (the default) the page that needed
+it is refused with `RobotsTxtUnreachable`, which the campaign *defers* like a page
+that got no response (`corpus_crawler.retries`), and so is every other page of the
+host until the robots.txt is fetched again, no sooner than `CORPUS_ROBOTS_ERROR_TTL`
+(10 minutes). A later run that gets the file obeys it; a page whose deferred attempts
+run out is dropped as ``robots-unreachable``. Scrapy's answer, "allow all", is
+``robots_unreachable: allow``: a server that cannot serve its robots.txt is often
+one in trouble, and crawling it on regardless is what the RFC forbids.
 
 In a distributed crawl (`crawl --redis`) the robots.txt of a host is fetched by the
 first process that needs it and shared through Redis (`corpus_crawler.redis_robots`):
@@ -55,18 +66,27 @@ from twisted.python.failure import Failure
 
 from corpus_crawler.redis_robots import (
     NO_RESPONSE,
+    REFUSED,
     Claimed,
     RobotsEntry,
     SharedRobotsConfig,
     SharedRobotsTxt,
     Wait,
     rules_body,
+    unreachable,
 )
 from corpus_crawler.redis_state import RedisCampaignStore
+from corpus_crawler.retries import TRANSIENT_ERRORS
 from corpus_crawler.sitemaps import ROBOTS_TXT_MAX_BYTES
 from pipelines.writer import OutputWriter
 
-__all__ = ["BoundedRobotsTxtMiddleware", "shared_robots_config"]
+__all__ = [
+    "ROBOTS_UNREACHABLE_POLICIES",
+    "BoundedRobotsTxtMiddleware",
+    "RobotsTxtUnreachable",
+    "robots_unreachable_policy",
+    "shared_robots_config",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -95,6 +115,42 @@ def shared_robots_config(settings: BaseSettings) -> SharedRobotsConfig:
             f"{exc}: fix CORPUS_ROBOTS_TTL / CORPUS_ROBOTS_ERROR_TTL / CORPUS_ROBOTS_CLAIM_TIMEOUT"
             " (or distributed.robots_txt_ttl in the profile)"
         ) from None
+
+
+#: What `politeness.robots_unreachable` (CORPUS_ROBOTS_UNREACHABLE) may say.
+ROBOTS_UNREACHABLE_POLICIES = ("defer", "allow")
+
+
+def robots_unreachable_policy(settings: BaseSettings) -> str:
+    """CORPUS_ROBOTS_UNREACHABLE: ``defer`` (default) or ``allow``."""
+    policy = str(settings.get("CORPUS_ROBOTS_UNREACHABLE") or "defer").strip().lower()
+    if policy not in ROBOTS_UNREACHABLE_POLICIES:
+        raise ValueError(
+            f"CORPUS_ROBOTS_UNREACHABLE (politeness.robots_unreachable) must be one of"
+            f" {', '.join(ROBOTS_UNREACHABLE_POLICIES)}, got {policy!r}"
+        )
+    return policy
+
+
+class RobotsTxtUnreachable(IgnoreRequest):
+    """A page not fetched because its host's robots.txt answered 5xx or 429, or not at
+    all: the campaign defers it (`corpus_crawler.retries.ROBOTS_UNREACHABLE`)."""
+
+
+class _Unreachable(RobotParser):
+    """The "rules" of a host whose robots.txt is unreachable: nothing is allowed
+    (RFC 9309 2.3.1.4); `process_request_2` defers the page instead of refusing it."""
+
+    def __init__(self, status: int) -> None:
+        #: HTTP status of the last answer; 0: no response.
+        self.status = status
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler, robotstxt_body: bytes) -> _Unreachable:
+        raise TypeError("made by BoundedRobotsTxtMiddleware, not from a body")
+
+    def allowed(self, url: str | bytes, user_agent: str | bytes) -> bool:
+        return False
 
 
 #: Failures to fetch a robots.txt that are the network's answer, not a bug: Scrapy's
@@ -138,6 +194,12 @@ class BoundedRobotsTxtMiddleware(RobotsTxtMiddleware):
         # Scrapy's own logger (the filter is kept once, whatever the number of crawlers)
         logging.getLogger("scrapy.downloadermiddlewares.robotstxt").addFilter(_ROBOTS_LOG_FILTER)
         self.max_bytes = crawler.settings.getint("CORPUS_ROBOTS_MAX_BYTES", ROBOTS_TXT_MAX_BYTES)
+        #: An unreachable robots.txt defers its host's pages (else: allow all).
+        self._defer = robots_unreachable_policy(crawler.settings) == "defer"
+        #: Seconds before an unreachable robots.txt is fetched again.
+        self._error_ttl = shared_robots_config(crawler.settings).error_ttl
+        #: netloc -> time.monotonic() until which its unreachable robots.txt is obeyed.
+        self._unreachable_until: dict[str, float] = {}
         self._shared: SharedRobotsTxt | None = None
         #: Seconds a host rests after a response (the profile's delay).
         self._rest = max(0.0, crawler.settings.getfloat("DOWNLOAD_DELAY", 0.0))
@@ -164,6 +226,29 @@ class BoundedRobotsTxtMiddleware(RobotsTxtMiddleware):
             request.meta.setdefault("redirect_ttl", ROBOTS_MAX_REDIRECTS)
         await super().process_request(request)
 
+    def process_request_2(self, rp: RobotParser | None, request: Request) -> None:
+        if isinstance(rp, _Unreachable):
+            self._stats.inc_value("corpus/robots/unreachable/deferred")
+            if rp.status == NO_RESPONSE:  # a sign of a network down (cli's exit code 6)
+                self._stats.inc_value("corpus/robots/unreachable/no_response")
+            answer = f"HTTP {rp.status}" if rp.status != NO_RESPONSE else "no response"
+            raise RobotsTxtUnreachable(
+                f"robots.txt unreachable ({answer}), deferred: {request.url}"
+            )
+        super().process_request_2(rp, request)
+
+    def _unreachable(self, netloc: str, status: int) -> _Unreachable:
+        """The host's pages wait until its robots.txt answers (one warning a lookup)."""
+        self._stats.inc_value("corpus/robots/unreachable/answers")
+        answer = f"answered {status}" if status != NO_RESPONSE else "got no response"
+        logger.warning(
+            "robots.txt of %s %s: its pages are deferred (RFC 9309 2.3.1.4;"
+            " politeness.robots_unreachable: allow crawls them regardless)",
+            netloc,
+            answer,
+        )
+        return _Unreachable(status)
+
     # -- one process (Scrapy's flow, with the bounded parse) -------------------------------
 
     async def _local_robot_parser(self, request: Request) -> RobotParser | None:
@@ -174,7 +259,13 @@ class BoundedRobotsTxtMiddleware(RobotsTxtMiddleware):
         if the host had no robots.txt. A fresh crawl rarely has two waiters; a resume,
         or a seed list of many pages of one host, has dozens, and fetched disallowed
         pages (the demo site's /private/draft.html)."""
-        pending = self._parsers.get(urlparse_cached(request).netloc)
+        netloc = urlparse_cached(request).netloc
+        until = self._unreachable_until.get(netloc)
+        if until is not None and time.monotonic() >= until:
+            # the error TTL is over: the next page of the host fetches it again
+            del self._unreachable_until[netloc]
+            self._parsers.pop(netloc, None)
+        pending = self._parsers.get(netloc)
         if not isinstance(pending, Deferred):
             return await super().robot_parser(request)
         waiter: Deferred[RobotParser | None] = Deferred()
@@ -187,20 +278,42 @@ class BoundedRobotsTxtMiddleware(RobotsTxtMiddleware):
         return await maybe_deferred_to_future(waiter)
 
     async def _parse_robots(self, response: Response, netloc: str, request: Request) -> None:
-        parser = await self._parse_response(response, request)
+        parser: RobotParser
+        if self._defer and unreachable(response.status):
+            self._count_response(response.status)
+            parser = self._unreachable_locally(netloc, response.status)
+        else:
+            parser = await self._parse_response(response, request)
+        self._settle(netloc, parser)
+
+    def _robots_error(self, exc: Exception, netloc: str) -> None:
+        # a refusal of ours (IgnoreRequest: address, scope) or a bug: Scrapy's "allow all"
+        # (the page meets the same refusal); the network's failure: unreachable
+        if not self._defer or type(exc).__name__ not in TRANSIENT_ERRORS:
+            super()._robots_error(exc, netloc)
+            return
+        self._stats.inc_value(f"robotstxt/exception_count/{type(exc)}")
+        self._settle(netloc, self._unreachable_locally(netloc, NO_RESPONSE))
+
+    def _unreachable_locally(self, netloc: str, status: int) -> _Unreachable:
+        self._unreachable_until[netloc] = time.monotonic() + self._error_ttl
+        return self._unreachable(netloc, status)
+
+    def _settle(self, netloc: str, parser: RobotParser) -> None:
         waiting = self._parsers[netloc]
         self._parsers[netloc] = parser
         if isinstance(waiting, Deferred):
             waiting.callback(parser)
 
+    def _count_response(self, status: int) -> None:
+        self._stats.inc_value("robotstxt/response_count")
+        self._stats.inc_value(f"robotstxt/response_status_count/{status}")
+
     async def _parse_response(self, response: Response, request: Request) -> RobotParser:
-        stats = self.crawler.stats
-        assert stats is not None
-        stats.inc_value("robotstxt/response_count")
-        stats.inc_value(f"robotstxt/response_status_count/{response.status}")
+        self._count_response(response.status)
         body, truncated = rules_body(response.status, response.body, self.max_bytes)
         if truncated:
-            stats.inc_value("corpus/robots/truncated")
+            self._stats.inc_value("corpus/robots/truncated")
         return await self._parse(body, request)
 
     async def _parse(self, body: bytes, request: Request) -> RobotParser:
@@ -232,7 +345,12 @@ class BoundedRobotsTxtMiddleware(RobotsTxtMiddleware):
         try:
             entry = await self._shared_entry(self._shared, request, netloc)
             expires += entry.expires_in
-            parser = await self._parse(entry.body, request)
+            if self._defer and entry.unreachable:
+                # obeyed for as long as the entry lives (the error TTL): every process
+                # defers the host's pages until one fetches the file again
+                parser = self._unreachable(netloc, entry.status)
+            else:
+                parser = await self._parse(entry.body, request)
         except Exception:
             # Redis gone for longer than the retry timeout, or a parser bug: Scrapy's own
             # answer to a robots.txt it could not get is "allow all"; say so loudly
@@ -310,6 +428,10 @@ class BoundedRobotsTxtMiddleware(RobotsTxtMiddleware):
             if not isinstance(exc, IgnoreRequest):
                 logger.error("Error downloading %s: %s", robots_request, exc)
                 self._stats.inc_value(f"robotstxt/exception_count/{type(exc)}")
+            if type(exc).__name__ not in TRANSIENT_ERRORS:
+                # a refusal of ours (address, scope: the page meets it too) or a bug,
+                # not the host's trouble: allow all, as in one process
+                status = REFUSED
         except BaseException:  # cancelled (the crawl stops): nothing will be published
             if renewal.running:
                 renewal.stop()

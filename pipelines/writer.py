@@ -51,7 +51,7 @@ from corpus_crawler.documents import (
     recover_documents,
 )
 from corpus_crawler.recrawl import Change, Decision
-from corpus_crawler.retries import DEFERRED, is_transient
+from corpus_crawler.retries import DEFERRED, NETWORK, deferral_reason, exhausted_outcome
 
 # the campaign folder's lock, as the tests know it
 from corpus_crawler.state import _FolderLock as _Lock  # noqa: F401
@@ -229,10 +229,15 @@ class OutputWriter:
         store: CampaignStoreProtocol | None = None,
         *,
         on_failure: Callable[[str], None] | None = None,
+        on_decision: Callable[[str, str, float | None], None] | None = None,
     ) -> None:
         self.settings = settings
         self.store = store
         self._on_failure = on_failure
+        #: Called on this thread with (url, outcome, due) when the writer, not the crawl,
+        #: decides a request's outcome: ``deferred:<reason>`` (due: epoch seconds) or the
+        #: drop a deferrable request ends in once its attempts are used up (the crawl log).
+        self._on_decision = on_decision
         self._queue: queue.Queue[Any] = queue.Queue(maxsize=settings.queue_size)
         self._thread = threading.Thread(target=self._loop, name="corpus-writer", daemon=True)
         self._closed: Future[OutputFiles] = Future()
@@ -247,11 +252,12 @@ class OutputWriter:
         #: and queued with the request's `finish`: one queue item and one wake-up of
         #: the writer thread a page instead of one for each of its parts.
         self._held: dict[int, list[_Task]] = {}
-        #: Requests finished with a network error (`finish`, reactor thread) and how many
-        #: of them the writer thread has finished or deferred in the state: until it has,
-        #: the scheduler cannot know that one of them will be due again (`deferring`).
-        self._network_failures_sent = 0
-        self._network_failures_handled = 0
+        #: Requests finished with a deferrable outcome (a network error, an unreachable
+        #: robots.txt: `finish`, reactor thread) and how many of them the writer thread
+        #: has finished or deferred in the state: until it has, the scheduler cannot
+        #: know that one of them will be due again (`deferring`).
+        self._deferrable_sent = 0
+        self._deferrable_handled = 0
         #: WARC file of each response written for the request being finished (the
         #: JSONL/Parquet record names it); emptied after each request.
         self._locations: dict[str, str] = {}
@@ -443,15 +449,16 @@ class OutputWriter:
 
     def finish(self, row: int, url: str, outcome: str) -> None:
         """The request `row` is done: write what it produced and mark it done."""
-        if is_transient(outcome):
-            self._network_failures_sent += 1
+        if deferral_reason(outcome) is not None:
+            self._deferrable_sent += 1
         self._put(_Finish(row, url, outcome, tuple(self._held.pop(row, ()))))
 
     @property
     def deferring(self) -> bool:
-        """Requests that failed with a network error are on their way to the state, where
-        they may be deferred (the crawl is not idle until they are there)."""
-        return self._network_failures_handled < self._network_failures_sent
+        """Requests that failed with a network error (or whose robots.txt is unreachable)
+        are on their way to the state, where they may be deferred (the crawl is not idle
+        until they are there)."""
+        return self._deferrable_handled < self._deferrable_sent
 
     def after_writes(self, task: Callable[[], None]) -> None:
         """Run `task` on the writer thread once everything submitted before it that is
@@ -519,8 +526,8 @@ class OutputWriter:
         try:
             self._handle_task(task)
         finally:
-            if isinstance(task, _Finish) and is_transient(task.outcome):
-                self._network_failures_handled += 1
+            if isinstance(task, _Finish) and deferral_reason(task.outcome) is not None:
+                self._deferrable_handled += 1
 
     def _handle_task(self, task: Any) -> None:
         if self._failure is not None:
@@ -536,8 +543,8 @@ class OutputWriter:
                     return
             self._locations.clear()
             self._rows_written += 1
-            if self.store is None:
-                self._count(f"requests/{task.outcome}")
+            if self.store is None:  # nothing is deferred without a campaign
+                self._count(f"requests/{self._exhausted(task)}")
                 return
             try:
                 self._finish_in_store(task)
@@ -548,16 +555,39 @@ class OutputWriter:
             self._run(task)
 
     def _finish_in_store(self, task: _Finish) -> None:
-        """Mark the request done, or deferred (a network failure with attempts left:
-        `corpus_crawler.retries`), in the state that the next commit makes durable."""
+        """Mark the request done, or deferred (a network failure or an unreachable
+        robots.txt, with attempts left: `corpus_crawler.retries`), in the state that the
+        next commit makes durable."""
         store = self.store
         assert store is not None
-        if is_transient(task.outcome) and store.defer(task.row, task.url, task.outcome) is not None:
-            self._count(f"requests/{DEFERRED}")
-            return
-        self._count(f"requests/{task.outcome}")
-        if store.finish(task.row, task.url, task.outcome):
+        reason = deferral_reason(task.outcome)
+        if reason is not None:
+            due = store.defer(task.row, task.url, task.outcome)
+            if due is not None:
+                # ``requests/deferred`` stays the count of network failures deferred
+                self._count(f"requests/{DEFERRED}" + ("" if reason == NETWORK else f":{reason}"))
+                self._decided(task.url, f"{DEFERRED}:{reason}", due)
+                return
+        outcome = self._exhausted(task)
+        self._count(f"requests/{outcome}")
+        if store.finish(task.row, task.url, outcome):
             self._count(f"recrawl/{Change.GONE}")
+
+    def _exhausted(self, task: _Finish) -> str:
+        """The outcome a request is finished with (a deferrable one out of attempts
+        becomes its final outcome, told to `on_decision` if it is a new one)."""
+        outcome = exhausted_outcome(task.outcome)
+        if outcome != task.outcome:
+            self._decided(task.url, outcome, None)
+        return outcome
+
+    def _decided(self, url: str, outcome: str, due: float | None) -> None:
+        if self._on_decision is None:
+            return
+        try:
+            self._on_decision(url, outcome, due)
+        except Exception:  # the crawl log's trouble, not the state's
+            logger.exception("recording the outcome %s of %s failed", outcome, url)
 
     def _injected_enospc(self) -> None:
         # A torn record first, as a real full disk leaves one.

@@ -28,6 +28,7 @@ import test_distributed
 from test_distributed import RedisServer
 from warcio.archiveiterator import ArchiveIterator
 
+from corpus_crawler.crawllog import read_crawl_log
 from corpus_crawler.retries import RetryPolicy, is_transient
 from corpus_crawler.state import DATABASE_NAME, SCHEMA_VERSION, BudgetLimits, CampaignStore
 from corpus_crawler.testserver import Reply, SiteServer
@@ -195,7 +196,9 @@ def test_a_site_that_was_down_is_fetched_by_the_next_run_exactly_once(tmp_path: 
         assert campaign["retries_pending"] == 2, campaign
         assert campaign["next_retry"] is not None
         assert summary["pages"]["network_failures"] == 2
-        assert "2 URLs failed with network errors and wait for a retry" in first.stdout
+        assert "2 URLs wait for a retry (network errors or an unreachable robots.txt)" in (
+            first.stdout
+        )
         assert deferred_rows(out) == {f"{down}/b0.html": 1, f"{down}/b1.html": 1}
         assert not [url for url in warc_responses(out) if url.startswith(down)]
         time.sleep(1.2)  # the retry delay of the profile
@@ -239,6 +242,12 @@ def test_attempts_run_out_into_a_counted_failure(tmp_path: Path) -> None:
     assert outcomes == ["failed:DownloadConnectionRefusedError"]
     assert totals["requests/failed:DownloadConnectionRefusedError"] == 1
     assert totals["requests/deferred"] == 2
+    # the crawl log: each attempt's error, and the campaign's decision to try again
+    (log,) = out.glob("*.crawl.log")
+    lines = [entry for entry in read_crawl_log(log) if entry.url == f"{down}/x.html"]
+    error = "error:DownloadConnectionRefusedError"
+    assert [entry.outcome for entry in lines] == [error, "deferred:network"] * 2 + [error]
+    assert all("due" in entry.annotations for entry in lines[1::2])
 
 
 def test_zero_deferred_retries_finish_a_network_failure_at_once(tmp_path: Path) -> None:
@@ -263,11 +272,14 @@ def test_a_run_without_any_response_exits_6_and_says_why(tmp_path: Path) -> None
     lines = [line for line in result.stderr.splitlines() if "no response at all" in line]
     assert len(lines) == 1, result.stderr[-3000:]
     assert "network" in lines[0]
-    assert "1 URL failed with network errors and waits for a retry, the first at" in result.stdout
+    assert (
+        "1 URL waits for a retry (a network error or an unreachable robots.txt), the first at"
+        in result.stdout
+    )
     # the next run, before the retry is due, fetches nothing and says when to come back
     again = crawl(profile, out)
     assert again.returncode == 0, again.stderr[-3000:]
-    assert "nothing to fetch yet: 1 URL failed with network errors" in again.stderr
+    assert "nothing to fetch yet: 1 URL waits for a retry" in again.stderr
     assert deferred_rows(out) == {f"{down}/": 1}
 
 
@@ -570,7 +582,7 @@ def test_a_distributed_crawl_defers_in_redis_and_retries_in_the_next_run(
         first = crawl(profile, out, redis_url=redis_server.url)
         assert first.returncode == 0, first.stderr[-4000:]
         assert _redis_deferred(redis_server.url) == {f"{down}/b0.html": 1}
-        assert "1 URL failed with network errors and waits for a retry" in first.stdout
+        assert "1 URL waits for a retry (a network error or" in first.stdout
         assert not [url for url in warc_responses(out) if url.startswith(down)]
         time.sleep(1.2)  # the retry delay of the profile
         with SiteServer(pages=down_pages, port=down_port):

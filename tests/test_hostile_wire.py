@@ -44,8 +44,11 @@ NO_RESPONSE = {
     "/drip-headers.html": "error:DownloadTimeoutError",
     "/silent.html": "error:DownloadTimeoutError",
 }
-#: robots.txt variants that never answer: the host's pages are crawled as if allowed.
+#: robots.txt variants that never answer.
 ROBOTS_NO_RESPONSE = {"silent", "close"}
+#: robots.txt variants that are unreachable (503, or no response): the host's page is
+#: deferred to a later run, not fetched (RFC 9309 2.3.1.4; pipelines/robots.py).
+ROBOTS_UNREACHABLE = {"error", *ROBOTS_NO_RESPONSE}
 
 
 _CAPTURES = ("response", "revisit")
@@ -225,7 +228,8 @@ def test_a_request_that_got_no_response_is_a_counted_failure(hostile: Outputs) -
     for path, outcome in NO_RESPONSE.items():
         assert hostile.crawl.logs[main].count(path) == 1, path  # no retry loop
         assert hostile.responses(main + path) == []
-        assert hostile.outcomes(main + path) == [outcome], path
+        # the attempt's line, then the campaign's decision: a retry in a later run
+        assert hostile.outcomes(main + path) == [outcome, "deferred:network"], path
 
 
 def test_compression_bombs_are_archived_dropped_as_too_large_and_memory_stays_bounded(
@@ -309,7 +313,8 @@ def test_a_body_dripped_past_the_timeout_keeps_its_prefix(hostile: Outputs) -> N
 
 def test_a_head_without_end_fails_at_256_kib(hostile: Outputs) -> None:
     url = hostile.crawl.main + "/endless-headers.html"
-    (line,) = [line for line in hostile.log if line.url == url]
+    (line, deferral) = [line for line in hostile.log if line.url == url]
+    assert deferral.outcome == "deferred:network"
     # the size of a head is bounded, not only its time: unbounded, it grew the crawl
     # process by ~25 MB a second until the download timeout
     assert "ResponseHeadTooLarge" in line.detail
@@ -396,15 +401,24 @@ def test_content_type_lies_are_judged_by_the_bytes(hostile: Outputs) -> None:
     assert outcome != "dropped:not-html"
 
 
-def test_broken_robots_txt_lets_the_host_be_crawled_once(hostile: Outputs) -> None:
+def test_broken_robots_txt_lets_the_host_be_crawled_once_and_an_unreachable_one_defers_it(
+    hostile: Outputs,
+) -> None:
     crawl = hostile.crawl
     for variant, base in crawl.robots.items():
+        if variant in ROBOTS_UNREACHABLE:
+            # not fetched: deferred until its robots.txt answers
+            assert crawl.logs[base].count("/page.html") == 0, variant
+            assert hostile.responses(base + "/page.html") == [], variant
+            assert hostile.outcomes(base + "/page.html") == ["deferred:robots-unreachable"]
+            continue
         assert crawl.logs[base].count("/page.html") == 1, variant
         assert len(hostile.responses(base + "/page.html")) == 1, variant
     # a robots.txt redirecting to itself: the first request and five hops (RFC 9309)
     assert crawl.logs[crawl.robots["loop"]].count("/robots.txt") == 6
     for variant in ("html", "binary", "error", "bomb", "bad-gzip", "zstd"):
         assert crawl.logs[crawl.robots[variant]].count("/robots.txt") == 1, variant
+    assert hostile.summary["campaign"]["retries_pending"] >= len(ROBOTS_UNREACHABLE)
 
 
 def test_hostile_sitemaps_are_bounded_and_counted(hostile: Outputs) -> None:
