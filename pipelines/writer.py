@@ -40,6 +40,7 @@ from typing import Any
 from scrapy.settings import BaseSettings
 from twisted.internet.defer import Deferred
 
+from corpus_crawler import faults
 from corpus_crawler._files import OPEN_SUFFIX
 from corpus_crawler.campaign_store import CampaignStoreProtocol
 from corpus_crawler.documents import (
@@ -431,6 +432,8 @@ class OutputWriter:
                     )
                     self._count("warc/conversions")
             for name, writer in writers:
+                if name == "vertical":
+                    faults.reached("writer.mid_document")
                 if name == "vertical" and item.vertical_text is not None:
                     # tokenised in the worker process already
                     written = writer.write_formatted(item.vertical_text)
@@ -438,6 +441,7 @@ class OutputWriter:
                     written = writer.write(item.document, meta)
                 if written:
                     self._count(f"{name}/documents")
+            faults.reached("writer.document_written")
 
         self._submit(item.row, task)
 
@@ -620,6 +624,7 @@ class OutputWriter:
             self._error(exc)
             self._fail(f"cannot commit the campaign state: {exc}")
             return
+        faults.reached("writer.committed")
         for closed, _ in self._streams():
             self._committed_closed.update(path.name for path in closed)
         self._uncommitted = {}

@@ -25,6 +25,7 @@ import enum
 import itertools
 import logging
 import sqlite3
+import time
 from collections import Counter
 from collections.abc import Sequence
 from contextlib import AbstractContextManager, nullcontext
@@ -35,6 +36,7 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
+from .. import faults
 from ..model import DropReason
 from ._config import DedupConfig, MarkAction
 from ._fingerprint import DocumentFingerprint, fingerprint
@@ -415,6 +417,11 @@ class Deduplicator:
                 else:
                     self._ngrams.add(added)
                 self._ngrams_added += len(added)
+            written_before = self._shared.commits if self._shared is not None else 0
+        faults.reached("dedup.rows_written")
+        if self._shared is not None and faults.due("dedup.rows_committed"):
+            self._await_commit(after=written_before)
+            faults.kill("dedup.rows_committed")
         counts.count_kept(fates)
         self._maybe_commit()
         return Verdict(None, "", None, fates)
@@ -524,11 +531,20 @@ class Deduplicator:
         assert self._ngrams is not None
         for _, _, hashes in self._pending[:done]:
             self._ngrams.add(hashes)
+        faults.reached("dedup.journal_applied")
         last_id = self._pending[done - 1][1]
         self._pending = self._pending[done:]
         self._pending_hashes = {h for _, _, hashes in self._pending for h in hashes.tolist()}
         with self._connection() as db:
             db.execute(f"DELETE FROM {self._prefix}ngram_journal WHERE id <= ?", (last_id,))
+
+    def _await_commit(self, after: int, timeout: float = 60.0) -> None:
+        """Kill point only: wait until the shared database's owner has committed once
+        more than `after` (what this thread wrote is then durable)."""
+        assert self._shared is not None
+        deadline = time.monotonic() + timeout
+        while self._shared.commits <= after and time.monotonic() < deadline:
+            time.sleep(0.01)
 
     def _maybe_commit(self) -> None:
         if self._db is None:
