@@ -29,7 +29,8 @@ ENV_VAR = "CORPUS_CRAWLER_KILL_AT"
 POINTS: dict[str, str] = {
     "dedup.rows_written": (
         "the dedup thread has written a kept document's rows into the campaign's open"
-        " transaction (not committed; its n-grams only in the journal)"
+        " transaction, the rows of the documents kept before it committed (it kills"
+        " holding the connection: these rows are not)"
     ),
     "dedup.rows_committed": (
         "a kept document's dedup rows are committed by the campaign, its document not"
@@ -48,8 +49,8 @@ POINTS: dict[str, str] = {
         " nor committed: bytes beyond the committed lengths"
     ),
     "writer.committed": (
-        "the campaign has committed the files' lengths with the requests done; the"
-        " writer has not yet written anything after it"
+        "the campaign has committed the files' lengths with the requests done (a commit"
+        " that holds new documents); the writer has written nothing after it"
     ),
     "vertical.torn_document": (
         "half of a document's bytes are in a (pre)vertical file, flushed: a torn tail"

@@ -335,6 +335,9 @@ class Deduplicator:
         #: journaled, journal id, hashes), and all their hashes for lookups.
         self._pending: list[tuple[int, int, NgramHashes]] = []
         self._pending_hashes: set[int] = set()
+        #: Shared database: its commits when this thread last wrote rows of a kept
+        #: document (durable once it has committed again; kill points only).
+        self._rows_written_at = -1
         if database is not None:
             self._adopt_own_database()
             self._replay_journal()
@@ -397,6 +400,10 @@ class Deduplicator:
             return dropped
 
         added = np.concatenate(new_hashes) if new_hashes else None
+        kill = faults.due("dedup.rows_written")
+        if kill and self._shared is not None:
+            # the rows of the documents kept before are durable, these will not be
+            self._await_commit(after=self._rows_written_at)
         with self._connection() as db:
             doc = db.execute(f"INSERT INTO {t}documents (name) VALUES (?)", (name,)).lastrowid
             assert doc is not None
@@ -417,10 +424,12 @@ class Deduplicator:
                 else:
                     self._ngrams.add(added)
                 self._ngrams_added += len(added)
-            written_before = self._shared.commits if self._shared is not None else 0
-        faults.reached("dedup.rows_written")
+            if kill:  # still holding the shared connection: no commit can take the rows
+                faults.kill("dedup.rows_written")
+            if self._shared is not None:
+                self._rows_written_at = self._shared.commits
         if self._shared is not None and faults.due("dedup.rows_committed"):
-            self._await_commit(after=written_before)
+            self._await_commit(after=self._rows_written_at)
             faults.kill("dedup.rows_committed")
         counts.count_kept(fates)
         self._maybe_commit()
@@ -539,8 +548,8 @@ class Deduplicator:
             db.execute(f"DELETE FROM {self._prefix}ngram_journal WHERE id <= ?", (last_id,))
 
     def _await_commit(self, after: int, timeout: float = 60.0) -> None:
-        """Kill point only: wait until the shared database's owner has committed once
-        more than `after` (what this thread wrote is then durable)."""
+        """Kill points only: wait until the shared database's owner has committed
+        since it had committed `after` times (what this thread wrote by then is durable)."""
         assert self._shared is not None
         deadline = time.monotonic() + timeout
         while self._shared.commits <= after and time.monotonic() < deadline:
