@@ -41,12 +41,13 @@ POINTS: dict[str, str] = {
         " not yet deleted"
     ),
     "writer.mid_document": (
-        "the writer thread has appended a document to some of the corpus files (JSONL,"
-        " WARC conversion, prevertical) but not the vertical"
+        "the writer thread has appended a document to the prevertical, not yet to the"
+        " vertical (the request's other records as far as they came before)"
     ),
-    "writer.document_written": (
-        "a document is complete in every corpus file, its request not yet marked done"
-        " nor committed: bytes beyond the committed lengths"
+    "writer.request_written": (
+        "every record of a finished request (its WARC exchange, its document in every"
+        " corpus file) is written, the request not yet marked done nor committed: bytes"
+        " beyond the committed lengths"
     ),
     "writer.committed": (
         "the campaign has committed the files' lengths with the requests done (a commit"

@@ -441,7 +441,6 @@ class OutputWriter:
                     written = writer.write(item.document, meta)
                 if written:
                     self._count(f"{name}/documents")
-            faults.reached("writer.document_written")
 
         self._submit(item.row, task)
 
@@ -538,6 +537,7 @@ class OutputWriter:
                 self._run(run)
                 if self._failure is not None:
                     return
+            faults.reached("writer.request_written")
             self._locations.clear()
             self._rows_written += 1
             if self.store is None:
