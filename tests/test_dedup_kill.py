@@ -331,3 +331,16 @@ def test_every_kill_point_is_tested_and_placed() -> None:
     text = "\n".join(path.read_text(encoding="utf-8") for path in sources)
     for point in faults.POINTS:
         assert f'"{point}")' in text.replace(f'"{point}": (', ""), f"{point} is placed nowhere"
+
+
+def test_kill_plan_parsing() -> None:
+    assert faults.parse(None) is None and faults.parse("") is None
+    plan = faults.parse("writer.committed:3")
+    assert plan is not None and (plan.point, plan.nth) == ("writer.committed", 3)
+    plan = faults.parse("dedup.rows_written")
+    assert plan is not None and plan.nth == 1
+    # a misspelt point would never kill, and the test would pass without its kill
+    with pytest.raises(ValueError, match="no such kill point"):
+        faults.parse("writer.comitted")
+    with pytest.raises(ValueError, match="1 or more"):
+        faults.parse("writer.committed:0")
