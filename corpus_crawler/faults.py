@@ -21,7 +21,7 @@ import os
 import signal
 from typing import NoReturn
 
-__all__ = ["ENV_VAR", "POINTS", "KillPlan", "due", "kill", "parse", "reached"]
+__all__ = ["ENV_VAR", "POINTS", "KillPlan", "armed", "due", "kill", "parse", "reached"]
 
 ENV_VAR = "CORPUS_CRAWLER_KILL_AT"
 
@@ -87,6 +87,13 @@ def parse(value: str | None) -> KillPlan | None:
 
 
 _PLAN: KillPlan | None = parse(os.environ.get(ENV_VAR))
+
+
+def armed(point: str) -> bool:
+    """Whether the plan kills at `point` (some time): for a point whose condition costs
+    something to compute, computed only then."""
+    plan = _PLAN
+    return plan is not None and plan.point == point
 
 
 def due(point: str) -> bool:
