@@ -55,6 +55,7 @@ from datetime import datetime
 from email.utils import parsedate_to_datetime
 from pathlib import Path
 
+from . import faults
 from ._files import (
     Clock,
     Recovered,
@@ -474,6 +475,9 @@ class VerticalWriter:
         if self._config.gzip:
             compressor = zlib.compressobj(6, zlib.DEFLATED, zlib.MAX_WBITS | 16)
             data = compressor.compress(data) + compressor.flush()
+        if faults.due("vertical.torn_document"):
+            self._file.write(data[: len(data) // 2])  # flushed: a torn tail on disk
+            faults.kill("vertical.torn_document")
         self._file.write(data)
         self.written += 1
         self._file.rotate_if_full()

@@ -40,6 +40,7 @@ from typing import Any
 from scrapy.settings import BaseSettings
 from twisted.internet.defer import Deferred
 
+from corpus_crawler import faults
 from corpus_crawler._files import OPEN_SUFFIX
 from corpus_crawler.campaign_store import CampaignStoreProtocol
 from corpus_crawler.documents import (
@@ -437,6 +438,8 @@ class OutputWriter:
                     )
                     self._count("warc/conversions")
             for name, writer in writers:
+                if name == "vertical":
+                    faults.reached("writer.mid_document")
                 if name == "vertical" and item.vertical_text is not None:
                     # tokenised in the worker process already
                     written = writer.write_formatted(item.vertical_text)
@@ -541,6 +544,7 @@ class OutputWriter:
                 self._run(run)
                 if self._failure is not None:
                     return
+            faults.reached("writer.request_written")
             self._locations.clear()
             self._rows_written += 1
             if self.store is None:  # nothing is deferred without a campaign
@@ -637,6 +641,10 @@ class OutputWriter:
             return
         if not (self._dirty or self.store.changed):
             return
+        # kill point only: a commit that makes some document durable
+        documents = faults.armed("writer.committed") and any(
+            key.endswith("/documents") for key in self._uncommitted
+        )
         try:
             lengths = self._file_lengths()
             fsync_paths = []
@@ -650,6 +658,8 @@ class OutputWriter:
             self._error(exc)
             self._fail(f"cannot commit the campaign state: {exc}")
             return
+        if documents:
+            faults.reached("writer.committed")
         for closed, _ in self._streams():
             self._committed_closed.update(path.name for path in closed)
         self._uncommitted = {}

@@ -18,6 +18,7 @@ import dataclasses
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -29,7 +30,7 @@ import crawl_site
 import pytest
 from warcio.archiveiterator import ArchiveIterator
 
-from corpus_crawler import extract
+from corpus_crawler import extract, faults
 from corpus_crawler.profile import parse_profile
 from corpus_crawler.testserver import Reply, SiteServer, add_links, isolate_links
 from corpus_crawler.vertical import read_vertical
@@ -334,6 +335,37 @@ def test_kill_9_at_several_points_then_resume_loses_nothing_and_repeats_nothing(
     assert summary["campaign"]["run"] == 4 and summary["campaign"]["resumed"]
     # the killed runs did work that the next ones did not repeat
     assert served["/tree/p0.html"] >= 1 and sum(served.values()) < 3 * total
+
+
+def test_kill_9_before_a_runs_first_commit_then_resume_moves_its_files_aside(
+    site: Site, tmp_path: Path
+) -> None:
+    """Each run killed (`corpus_crawler.faults`) in its first document, between the
+    prevertical and the vertical: that run's new corpus files hold bytes no commit
+    describes, and the next run moves them to ``uncommitted/`` and fetches the page again
+    (the timed kills above always land after a commit of the run's files)."""
+    log = tmp_path / "crawl.log"
+    with SiteServer(pages=site.pages, routes=site.routes) as server:
+        profile, text = _write_profile(tmp_path, server.base_url)
+        out = tmp_path / "out"
+        command = crawl_command(profile, out)
+        moved: list[str] = []
+        for _ in range(2):
+            env = {**os.environ, faults.ENV_VAR: "writer.mid_document:1"}
+            with open(log, "ab") as handle:
+                process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=handle, stderr=handle)
+            assert process.wait(timeout=TIMEOUT) == -9
+            assert "kill point writer.mid_document reached" in log.read_text(errors="replace")
+            with sqlite3.connect(f"file:{out / 'campaign.sqlite'}?mode=ro", uri=True) as db:
+                committed = {name for (name,) in db.execute("SELECT name FROM files")}
+            # the prevertical the run opened for that document: nothing of it committed
+            fresh = [p.name for p in out.glob("*.prevert.open") if p.name[:-5] not in committed]
+            assert len(fresh) == 1, fresh
+            moved += fresh
+        finish_campaign(command, log)
+    assert set(moved) <= {p.name for p in (out / "uncommitted").iterdir()}
+    summary = check_campaign(out, site, text)
+    assert summary["campaign"]["run"] == 3 and summary["campaign"]["resumed"]
 
 
 def test_sigint_and_sigterm_then_resume(site: Site, tmp_path: Path) -> None:

@@ -25,6 +25,7 @@ import enum
 import itertools
 import logging
 import sqlite3
+import time
 from collections import Counter
 from collections.abc import Sequence
 from contextlib import AbstractContextManager, nullcontext
@@ -35,6 +36,7 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
+from .. import faults
 from ..model import DropReason
 from ._config import DedupConfig, MarkAction
 from ._fingerprint import DocumentFingerprint, fingerprint
@@ -333,6 +335,9 @@ class Deduplicator:
         #: journaled, journal id, hashes), and all their hashes for lookups.
         self._pending: list[tuple[int, int, NgramHashes]] = []
         self._pending_hashes: set[int] = set()
+        #: Shared database: its commits when this thread last wrote rows of a kept
+        #: document (durable once it has committed again; kill points only).
+        self._rows_written_at = -1
         if database is not None:
             self._adopt_own_database()
             self._replay_journal()
@@ -395,6 +400,10 @@ class Deduplicator:
             return dropped
 
         added = np.concatenate(new_hashes) if new_hashes else None
+        kill = faults.due("dedup.rows_written")
+        if kill and self._shared is not None:
+            # the rows of the documents kept before are durable, these will not be
+            self._await_commit(after=self._rows_written_at)
         with self._connection() as db:
             doc = db.execute(f"INSERT INTO {t}documents (name) VALUES (?)", (name,)).lastrowid
             assert doc is not None
@@ -415,6 +424,13 @@ class Deduplicator:
                 else:
                     self._ngrams.add(added)
                 self._ngrams_added += len(added)
+            if kill:  # still holding the shared connection: no commit can take the rows
+                faults.kill("dedup.rows_written")
+            if self._shared is not None:
+                self._rows_written_at = self._shared.commits
+        if self._shared is not None and faults.due("dedup.rows_committed"):
+            self._await_commit(after=self._rows_written_at)
+            faults.kill("dedup.rows_committed")
         counts.count_kept(fates)
         self._maybe_commit()
         return Verdict(None, "", None, fates)
@@ -524,11 +540,20 @@ class Deduplicator:
         assert self._ngrams is not None
         for _, _, hashes in self._pending[:done]:
             self._ngrams.add(hashes)
+        faults.reached("dedup.journal_applied")
         last_id = self._pending[done - 1][1]
         self._pending = self._pending[done:]
         self._pending_hashes = {h for _, _, hashes in self._pending for h in hashes.tolist()}
         with self._connection() as db:
             db.execute(f"DELETE FROM {self._prefix}ngram_journal WHERE id <= ?", (last_id,))
+
+    def _await_commit(self, after: int, timeout: float = 60.0) -> None:
+        """Kill points only: wait until the shared database's owner has committed
+        since it had committed `after` times (what this thread wrote by then is durable)."""
+        assert self._shared is not None
+        deadline = time.monotonic() + timeout
+        while self._shared.commits <= after and time.monotonic() < deadline:
+            time.sleep(0.01)
 
     def _maybe_commit(self) -> None:
         if self._db is None:
