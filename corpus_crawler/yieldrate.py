@@ -258,12 +258,15 @@ return out
 # global document count at which each was pruned (for the operator, and the tests).
 _PRUNE = """
 local ns = ARGV[1]
-if redis.call('SADD', ns .. 'yield:pruned', ARGV[2]) == 1 then
-  redis.call('RPUSH', ns .. 'yield:log', ARGV[2])
-  redis.call('HSET', ns .. 'yield:pruned_at', ARGV[2], ARGV[3])
-  return 1
+local added = 0
+for i = 2, #ARGV, 2 do
+  if redis.call('SADD', ns .. 'yield:pruned', ARGV[i]) == 1 then
+    redis.call('RPUSH', ns .. 'yield:log', ARGV[i])
+    redis.call('HSET', ns .. 'yield:pruned_at', ARGV[i], ARGV[i + 1])
+    added = added + 1
+  end
 end
-return 0
+return added
 """
 
 #: Seconds a process goes on with its view of the pruned hosts before it asks Redis
@@ -331,7 +334,7 @@ class RedisYieldTracker:
         args = [self._ns, host, domain, raw_bytes, clean_bytes, row]
         reply = self._call(lambda: self._record(args=args))
         values = [int(value) for value in reply]
-        pruned_here = False
+        to_prune: list[str | int] = []
         for table, name, offset, flag in (
             (self.hosts, host, 0, values[6]),
             (self.domains, domain, 3, values[7]),
@@ -341,14 +344,16 @@ class RedisYieldTracker:
             stats.pruned = stats.pruned or bool(flag)
             if not stats.pruned and should_prune(stats, self.config):
                 stats.pruned = True
-                kind = "h" if table is self.hosts else "d"
-                member = f"{kind}:{name}"
-                # of two processes crossing the line at once, the one whose SADD added it
-                pruned_here |= bool(
-                    self._call(functools.partial(self._prune, args=[self._ns, member, stats.docs]))
-                )
+                to_prune += [f"{'h' if table is self.hosts else 'd'}:{name}", stats.docs]
             if stats.pruned:
                 (self._pruned_hosts if table is self.hosts else self._pruned_domains).add(name)
+        pruned_here = False
+        if to_prune:
+            # of two processes crossing the line at once, the one whose script added the
+            # members: the host and its domain in one script, so that one process cannot
+            # add the host while the other adds the domain and both count a pruning
+            args = [self._ns, *to_prune]
+            pruned_here = bool(self._call(functools.partial(self._prune, args=args)))
         return pruned_here and not was_pruned
 
     def is_pruned(self, host: str) -> bool:

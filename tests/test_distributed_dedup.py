@@ -545,6 +545,53 @@ def test_yield_counts_are_global_and_a_host_pruned_by_one_process_is_pruned_for_
             link.close()
 
 
+def _crossing_together(redis: RedisServer, position: int) -> list[bool]:
+    """What two processes' `record` answer when both counts of an IP host reach the
+    line at once, process two's page landing before process one's Redis call number
+    `position` after its record script (or after all of them)."""
+    config = YieldConfig(preset=YieldPreset.NORMAL, min_docs=10, min_bytes=0)
+    host = "127.0.0.9"
+    links = [
+        RedisCampaignStore(RedisConfig(url=redis.url, namespace=f"race{position}", worker=w))
+        for w in ("w-0", "w-1")
+    ]
+    try:
+        one, two = (RedisYieldTracker(config, link) for link in links)
+        for _ in range(5):
+            one.record(host, 10_000, 0)
+            two.record(host, 10_000, 0)
+        answers: list[bool] = []
+        calls = [0]
+        original = one._call
+
+        def interleaved(call: object) -> object:
+            calls[0] += 1
+            if calls[0] == position + 2:  # the record script is call 1
+                answers.append(two.record(host, 10_000, 0))
+            return original(call)
+
+        one._call = interleaved  # type: ignore[method-assign]
+        answers.insert(0, one.record(host, 10_000, 0))
+        if len(answers) == 1:  # one made fewer calls: two's page comes last
+            answers.append(two.record(host, 10_000, 0))
+        return answers
+    finally:
+        for link in links:
+            link.close()
+
+
+def test_two_processes_crossing_the_line_together_count_one_pruning(
+    redis_server: RedisServer,
+) -> None:
+    # an IP address is its own domain: its host and domain counts cross the line on the
+    # same page. Wherever process two's page lands among process one's Redis calls, one
+    # of them pruned it. (Host and domain pruned in two calls let one process add the
+    # host while the other added the domain, and both counted a pruning: 3 prunings for
+    # 2 hosts in test_a_low_yield_host_is_pruned_once..., once, under load.)
+    for position in range(3):
+        assert sorted(_crossing_together(redis_server, position)) == [False, True], position
+
+
 def test_a_pages_yield_counts_stand_once_whether_its_fetch_is_committed_or_redone(
     redis_server: RedisServer,
 ) -> None:
