@@ -223,24 +223,38 @@ def _set_parent_death_signal() -> None:
         pass
 
 
-def _process_start(pid: int) -> str | None:
-    """The start time of `pid` (Linux), to tell it from a later process given its pid."""
+def _proc_stat(pid: int) -> list[bytes] | None:
+    """The fields of /proc/<pid>/stat after the command name (Linux), or None."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as handle:
-            fields = handle.read().rpartition(b")")[2].split()
-        return fields[19].decode()
-    except (OSError, IndexError):
+            return handle.read().rpartition(b")")[2].split()
+    except OSError:
         return None
 
 
+def _process_start(pid: int) -> str | None:
+    """The start time of `pid` (Linux), to tell it from a later process given its pid."""
+    fields = _proc_stat(pid)
+    return fields[19].decode() if fields is not None and len(fields) > 19 else None
+
+
 def _alive(pid: int, started: str | None) -> bool:
+    """Whether the crawl process runs: not gone, not a later process with its pid, and
+    not a zombie (a crawl killed with SIGKILL stays one until its parent reaps it, and a
+    parent that waits for the crawl's pipes to close before reaping, as
+    `subprocess.run` does, would wait for these workers forever)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    return started is None or _process_start(pid) == started
+    fields = _proc_stat(pid)
+    if fields is None:
+        return started is None
+    if fields[0] in (b"Z", b"X"):
+        return False
+    return started is None or (len(fields) > 19 and fields[19].decode() == started)
 
 
 def _watchdog(crawl_pid: int) -> None:
