@@ -87,6 +87,8 @@ class ExtractSettings:
                 " CORPUS_EXTRACT_ENABLED=True to turn it on"
             )
         parameters = settings.getdict("CORPUS_EXTRACT_PARAMETERS")
+        from corpus_crawler.stoplists import accept_code
+
         try:
             extract = ExtractConfig(
                 extractor=settings.get("CORPUS_EXTRACT_EXTRACTOR", "justext"),
@@ -95,7 +97,13 @@ class ExtractSettings:
                 params=JustextParams().merged(parameters, "CORPUS_EXTRACT_PARAMETERS")
                 if parameters
                 else None,
-                accept_languages=frozenset(settings.getlist("CORPUS_EXTRACT_ACCEPT_LANGUAGES"))
+                # resolved as the profile's (`Czech`, `cs-CZ` -> cs): a raw `-s` value
+                # naming no language would drop every document
+                accept_languages=frozenset(
+                    accept_code(name)
+                    for name in settings.getlist("CORPUS_EXTRACT_ACCEPT_LANGUAGES")
+                    if name.strip()
+                )
                 or None,
                 extractor_options=settings.getdict("CORPUS_EXTRACT_OPTIONS"),
                 max_bytes=settings.getint("CORPUS_EXTRACT_MAX_BYTES", 0)

@@ -200,3 +200,19 @@ def test_an_accept_list_naming_no_language_is_an_error() -> None:
     ).extraction.accept_codes() == ("ja",)
     with pytest.raises(ProfileError, match=r"accept_language: .* printable ASCII on one line"):
         parse_profile({"politeness": {"accept_language": "cs\r\nX-Injected: 1"}})
+
+
+def test_a_raw_accept_list_setting_is_resolved_too() -> None:
+    # `-s CORPUS_EXTRACT_ACCEPT_LANGUAGES=...` bypasses the profile: resolved the same way
+    from scrapy.settings import Settings
+
+    from corpus_crawler.config import ConfigError
+    from pipelines.extract import ExtractSettings
+
+    def accepted(value: str) -> frozenset[str] | None:
+        settings = Settings({"CORPUS_EXTRACT_ACCEPT_LANGUAGES": value})
+        return ExtractSettings.from_settings(settings).extract.accept_languages
+
+    assert accepted("Czech,sk-SK") == {"cs", "sk"}
+    with pytest.raises(ConfigError, match="unknown language 'Czeck'"):
+        accepted("Czeck")
