@@ -722,7 +722,7 @@ class Profile:
         try:
             extraction = dataclasses.replace(self.extraction, accept_languages=wanted)
         except _FieldError as exc:
-            raise ProfileError(f"{exc.message}") from None
+            raise ProfileError(exc.message) from None
         return dataclasses.replace(self, extraction=extraction)
 
     @property
