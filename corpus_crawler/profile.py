@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import math
 import re
 import types
 import typing
@@ -725,6 +726,23 @@ class Profile:
             raise ProfileError(exc.message) from None
         return dataclasses.replace(self, extraction=extraction)
 
+    def with_values(self, values: Mapping[str, Any], where: str = "") -> Profile:
+        """This profile with `values` in place: dotted keys (``extraction.workers``,
+        ``output.warc.prefix``) to values as YAML would give them, each converted and
+        checked by the rules a profile file meets. ProfileError names the first bad key,
+        after `where` (the `-s` setting the value came from, say)."""
+        nested: dict[str, Any] = {}
+        for key, value in values.items():
+            *sections, name = key.split(".")
+            level = nested
+            for section in sections:
+                level = level.setdefault(section, {})
+            level[name] = value
+        try:
+            return _replaced(self, nested, "")
+        except _FieldError as exc:
+            raise ProfileError(f"{where}{exc.key}: {exc.message}") from None
+
     @property
     def base_dir(self) -> Path:
         """The folder relative seed files are resolved against."""
@@ -808,6 +826,9 @@ def _convert(tp: Any, value: Any, key: str) -> Any:
     if tp is float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise _FieldError(key, f"must be a number, got {_show(value)}")
+        if not math.isfinite(value):
+            # .inf and .nan in YAML; nan would pass every `>= 0` check below it
+            raise _FieldError(key, f"must be a finite number, got {value}")
         return float(value)
     if tp is str:
         if not isinstance(value, str):
@@ -844,6 +865,25 @@ def _build(cls: type[Any], data: Mapping[str, Any], prefix: str) -> Any:
         return cls(**kwargs)
     except _FieldError as exc:
         # section checks name their own key; nested sections were built (and named) above
+        raise _FieldError(prefix + exc.key, exc.message) from None
+
+
+def _replaced(obj: Any, changes: Mapping[str, Any], prefix: str) -> Any:
+    """`obj` (a profile or a section) with `changes` (nested by section) converted like
+    the YAML's and put in; the sections' own checks run again."""
+    hints = typing.get_type_hints(type(obj))
+    kwargs: dict[str, Any] = {}
+    for key, value in changes.items():
+        name = _KEY_FIELDS.get(key, key)
+        if name not in hints or name == "source":
+            raise _FieldError(prefix + key, "unknown key")
+        if isinstance(value, dict) and dataclasses.is_dataclass(hints[name]):
+            kwargs[name] = _replaced(getattr(obj, name), value, prefix + key + ".")
+        else:
+            kwargs[name] = _convert(hints[name], value, prefix + key)
+    try:
+        return dataclasses.replace(obj, **kwargs)
+    except _FieldError as exc:
         raise _FieldError(prefix + exc.key, exc.message) from None
 
 

@@ -30,6 +30,7 @@ _LEASE_TIMEOUT and _RETRY_TIMEOUT (seconds).
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -141,8 +142,8 @@ def _redis_config(settings: BaseSettings) -> RedisConfig | None:
 
 def _seconds(settings: BaseSettings, name: str, default: float) -> float:
     value = settings.getfloat(name, default)
-    if value < 0:
-        raise ValueError(f"{name} must be 0 or more seconds, got {value}")
+    if not 0 <= value < math.inf:  # nan too
+        raise ValueError(f"{name} must be 0 or more seconds (finite), got {value}")
     return value
 
 

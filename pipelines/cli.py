@@ -184,6 +184,9 @@ class CrawlResult:
     write_failure: str | None = None
     #: Files the summary cannot name (written after it): crawl log, HTML report.
     extra_files: dict[str, Path] = dataclasses.field(default_factory=dict)
+    #: The exception that stopped the crawl outside Scrapy's own handling, if one did.
+    failure: BaseException | None = None
+    failure_traceback: str = ""
 
     @property
     def ok(self) -> bool:
@@ -195,11 +198,18 @@ class CrawlResult:
 
         if self.write_failure is not None or self.finish_reason == WRITE_FAILURE:
             return ExitCode.WRITE_FAILURE
+        if self.failure is not None and not self.summary:
+            return ExitCode.CANNOT_START if self.bad_setting else ExitCode.INCOMPLETE
         if self.finish_reason == "shutdown":
             return ExitCode.INTERRUPTED
         if self.network_down:
             return ExitCode.NETWORK_DOWN
         return ExitCode.OK if self.ok else ExitCode.INCOMPLETE
+
+    @property
+    def bad_setting(self) -> bool:
+        """The failure is a setting a component refused as the crawl started."""
+        return isinstance(self.failure, (ConfigError, ValueError))
 
     @property
     def network_down(self) -> bool:
@@ -243,7 +253,9 @@ def preflight(profile: Profile, output: str | None, overrides: dict[str, Any]) -
         check_setting_types(overrides, "-s ")
     except ConfigError as exc:
         raise PreflightError(str(exc)) from None
-    check_crawl_settings(_crawl_settings(profile, output, overrides), profile.settings, overrides)
+    check_crawl_settings(
+        _crawl_settings(profile, output, overrides), profile.settings, overrides, profile=profile
+    )
 
 
 def check_crawl_settings(
@@ -251,22 +263,29 @@ def check_crawl_settings(
     profile_settings: Iterable[str],
     command_line: Iterable[str],
     recrawl_switch: str = "--recrawl",
+    *,
+    profile: Profile | None = None,
 ) -> None:
     """The checks of a crawl's merged Scrapy `settings` before it starts, for the CLI's
     `crawl` and for `scrapy crawl corpus` alike (`spiders.corpus.CorpusSpider`):
     `CORPUS_*` names in the profile's `settings:` and on the command line, setting
-    values, seeds, the output folder (writable, not locked, this profile's campaign,
-    no other tool's files). `recrawl_switch`: how this entry's user asks for a recrawl
-    pass on its command line. Raises `PreflightError` with one line."""
+    values (a raw one by the rules of the profile key it stands for, then as each
+    component reads them), seeds, the output folder (writable, not locked, this
+    profile's campaign, no other tool's files). `recrawl_switch`: how this entry's user
+    asks for a recrawl pass on its command line. Raises `PreflightError` with one line."""
     from scrapy.exceptions import NotConfigured
 
     from corpus_crawler._cli_checks import output_folder_problem
     from corpus_crawler.state import CampaignLocked, _FolderLock
-    from pipelines.addressguard import policy_from_settings
+    from pipelines.addressguard import policy_from_settings, resolver_config_from_settings
+    from pipelines.bridge import profile_with_settings
     from pipelines.campaign import CampaignSettings
     from pipelines.crawllog import CrawlLogSettings
+    from pipelines.dedup import DedupSettings
     from pipelines.extract import ExtractSettings
+    from pipelines.robots import robots_unreachable_policy
     from pipelines.writer import OutputSettings
+    from pipelines.yieldguard import YieldSettings
     from spiders.corpus import SpiderConfig
 
     source = settings.get("CORPUS_PROFILE_PATH") or "profile"
@@ -276,6 +295,12 @@ def check_crawl_settings(
         check_setting_names(command_line, "-s ")
     except ConfigError as exc:
         raise PreflightError(str(exc)) from None
+    raw = [name for name in profile_settings if name not in command_line]
+    for names, where in ((raw, f"{source}: settings."), (command_line, "-s ")):
+        try:
+            profile_with_settings(profile or Profile(), settings, names)
+        except ConfigError as exc:
+            raise PreflightError(f"bad setting: {where}{exc}") from None
     try:
         for build in (
             SpiderConfig.from_settings,
@@ -283,7 +308,11 @@ def check_crawl_settings(
             OutputSettings.from_settings,
             CampaignSettings.from_settings,
             CrawlLogSettings.from_settings,
+            DedupSettings.from_settings,
+            YieldSettings.from_settings,
             policy_from_settings,
+            resolver_config_from_settings,
+            robots_unreachable_policy,
         ):
             with contextlib.suppress(NotConfigured):
                 build(settings)
@@ -535,6 +564,11 @@ def run_profile(
         process = CrawlerProcess(settings)
         crawler = process.create_crawler(CorpusSpider)
         crawl = process.crawl(crawler, profile=profile)
+        # an exception that stops the crawl (a component refusing its settings as the
+        # engine starts, say) fails this Deferred; unheld, Twisted would print it only
+        # when the Deferred is collected, after the logs have closed: never
+        failures: list[Any] = []
+        crawl.addErrback(failures.append)
         held.deliver_once_running(crawler, crawl)
         process.start()
     finally:
@@ -563,12 +597,32 @@ def run_profile(
             value = None
         if value:
             extra_files[label] = Path(value)
-    return CrawlResult(summary, summary_path, elapsed, finish_reason, write_failure, extra_files)
+    failure = failures[0] if failures else None
+    return CrawlResult(
+        summary,
+        summary_path,
+        elapsed,
+        finish_reason,
+        write_failure,
+        extra_files,
+        failure=failure.value if failure is not None else None,
+        failure_traceback=failure.getTraceback() if failure is not None else "",
+    )
 
 
 def _finish(result: CrawlResult) -> int:
     print(report(result))
     code = result.exit_code
+    if result.failure is not None:
+        if result.bad_setting and not result.summary:
+            print(f"corpus-crawler: bad setting: {result.failure}", file=sys.stderr)
+        else:
+            print(result.failure_traceback, file=sys.stderr)
+            print(
+                f"corpus-crawler: the crawl failed: {type(result.failure).__name__}:"
+                f" {result.failure}",
+                file=sys.stderr,
+            )
     note = nothing_left_note(result.summary)
     if note and code is ExitCode.OK:
         print(f"corpus-crawler: {note}", file=sys.stderr)
@@ -901,6 +955,8 @@ def report(result: CrawlResult) -> str:
     summary = result.summary
     if not summary and result.finish_reason == "shutdown":
         return "The crawl was stopped before it wrote its summary."
+    if not summary and result.failure is not None:
+        return "The crawl stopped on an error (below) before it wrote its summary."
     if not summary:
         return "The crawl ended without a summary; see the log above."
     pages, text = summary["pages"], summary["text"]

@@ -49,7 +49,7 @@ from pipelines.items import (
     doc_meta,
     document_id,
 )
-from pipelines.pool import PagePool, PoolCrashed, PoolTimeout, default_workers
+from pipelines.pool import PagePool, PoolCrashed, PoolTimeout, default_workers, start_method_of
 from pipelines.worker import PageTask, VerticalTask, WorkerConfig
 from pipelines.writer import OutputSettings
 
@@ -121,7 +121,7 @@ class ExtractSettings:
             max_in_flight=max_in_flight,
             max_waiting=settings.getint("CORPUS_EXTRACT_MAX_WAITING", 0) or 4 * max_in_flight,
             page_timeout=settings.getfloat("CORPUS_EXTRACT_PAGE_TIMEOUT", 30.0),
-            start_method=settings.get("CORPUS_EXTRACT_START_METHOD", ""),
+            start_method=start_method_of(settings.get("CORPUS_EXTRACT_START_METHOD", "")),
             follow_links=settings.getbool("CORPUS_SCOPE_FOLLOW_LINKS", True),
             all_paragraphs=settings.getbool("CORPUS_OUTPUT_KEEP_ALL_PARAGRAPHS")
             or settings.getbool("CORPUS_WARC_METADATA"),

@@ -43,7 +43,7 @@ from pipelines.worker import (
     run_task,
 )
 
-__all__ = ["PagePool", "PoolCrashed", "PoolTimeout", "default_workers"]
+__all__ = ["PagePool", "PoolCrashed", "PoolTimeout", "default_workers", "start_method_of"]
 
 logger = logging.getLogger(__name__)
 
@@ -63,12 +63,14 @@ def default_workers() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def _start_method(requested: str) -> str:
+def start_method_of(requested: str) -> str:
+    """The multiprocessing start method of the workers: `requested`
+    (CORPUS_EXTRACT_START_METHOD), else forkserver where there is one."""
     available = multiprocessing.get_all_start_methods()
     if requested:
         if requested not in available:
             raise ValueError(
-                f"start method {requested!r} is not available here: use one of"
+                f"CORPUS_EXTRACT_START_METHOD: {requested!r} is not available here: use one of"
                 f" {', '.join(m for m in available if m != 'fork')}"
             )
         return requested
@@ -87,7 +89,7 @@ class PagePool:
         self.config = config
         self.workers = workers
         self.max_in_flight = max_in_flight
-        self.start_method = _start_method(start_method)
+        self.start_method = start_method_of(start_method)
         # A page may wait behind the others in flight before it runs.
         queued_rounds = math.ceil(max_in_flight / workers)
         self.guard_seconds = (

@@ -146,6 +146,7 @@ def _check_before_the_crawl(settings: BaseSettings, profile: Profile | None) -> 
             profile.settings if profile else (),
             command_line,
             recrawl_switch="-s CORPUS_RECRAWL_ENABLED=True",
+            profile=profile,
         )
     except PreflightError as exc:
         # the CLI's fixes name its own option; Scrapy's -o is a feed export

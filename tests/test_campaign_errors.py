@@ -81,13 +81,71 @@ def _profile(tmp_path: Path, settings: str = "") -> object:
         (
             "",
             {"CORPUS_CRAWL_LOG_MAX_FILE_BYTES": "0"},
-            "bad setting: CORPUS_CRAWL_LOG_MAX_FILE_BYTES (output.crawl_log_max_file_bytes)"
-            " must be a number of bytes > 0, got 0",
+            "bad setting: -s CORPUS_CRAWL_LOG_MAX_FILE_BYTES (output.crawl_log_max_file_bytes):"
+            " must be > 0 bytes, got 0",
         ),
         (
             "settings:\n  RETRY_TIMES: often\n",
             {},
             "p.yaml: settings.RETRY_TIMES: must be a whole number, got 'often'",
+        ),
+        # values of the right type, refused by the rules of the profile key they stand for
+        # a whole number of the right type, out of the key's range: refused at start, not
+        # a Twisted error as the extraction pool starts (the crawl ended with no message)
+        (
+            "",
+            {"CORPUS_EXTRACT_WORKERS": "-1"},
+            "-s CORPUS_EXTRACT_WORKERS (extraction.workers): must be >= 0, got -1",
+        ),
+        (
+            "",
+            {"CORPUS_SCOPE_MAX_DEPTH": "-5"},
+            "-s CORPUS_SCOPE_MAX_DEPTH (scope.max_depth): must be >= 0 or null, got -5;"
+            " -1: no limit",
+        ),
+        (
+            "",
+            {"CONCURRENT_REQUESTS": "0"},
+            "-s CONCURRENT_REQUESTS (politeness.concurrent_requests): must be >= 1, got 0",
+        ),
+        # nan passes every `>= 0` check; inf waits forever
+        (
+            "",
+            {"CORPUS_RETRY_AFTER_MAX": "nan"},
+            "-s CORPUS_RETRY_AFTER_MAX (politeness.max_retry_after): must be a finite number",
+        ),
+        (
+            "",
+            {"CORPUS_SCHEDULE_MIN_INTERVAL": "inf"},
+            "CORPUS_SCHEDULE_MIN_INTERVAL must be 0 or more seconds (finite), got inf",
+        ),
+        (
+            "",
+            {"CORPUS_WARC_PREFIX": "a/b"},
+            "-s CORPUS_WARC_PREFIX (output.warc.prefix): 'a/b' must be letters, digits",
+        ),
+        (
+            "",
+            {"CORPUS_ROBOTS_UNREACHABLE": "sometimes"},
+            "(politeness.robots_unreachable): must be defer or allow, got 'sometimes'",
+        ),
+        (
+            "",
+            {"CORPUS_SEEDS_URLS": "example.com"},
+            "-s CORPUS_SEEDS_URLS (seeds.urls): 'example.com' is not an http(s) URL",
+        ),
+        # read by components the preflight did not build: the crawl died without a word
+        ("", {"CORPUS_YIELD_PRESET": "bogus"}, "yield.preset: unknown preset 'bogus'"),
+        (
+            "",
+            {"CORPUS_EXTRACT_START_METHOD": "bogus"},
+            "CORPUS_EXTRACT_START_METHOD: 'bogus' is not available here",
+        ),
+        # the profile's own settings: section, named as such
+        (
+            "settings:\n  CORPUS_EXTRACT_MIN_WORDS: -3\n",
+            {},
+            "p.yaml: settings.CORPUS_EXTRACT_MIN_WORDS (extraction.min_words): must be >= 0",
         ),
     ],
 )
@@ -105,3 +163,112 @@ def test_the_preflight_takes_good_values_as_scrapy_reads_them(tmp_path: Path) ->
     profile = _profile(tmp_path, "settings:\n  RETRY_TIMES: 3\n")
     good = {"DOWNLOAD_DELAY": "0.5", "ROBOTSTXT_OBEY": "False", "CONCURRENT_REQUESTS": "8"}
     preflight(profile, str(tmp_path / "out"), good)  # type: ignore[arg-type]
+
+
+# -- raw values meet the rules of the profile key they stand for -----------------------------
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        {"CORPUS_SCOPE_MAX_DEPTH": "-1"},  # NO_LIMIT
+        {"CORPUS_SCOPE_MAX_DEPTH": "0", "CORPUS_SCOPE_MAX_PAGES": "10"},
+        {"CORPUS_EXTRACT_LANGUAGE": "Czech"},  # a name, resolved as the profile's
+        {"CORPUS_EXTRACT_LANGUAGE": ""},  # no stoplist
+        {"CORPUS_EXTRACT_WORKERS": "1", "CORPUS_EXTRACT_PAGE_TIMEOUT": "2.5"},
+        {"DOWNLOAD_DELAY": "0", "USER_AGENT": "my-crawler/1.0 (+mailto:me@example.org)"},
+    ],
+)
+def test_raw_values_the_profile_keys_allow_pass(tmp_path: Path, overrides: dict[str, str]) -> None:
+    preflight(_profile(tmp_path), str(tmp_path / "out"), overrides)  # type: ignore[arg-type]
+
+
+#: Another valid value of the keys whose values are constrained.
+_ALTERNATIVES: dict[str, object] = {
+    "politeness.robots_unreachable": "allow",
+    "extraction.language": "en",
+    "extraction.preset": "article",
+    "extraction.extractor": "declutter",
+    "dedup.paragraphs": "mark",
+    "dedup.paragraph_language": "mark",
+    "dedup.paragraph_filter_mib": 64,
+    "dedup.near_threshold": 0.7,
+    "dedup.near_seen_share": 0.8,
+    "dedup.paragraph_threshold": 0.6,
+    "dedup.paragraph_ngram": 5,
+    "seeds.urls": ["https://example.org/"],
+    "seeds.sitemaps": ["https://example.org/sitemap.xml"],
+    "scope.allowed_domains": ["example.org"],
+    "scope.allowed_tlds": ["cz"],
+    "scope.deny_patterns": ["/login"],
+    "network.allowed_networks": ["10.0.0.0/8"],
+    "network.dns_servers": ["192.0.2.53"],
+    "extraction.parameters": {"length_low": 50},
+    "extraction.extractor_options": {},  # options need another extractor: own tests
+}
+
+
+def test_every_setting_of_the_table_carries_its_profile_key() -> None:
+    """`FIELD_SETTINGS` and `LIMIT_SETTINGS` fill profile_settings and check raw values:
+    each names a real key, and a changed key changes its setting to the new value."""
+    from corpus_crawler.profile import Profile
+    from pipelines.bridge import FIELD_SETTINGS, LIMIT_SETTINGS, NO_LIMIT, profile_settings
+
+    base = profile_settings(Profile())
+    for name, key in {**FIELD_SETTINGS, **LIMIT_SETTINGS}.items():
+        value = base[name]
+        if key in _ALTERNATIVES:
+            new = _ALTERNATIVES[key]
+        elif name in LIMIT_SETTINGS:
+            new = 9 if value == NO_LIMIT else value + 7
+        elif isinstance(value, bool):
+            new = not value
+        elif isinstance(value, (int, float)):
+            new = value + (7 if isinstance(value, int) else 7.5)
+        else:
+            new = f"x{value}" if isinstance(value, str) else pytest.fail(f"{name}: {value!r}")
+        if new == value:
+            continue
+        after = profile_settings(Profile().with_values({key: new}))
+        assert after[name] == new, (name, key)
+
+
+def _crawl(tmp_path: Path, *arguments: str, scrapy: bool = False) -> subprocess.CompletedProcess:
+    out = tmp_path / "out"
+    if scrapy:
+        seeds = "CORPUS_SEEDS_URLS=http://127.0.0.1:9/"
+        command = [sys.executable, "-m", "scrapy", "crawl", "corpus",
+                   "-s", f"CORPUS_OUTPUT_DIR={out}", "-s", seeds]  # fmt: skip
+    else:
+        command = [sys.executable, "-m", "corpus_crawler.cli", "crawl", "http://127.0.0.1:9/",
+                   "-o", str(out)]  # fmt: skip
+    return subprocess.run(
+        [*command, *arguments], cwd=ROOT, capture_output=True, text=True, timeout=TIMEOUT
+    )
+
+
+@pytest.mark.parametrize("scrapy", [False, True], ids=["corpus-crawler", "scrapy"])
+def test_an_out_of_range_setting_stops_either_command_in_one_line(
+    tmp_path: Path, scrapy: bool
+) -> None:
+    result = _crawl(tmp_path, "-s", "CORPUS_EXTRACT_WORKERS=-1", scrapy=scrapy)
+    assert result.returncode == ExitCode.CANNOT_START, result.stderr[-3000:]
+    assert "Traceback" not in result.stderr
+    program = "scrapy crawl corpus" if scrapy else "corpus-crawler"
+    assert [line for line in _message_lines(result.stderr) if line.startswith(program)] == [
+        f"{program}: bad setting: -s CORPUS_EXTRACT_WORKERS (extraction.workers): must be >= 0,"
+        " got -1"
+    ]
+
+
+def test_an_error_that_stops_the_crawl_as_it_starts_is_shown(tmp_path: Path) -> None:
+    """A component Scrapy cannot load fails the crawl's Deferred; the CLI said only
+    "ended without a summary; see the log above", and the log above was empty."""
+    result = _crawl(tmp_path, "-s", 'ITEM_PIPELINES={"no_such_module.Pipeline": 500}')
+    assert result.returncode == ExitCode.INCOMPLETE, result.stderr[-3000:]
+    assert "Traceback" in result.stderr
+    assert (
+        "corpus-crawler: the crawl failed: ModuleNotFoundError: No module named 'no_such_module'"
+        in result.stderr
+    )
+    assert "stopped on an error (below) before it wrote its summary" in result.stdout

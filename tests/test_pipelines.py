@@ -366,7 +366,11 @@ SWITCHED_OFF = [
 ]
 
 
-@pytest.mark.parametrize(("build", "key", "value", "fix"), SWITCHED_OFF, ids=lambda x: str(x))
+@pytest.mark.parametrize(
+    ("build", "key", "value", "fix"),
+    SWITCHED_OFF,
+    ids=[f"{key}={value}" for _, key, value, _ in SWITCHED_OFF],
+)
 def test_switched_off_components_say_how_to_switch_them_on(
     build: Any, key: str, value: Any, fix: str
 ) -> None:
