@@ -264,6 +264,8 @@ def _warc_records(name: str, stream: BinaryIO, stats: Counter[str]) -> Iterator[
     from warcio.archiveiterator import ArchiveIterator
     from warcio.exceptions import ArchiveLoadFailed
 
+    from corpus_crawler.cut_records import cut_short
+
     html_records = 0
     try:
         for record in ArchiveIterator(stream):
@@ -274,13 +276,9 @@ def _warc_records(name: str, stream: BinaryIO, stats: Counter[str]) -> Iterator[
                 return
             data = _html_payload(record, stats)
             record_id = record.rec_headers.get_header("WARC-Record-ID") or ""
-            missing = _missing_bytes(record)
-            if missing:
-                yield _Input(
-                    f"{name}#{record_id}",
-                    None,
-                    f"record cut short ({missing} bytes missing): the file is truncated",
-                )
+            problem = cut_short(record)
+            if problem is not None:
+                yield _Input(f"{name}#{record_id}", None, f"record cut short: {problem}")
                 return
             if data is None:
                 continue
@@ -322,14 +320,6 @@ def _html_payload(record: Any, stats: Counter[str]) -> bytes | None:
         stats["warc responses not HTML or not 2xx (skipped)"] += 1
         return None
     return data
-
-
-def _missing_bytes(record: Any) -> int:
-    """Bytes of the record's block that the file does not have (0 for a whole record)."""
-    raw = record.raw_stream
-    while raw.read(1 << 16):
-        pass
-    return max(0, int(getattr(raw, "limit", 0)))
 
 
 def _warc_date(value: str | None) -> datetime | None:

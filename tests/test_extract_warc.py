@@ -186,7 +186,7 @@ def test_a_record_cut_inside_its_body_is_reported(tmp_path: Path) -> None:
     path.write_bytes(data[:cut])
     result = run_extract("--format", "json", "--lang", "en", str(path))
     assert result.returncode == 1
-    assert "bytes missing): the file is truncated" in result.stderr.decode()
+    assert "record cut short: the file ends" in result.stderr.decode()
     assert [json.loads(x)["url"] for x in result.stdout.decode().splitlines()] == [
         "http://a.test/cz"
     ]

@@ -19,6 +19,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+import zlib
 from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -482,6 +483,61 @@ def test_corrupt_and_truncated_records_are_reported_and_skipped(
     assert p3 in offsets_reported
     assert data_summary["dropped"]["damaged-record"] == len(damage) >= 3
     assert "damaged records" in result.stderr
+
+
+@pytest.mark.parametrize("gzipped", [True, False], ids=["warc.gz", "warc"])
+def test_a_record_cut_by_the_end_of_the_file_is_reported_not_extracted(
+    gold_html: list[bytes], tmp_path: Path, gzipped: bool
+) -> None:
+    """warcio hands out the record a file ends inside of as if it were whole: process
+    made a document of the half page it held, and said nothing (a crawl killed
+    mid-write, or a partial download, left such files)."""
+    name = "cut.warc.gz" if gzipped else "cut.warc"
+    builder = ArchiveBuilder(tmp_path / name, gzip_records=gzipped)
+    for i in range(3):
+        builder.response(f"http://example.org/p{i}.html", gold_html[i], request=False)
+    builder.close()
+    offsets = member_offsets(builder.path)  # warcinfo, then (response, metadata) x 3
+    last, after = offsets[1 + 2 * 2], offsets[2 + 2 * 2]
+    data = builder.path.read_bytes()
+    source = tmp_path / "in" / name
+    source.parent.mkdir()
+    # inside the payload of p2's response, past its WARC and HTTP headers
+    source.write_bytes(data[: last + (after - last) * 2 // 3])
+    out = tmp_path / "out"
+    result = run_cli("process", str(source), "-o", str(out), "--no-progress")
+    assert set(documents(out)) == {"http://example.org/p0.html", "http://example.org/p1.html"}
+    report = summary(out)
+    (damage,) = report["damaged_records"]
+    assert damage["offset"] == last
+    assert "the file ends" in damage["error"] and "before the end of the record" in damage["error"]
+    assert report["dropped"]["damaged-record"] == 1  # counted once, not per finding
+    assert "damaged records: 1" in result.stderr
+    # cut inside a header block (the metadata record after p1's response)
+    start, end = offsets[2 + 2 * 1], offsets[3 + 2 * 1]
+    record = data[start:end]
+    if gzipped:
+        record = zlib.decompress(record, zlib.MAX_WBITS | 16)
+    head = record[:60]  # WARC/1.1, WARC-Type and part of WARC-Record-ID
+    cut_header = tmp_path / "in2" / name
+    cut_header.parent.mkdir()
+    cut_header.write_bytes(data[:start] + (gzip.compress(head) if gzipped else head))
+    out2 = tmp_path / "out2"
+    run_cli("process", str(cut_header), "-o", str(out2), "--no-progress")
+    (damage,) = summary(out2)["damaged_records"]
+    assert damage["offset"] == offsets[2 + 2 * 1]
+    assert "header block" in damage["error"], damage
+    assert set(documents(out2)) == {"http://example.org/p0.html", "http://example.org/p1.html"}
+
+
+def test_a_file_damaged_from_its_start_is_reported(tmp_path: Path) -> None:
+    source = tmp_path / "broken.warc.gz"
+    source.write_bytes(b"\x1f\x8b\x08\x00garbage, not a gzip member")
+    out = tmp_path / "out"
+    result = run_cli("process", str(source), "-o", str(out), "--no-progress")
+    (damage,) = summary(out)["damaged_records"]
+    assert damage["offset"] == 0 and "damaged from its start" in damage["error"]
+    assert "damaged records: 1" in result.stderr
 
 
 def test_arc_files_are_read(gold_html: list[bytes], tmp_path: Path) -> None:

@@ -13,7 +13,9 @@ this module adds what reprocessing at scale needs around it:
   Common Crawl files;
 * **damage recovery** (`scan_records`): a record that warcio cannot read
   (corrupt gzip, a torn or truncated tail, a broken header) is reported with
-  its offset and skipped; reading goes on from the next sync point.
+  its offset and skipped; reading goes on from the next sync point. A record the
+  file ends inside of, which warcio hands out as if it were whole (a crawl killed
+  mid-write, a partial copy), is reported too (`cut_short`).
 
 A sync point is found by content, so a gzipped WARC stored *inside* a record
 without compression could in theory be mistaken for a record start; each
@@ -35,6 +37,8 @@ from warcio.archiveiterator import ArchiveIterator
 from warcio.exceptions import ArchiveLoadFailed
 from warcio.recordloader import ArcWarcRecord
 from warcio.statusandheaders import StatusAndHeadersParserException
+
+from corpus_crawler.cut_records import cut_short
 
 __all__ = [
     "ARCHIVE_SUFFIXES",
@@ -208,26 +212,40 @@ def scan_records(
     """Feed every record that starts in ``[start, end)`` to `on_record`.
 
     `end` None: to the end of the file. Damage is reported to `on_damage` and
-    reading resumes at the next sync point. Returns the number of records read.
+    reading resumes at the next sync point; a record cut short by the end of the file
+    is handed to `on_record` (which may check it with `cut_short` first) and then
+    reported. Returns the number of records read.
     """
     count = 0
     with open(path, "rb") as handle:
         position: int | None = next_record_start(handle, start, kind)
         if position is None and start == 0 and not kind.splittable:
             position = 0
+        if start == 0 and position != 0:
+            # the file's head is no record (its first gzip member is corrupt, say)
+            where = "no record in the whole file" if position is None else "no record"
+            on_damage(RecordDamage(0, f"{where}: the file is damaged from its start", position))
         while position is not None and (end is None or position < end):
             handle.seek(position)
             iterator = ArchiveIterator(
                 handle, arc2warc=not kind.splittable, ensure_http_headers=False
             )
             current = position
+            #: the record handed out last: read to its end once the iterator moves on
+            last: tuple[int, ArcWarcRecord] | None = None
             try:
                 for record in iterator:
+                    if last is not None:
+                        _report_cut(*last, on_damage)
+                        last = None
                     current = iterator.offset
                     if end is not None and current >= end:
                         return count
                     on_record(current, record)
+                    last = (current, record)
                     count += 1
+                if last is not None:
+                    _report_cut(*last, on_damage)
                 return count
             except _DAMAGE as exc:
                 # The record being parsed, or the one handed out last if its tail was torn.
@@ -242,6 +260,14 @@ def scan_records(
                 on_damage(RecordDamage(damaged, message, resume))
                 position = resume
     return count
+
+
+def _report_cut(
+    offset: int, record: ArcWarcRecord, on_damage: Callable[[RecordDamage], None]
+) -> None:
+    problem = cut_short(record)
+    if problem is not None:
+        on_damage(RecordDamage(offset, problem, None))
 
 
 def _resume_point(handle: BinaryIO, failed_at: int, kind: ArchiveKind) -> int | None:

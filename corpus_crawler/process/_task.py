@@ -30,6 +30,7 @@ from warcio.timeutils import iso_date_to_datetime
 from pipelines.items import document_id
 from pipelines.worker import PageTask, VerticalTask, WorkerConfig, process_page
 
+from ..cut_records import cut_short
 from ..mediatype import HTML_TYPES, is_html, parse_content_type
 from ..model import Document, DropReason
 from ..vertical import DocMeta, VerticalFormat, format_document
@@ -392,15 +393,21 @@ class _ChunkReader:
         self.out = out
         #: redirect target -> the URL first requested in its chain
         self.redirects: collections.OrderedDict[str, str] = collections.OrderedDict()
+        #: Offset of the last response record, which on_record counted (a document or
+        #: a drop): damage found in it later is reported, not counted again.
+        self._settled: int | None = None
 
     def on_damage(self, damage: RecordDamage) -> None:
         self.out.counts["records/damaged"] += 1
-        self.out.drop(ArchiveDrop.DAMAGED_RECORD)
+        if damage.offset != self._settled:
+            self.out.drop(ArchiveDrop.DAMAGED_RECORD)
+        # else: a response record cut short, already counted as the drop it ended in
         if len(self.out.damage) < MAX_DAMAGE_REPORTS:
             self.out.damage.append(damage)
 
     def on_record(self, offset: int, record: ArcWarcRecord) -> None:
         out = self.out
+        self._settled = None
         record_type = str(record.rec_type or "unknown")
         out.counts[f"records/{record_type}"] += 1
         if record_header(record, "WARC-Truncated"):
@@ -412,6 +419,10 @@ class _ChunkReader:
 
     def _response(self, offset: int, record: ArcWarcRecord) -> None:
         out = self.out
+        self._settled = offset
+        if record.format == "warc" and not record_header(record, "Content-Length"):
+            out.drop(ArchiveDrop.DAMAGED_RECORD)  # cut inside its header block
+            return
         http = record.http_headers
         url = _target_uri(record)
         if http is None or not url.startswith(("http://", "https://")):
@@ -445,6 +456,11 @@ class _ChunkReader:
             return
         if not is_html(media, body):
             out.drop(DropReason.NOT_HTML)
+            return
+        if cut_short(record) is not None:
+            # the page's end is missing: its text would be a cut page (scan_records
+            # reports the damage once the iterator has moved past it)
+            out.drop(ArchiveDrop.DAMAGED_RECORD)
             return
         record_id = record_header(record, "WARC-Record-ID")
         date = record_header(record, "WARC-Date")
