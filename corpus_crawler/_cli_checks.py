@@ -21,7 +21,9 @@ __all__ = [
 ]
 
 
-def output_folder_problem(folder: Path, option: str = "-o OUTDIR") -> str | None:
+def output_folder_problem(
+    folder: Path, option: str = "-o OUTDIR", what: str = "the output folder"
+) -> str | None:
     """Why `folder` cannot be made or written to (it is created if missing), or None."""
     try:
         folder.mkdir(parents=True, exist_ok=True)
@@ -32,7 +34,7 @@ def output_folder_problem(folder: Path, option: str = "-o OUTDIR") -> str | None
     except OSError as exc:
         reason = "it is a file" if folder.is_file() else (exc.strerror or str(exc))
         return (
-            f"cannot write to the output folder {folder}: {reason} (choose another with {option})"
+            f"cannot write to {what} {folder}: {reason} (choose another with {option})"
         )
     return None
 

@@ -37,6 +37,7 @@ from w3lib.url import safe_url_string
 
 from corpus_crawler.addresses import AddressPolicy, literal_address
 from pipelines.resolver import PinnedResolver, ResolverConfig, installed_resolver, parse_dns_server
+from pipelines.settingtypes import at_least
 
 __all__ = [
     "AddressGuardMiddleware",
@@ -90,7 +91,9 @@ def resolver_config_from_settings(settings: BaseSettings) -> ResolverConfig:
         failure_seconds=settings.getfloat(
             "CORPUS_NETWORK_DNS_FAILURE_SECONDS", defaults.failure_seconds
         ),
-        query_timeout=settings.getfloat("CORPUS_NETWORK_DNS_TIMEOUT", defaults.query_timeout),
+        query_timeout=at_least(
+            settings, "CORPUS_NETWORK_DNS_TIMEOUT", defaults.query_timeout, 0, above=True
+        ),
     )
 
 

@@ -198,8 +198,13 @@ class CrawlResult:
 
         if self.write_failure is not None or self.finish_reason == WRITE_FAILURE:
             return ExitCode.WRITE_FAILURE
-        if self.failure is not None and not self.summary:
-            return ExitCode.CANNOT_START if self.bad_setting else ExitCode.INCOMPLETE
+        if self.failure is not None:
+            # a failure that stopped the crawl: never a success, whatever was written
+            return (
+                ExitCode.CANNOT_START
+                if self.bad_setting and not self.summary
+                else ExitCode.INCOMPLETE
+            )
         if self.finish_reason == "shutdown":
             return ExitCode.INTERRUPTED
         if self.network_down:
@@ -253,9 +258,13 @@ def preflight(profile: Profile, output: str | None, overrides: dict[str, Any]) -
         check_setting_types(overrides, "-s ")
     except ConfigError as exc:
         raise PreflightError(str(exc)) from None
-    check_crawl_settings(
-        _crawl_settings(profile, output, overrides), profile.settings, overrides, profile=profile
-    )
+    settings = _crawl_settings(profile, output, overrides)
+    if not settings.getbool("CORPUS_SUMMARY_ENABLED", True):
+        raise PreflightError(
+            "CORPUS_SUMMARY_ENABLED is off: corpus-crawler crawl reads the JSON summary for"
+            " its report and its exit code (scrapy crawl corpus runs without it)"
+        )
+    check_crawl_settings(settings, profile.settings, overrides, profile=profile)
 
 
 def check_crawl_settings(
@@ -350,6 +359,15 @@ def check_crawl_settings(
         if problem is not None:
             raise PreflightError(problem)
     problem = output_folder_problem(directory)
+    if problem is None:
+        # a dedup state folder of its own (shared by campaigns), made at the spider's
+        # open: unwritable, it stopped the crawl there with a traceback
+        with contextlib.suppress(NotConfigured):
+            dedup = DedupSettings.from_settings(settings)
+            if not dedup.in_campaign:
+                problem = output_folder_problem(
+                    dedup.directory, "CORPUS_DEDUP_STATE_DIR", "the dedup state folder"
+                )
     if problem is not None:
         raise PreflightError(problem)
     lock = _FolderLock(directory)

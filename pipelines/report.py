@@ -37,6 +37,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.utils.defer import maybe_deferred_to_future
 
 from pipelines.crawllog import CrawlLogExtension
+from pipelines.extensions import SummaryExtension
 
 __all__ = ["ReportExtension"]
 
@@ -154,16 +155,23 @@ class ReportExtension:
             self._task.stop()
         stats = self.crawler.stats
         deadline = time.monotonic() + FINAL_WAIT_SECONDS
-        # the summary and the closed log come from other spider_closed handlers
-        # (and for a refresh still drawing, which writes the same file)
-        while time.monotonic() < deadline and (
-            self._busy
-            or not (
-                stats.get_value("corpus/crawl_log_path") and stats.get_value("corpus/summary_path")
+        log = self._log()
+        # the summary and the closed log come from other spider_closed handlers (and
+        # for a refresh still drawing, which writes the same file); only those that
+        # will come: no summary when it is off, no log when it never opened (a crawl
+        # stopped as it started), else the close waited FINAL_WAIT_SECONDS for nothing
+        awaited = [
+            key
+            for key, coming in (
+                ("corpus/crawl_log_path", log is not None and log.writer is not None),
+                ("corpus/summary_path", self.crawler.get_extension(SummaryExtension) is not None),
             )
+            if coming
+        ]
+        while time.monotonic() < deadline and (
+            self._busy or not all(stats.get_value(key) for key in awaited)
         ):
             await maybe_deferred_to_future(deferLater(reactor, 0.05, lambda: None))
-        log = self._log()
         log_paths = list(log.paths) if log is not None else []
         if not stats.get_value("corpus/crawl_log_path") or not log_paths:
             logger.warning("no crawl log was written: no HTML report")

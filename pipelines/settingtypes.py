@@ -13,13 +13,20 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import sys
 from collections.abc import Iterable, Mapping
 from typing import Any, NoReturn
 
 from corpus_crawler.config import ConfigError
 
-__all__ = ["check_command_line", "check_setting_types", "exit_with", "expected_types"]
+__all__ = [
+    "at_least",
+    "check_command_line",
+    "check_setting_types",
+    "exit_with",
+    "expected_types",
+]
 
 _WORDS = {
     bool: "true or false (or 1 / 0)",
@@ -144,6 +151,20 @@ def check_command_line(settings: Any) -> None:
     cmdline = SETTINGS_PRIORITIES["cmdline"]
     keys = [name for name in settings if settings.getpriority(name) == cmdline]
     check_setting_types({name: settings[name] for name in keys}, "-s ")
+
+
+def at_least(
+    settings: Any, name: str, default: float, least: float, *, above: bool = False
+) -> float:
+    """The number `name` holds (a float; `int()` it for a count), refused with a
+    ValueError naming the setting unless finite and >= `least` (> with `above`). For
+    the settings no profile key stands for (`pipelines.bridge.FIELD_SETTINGS` checks
+    the others by their key's rules)."""
+    value = settings.getfloat(name, default)
+    if not math.isfinite(value) or value < least or (above and value == least):
+        bound = f"> {least:g}" if above else f">= {least:g}"
+        raise ValueError(f"{name} must be a number {bound}, got {value:g}")
+    return value
 
 
 def exit_with(error: Exception, program: str = "corpus-crawler", code: int = 2) -> NoReturn:

@@ -7,6 +7,7 @@ values with the one checker the spider uses (`pipelines.settingtypes`).
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -141,6 +142,16 @@ def _profile(tmp_path: Path, settings: str = "") -> object:
             {"CORPUS_EXTRACT_START_METHOD": "bogus"},
             "CORPUS_EXTRACT_START_METHOD: 'bogus' is not available here",
         ),
+        # settings no profile key stands for, bounded where their component reads them
+        # (MAX_WAITING=-1 hung the crawl: the scheduler never leased a request)
+        ("", {"CORPUS_EXTRACT_MAX_WAITING": "-1"}, "CORPUS_EXTRACT_MAX_WAITING must be a"),
+        ("", {"CORPUS_CAMPAIGN_COMMIT_INTERVAL": "nan"}, "COMMIT_INTERVAL must be a number > 0"),
+        ("", {"CORPUS_OUTPUT_QUEUE_SIZE": "0"}, "CORPUS_OUTPUT_QUEUE_SIZE must be a number >= 1"),
+        (
+            "",
+            {"CORPUS_NETWORK_DNS_TIMEOUT": "0"},
+            "CORPUS_NETWORK_DNS_TIMEOUT must be a number > 0",
+        ),
         # the profile's own settings: section, named as such
         (
             "settings:\n  CORPUS_EXTRACT_MIN_WORDS: -3\n",
@@ -272,3 +283,39 @@ def test_an_error_that_stops_the_crawl_as_it_starts_is_shown(tmp_path: Path) -> 
         in result.stderr
     )
     assert "stopped on an error (below) before it wrote its summary" in result.stdout
+
+
+def test_a_failure_as_the_spider_opens_is_shown_and_the_crawl_ends_at_once(
+    tmp_path: Path,
+) -> None:
+    """A pipeline failing in open_spider: Scrapy closes the spider ("shutdown") and
+    writes a summary, and the CLI exited 0. The crawl log never opened, and the
+    report waited 60 s for it (the cap below is a hang guard under that)."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "tests"), str(ROOT)])}
+    out = tmp_path / "out"
+    result = subprocess.run(
+        [sys.executable, "-m", "corpus_crawler.cli", "crawl", "http://127.0.0.1:9/",
+         "-o", str(out), "-s", 'ITEM_PIPELINES={"failing_open.FailingOpen": 900}'],
+        cwd=ROOT, capture_output=True, text=True, timeout=45, env=env,
+    )  # fmt: skip
+    assert result.returncode == ExitCode.INCOMPLETE, result.stderr[-3000:]
+    assert "corpus-crawler: the crawl failed: OSError: the disk is on fire" in result.stderr
+    assert "Traceback" in result.stderr
+
+
+def test_the_cli_refuses_to_run_without_its_summary(tmp_path: Path) -> None:
+    with pytest.raises(PreflightError, match="CORPUS_SUMMARY_ENABLED is off"):
+        preflight(_profile(tmp_path), str(tmp_path / "out"), {"CORPUS_SUMMARY_ENABLED": "False"})  # type: ignore[arg-type]
+
+
+def test_an_unwritable_dedup_state_folder_is_refused_before_the_crawl(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(PreflightError) as raised:
+        preflight(
+            _profile(tmp_path),  # type: ignore[arg-type]
+            str(tmp_path / "out"),
+            {"CORPUS_DEDUP_STATE_DIR": str(blocker / "state")},
+        )
+    assert str(raised.value).startswith(f"cannot write to the dedup state folder {blocker}")
+    assert "CORPUS_DEDUP_STATE_DIR" in str(raised.value)
