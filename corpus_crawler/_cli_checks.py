@@ -7,6 +7,8 @@ whole run); asked up front, it costs one line.
 
 from __future__ import annotations
 
+import argparse
+import math
 import os
 import tempfile
 from pathlib import Path
@@ -14,11 +16,24 @@ from pathlib import Path
 from .seeds import looks_like_url
 
 __all__ = [
+    "finite_float",
     "output_file_problem",
     "output_folder_problem",
     "recrawl_problem",
     "url_argument_problem",
 ]
+
+
+def finite_float(text: str) -> float:
+    """An argparse `type` for a number option: `nan` and `inf` are refused with the
+    option named (as a float they pass every range check after it, or crash one)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
+    return value
 
 
 def output_folder_problem(

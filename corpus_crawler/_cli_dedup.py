@@ -25,7 +25,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import IO, Any, Protocol
 
-from ._cli_checks import output_file_problem, output_folder_problem
+from ._cli_checks import finite_float, output_file_problem, output_folder_problem
 from .config import ConfigError
 from .dedup import DedupConfig, MarkAction
 
@@ -50,17 +50,17 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--no-near", action="store_true", help="keep near-duplicate documents")
     parser.add_argument(
         "--near-threshold",
-        type=float,
+        type=finite_float,
         default=0.8,
         metavar="J",
         help="Jaccard similarity (MinHash of word 5-grams) of a near-duplicate",
     )
-    parser.add_argument("--near-seen-share", type=float, default=0.9, metavar="SHARE",
+    parser.add_argument("--near-seen-share", type=finite_float, default=0.9, metavar="SHARE",
                         help="share of a document's n-grams seen before that makes it a"
                         " near-duplicate too")  # fmt: skip
     choices = [a.value for a in MarkAction]
     parser.add_argument("--paragraphs", choices=choices, default="remove")
-    parser.add_argument("--paragraph-threshold", type=float, default=0.5, metavar="SHARE")
+    parser.add_argument("--paragraph-threshold", type=finite_float, default=0.5, metavar="SHARE")
     parser.add_argument("--paragraph-ngram", type=int, default=7, metavar="N")
     parser.add_argument(
         "--filter-mib",

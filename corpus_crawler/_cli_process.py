@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ._cli_checks import output_folder_problem, url_argument_problem
+from ._cli_checks import finite_float, output_folder_problem, url_argument_problem
 from .config import ConfigError
 from .profile import ProfileError, load_profile
 
@@ -55,7 +55,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--vertical", action="store_true", help="also write the vertical file")
     parser.add_argument("--no-warc", action="store_true", help="no conversion-record WARC")
     parser.add_argument(
-        "--chunk-mb", type=float, default=16.0,
+        "--chunk-mb", type=finite_float, default=16.0,
         help="cut larger inputs into byte ranges of this size, one task each (default 16)",
     )  # fmt: skip
     engine = parser.add_mutually_exclusive_group()

@@ -612,3 +612,25 @@ def test_process_names_a_url_as_one(tmp_path: Path) -> None:
     (line,) = result.stderr.strip().splitlines()
     assert f"{url}: a URL, not a file" in line and "download it first" in line, line
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        # nan passed `<= 0` and crashed int() with a traceback
+        (["process", "in.warc.gz", "-o", "out", "--chunk-mb", "nan"],
+         "corpus-crawler process: error: argument --chunk-mb: 'nan' is not a finite number"),
+        # inf and nan as thresholds: refused by name, before the range check
+        (["dedup", "-o", "out", "--near-threshold", "inf", "in.prevert"],
+         "corpus-crawler dedup: error: argument --near-threshold: 'inf' is not a finite number"),
+        (["dedup", "-o", "out", "--paragraph-threshold", "half", "in.prevert"],
+         "argument --paragraph-threshold: 'half' is not a number"),
+    ],
+)  # fmt: skip
+def test_number_options_refuse_what_is_not_a_finite_number(
+    tmp_path: Path, arguments: list[str], message: str
+) -> None:
+    result = cli(*arguments, cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    assert message in result.stderr
