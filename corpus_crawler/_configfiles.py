@@ -10,10 +10,37 @@ import yaml
 from .config import ConfigError
 from .stoplists import config_dir
 
+#: Values a configuration file may hold once its YAML aliases are expanded: a
+#: profile has a few hundred, a seed list belongs in seeds.files. Ten nested aliases
+#: of ten items each ("billion laughs") load as a small graph and expand to 10^10:
+#: everything that walks it (checks, the summary, Scrapy's settings) never ends.
+MAX_YAML_VALUES = 1_000_000
+
 
 def extractor_config_path(name: str) -> Path:
     """configs/extractors/<name>.yaml."""
     return config_dir() / "extractors" / f"{name}.yaml"
+
+
+def expansion_problem(data: Any, limit: int = MAX_YAML_VALUES) -> str | None:
+    """Why `data` (as YAML loaded it) is too large to use, or None: more than `limit`
+    values once shared (aliased) parts are counted each time they are used."""
+    count = 0
+    stack = [data]
+    while stack:
+        value = stack.pop()
+        count += 1
+        if count > limit:
+            return (
+                f"it holds more than {limit:,} values once its YAML aliases (*name) are"
+                " expanded: remove the aliases (or put long lists of URLs in a seed file)"
+            )
+        if isinstance(value, dict):
+            stack.extend(value.keys())
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+    return None
 
 
 def read_yaml(path: Path, what: str) -> Any:
@@ -29,4 +56,7 @@ def read_yaml(path: Path, what: str) -> Any:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path} is not valid YAML: {exc}") from None
+    problem = expansion_problem(data)
+    if problem is not None:
+        raise ConfigError(f"{path}: {problem}")
     return {} if data is None else data

@@ -27,6 +27,7 @@ from urllib.parse import urlsplit
 
 import yaml
 
+from ._configfiles import expansion_problem
 from .addresses import parse_allowed_network, parse_dns_server
 from .config import ConfigError, ExtractConfig, JustextParams, Preset
 from .dedup import DedupConfig, MarkAction
@@ -945,6 +946,9 @@ def load_profile(path: str | Path) -> Profile:
             f"{path}{where}: not valid YAML ({problem}); check the indentation and quote"
             " values containing `:` or `#`"
         ) from None
+    problem = expansion_problem(data)
+    if problem is not None:
+        raise ProfileError(f"{path}: {problem}")
     lines = [line.partition("#")[0].strip() for line in text.splitlines()]
     urls = [line for line in lines if line]
     if not isinstance(data, dict) and urls and all(map(looks_like_url, urls)):

@@ -237,3 +237,38 @@ def test_command_line_settings_win_over_the_profile() -> None:
     )
     assert settings.getfloat("DOWNLOAD_DELAY") == 3.0
     assert settings.getbool("CORPUS_WARC_ENABLED") is True
+
+
+def _alias_bomb(levels: int, indent: str = "  ") -> str:
+    """YAML whose aliases expand to 10**levels strings (it loads as a small graph)."""
+    lines = [f"{indent}A0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
+    for level in range(1, levels):
+        items = ", ".join([f"*a{level - 1}"] * 10)
+        lines.append(f"{indent}A{level}: &a{level} [{items}]")
+    return "\n".join(lines) + "\n"
+
+
+def test_a_profile_whose_aliases_expand_past_a_million_values_is_refused(tmp_path: Path) -> None:
+    """A "billion laughs" profile loaded in a moment and then hung the crawl's start
+    (its settings were walked, summarised and copied whole): refused at load."""
+    path = tmp_path / "bomb.yaml"
+    path.write_text(
+        "name: bomb\nseeds:\n  urls: ['http://127.0.0.1:9/']\nsettings:\n" + _alias_bomb(8),
+        encoding="utf-8",
+    )
+    with pytest.raises(ProfileError, match=r"more than 1,000,000 values once its YAML aliases"):
+        load_profile(path)
+    # a large profile without aliases loads: 20,000 seed URLs written inline
+    urls = "".join(f"    - http://example.org/{i}\n" for i in range(20_000))
+    path.write_text(f"name: big\nseeds:\n  urls:\n{urls}", encoding="utf-8")
+    assert len(load_profile(path).seeds.urls) == 20_000
+
+
+def test_an_extractor_options_file_whose_aliases_explode_is_refused(tmp_path: Path) -> None:
+    from corpus_crawler._configfiles import read_yaml
+    from corpus_crawler.config import ConfigError
+
+    path = tmp_path / "options.yaml"
+    path.write_text("x:\n" + _alias_bomb(7), encoding="utf-8")
+    with pytest.raises(ConfigError, match="YAML aliases"):
+        read_yaml(path, "declutter options")
