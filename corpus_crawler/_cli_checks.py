@@ -48,9 +48,7 @@ def output_folder_problem(
             raise PermissionError(13, "Permission denied")
     except OSError as exc:
         reason = "it is a file" if folder.is_file() else (exc.strerror or str(exc))
-        return (
-            f"cannot write to {what} {folder}: {reason} (choose another with {option})"
-        )
+        return f"cannot write to {what} {folder}: {reason} (choose another with {option})"
     return None
 
 
