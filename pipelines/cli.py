@@ -200,11 +200,7 @@ class CrawlResult:
             return ExitCode.WRITE_FAILURE
         if self.failure is not None:
             # a failure that stopped the crawl: never a success, whatever was written
-            return (
-                ExitCode.CANNOT_START
-                if self.bad_setting and not self.summary
-                else ExitCode.INCOMPLETE
-            )
+            return ExitCode.CANNOT_START if self.bad_setting else ExitCode.INCOMPLETE
         if self.finish_reason == "shutdown":
             return ExitCode.INTERRUPTED
         if self.network_down:
@@ -213,8 +209,9 @@ class CrawlResult:
 
     @property
     def bad_setting(self) -> bool:
-        """The failure is a setting a component refused as the crawl started."""
-        return isinstance(self.failure, (ConfigError, ValueError))
+        """The failure is a setting a component refused as the crawl started (before
+        anything ran: no summary)."""
+        return isinstance(self.failure, (ConfigError, ValueError)) and not self.summary
 
     @property
     def network_down(self) -> bool:
@@ -632,7 +629,7 @@ def _finish(result: CrawlResult) -> int:
     print(report(result))
     code = result.exit_code
     if result.failure is not None:
-        if result.bad_setting and not result.summary:
+        if result.bad_setting:
             print(f"corpus-crawler: bad setting: {result.failure}", file=sys.stderr)
         else:
             print(result.failure_traceback, file=sys.stderr)
