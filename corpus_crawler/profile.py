@@ -727,11 +727,10 @@ class Profile:
             raise ProfileError(exc.message) from None
         return dataclasses.replace(self, extraction=extraction)
 
-    def with_values(self, values: Mapping[str, Any], where: str = "") -> Profile:
+    def with_values(self, values: Mapping[str, Any]) -> Profile:
         """This profile with `values` in place: dotted keys (``extraction.workers``,
         ``output.warc.prefix``) to values as YAML would give them, each converted and
-        checked by the rules a profile file meets. ProfileError names the first bad key,
-        after `where` (the `-s` setting the value came from, say)."""
+        checked by the rules a profile file meets. ProfileError names the first bad key."""
         nested: dict[str, Any] = {}
         for key, value in values.items():
             *sections, name = key.split(".")
@@ -742,7 +741,7 @@ class Profile:
         try:
             return _replaced(self, nested, "")
         except _FieldError as exc:
-            raise ProfileError(f"{where}{exc.key}: {exc.message}") from None
+            raise ProfileError(f"{exc.key}: {exc.message}") from None
 
     @property
     def base_dir(self) -> Path:
