@@ -12,9 +12,12 @@ from typing import Any
 
 from ._cli_checks import finite_float, output_folder_problem, url_argument_problem
 from .config import ConfigError
-from .profile import ProfileError, load_profile
+from .profile import Profile, ProfileError, load_profile
 
-__all__ = ["register", "run_process"]
+__all__ = ["MIN_CHUNK_MB", "register", "run_process"]
+
+#: The smallest byte range (in MB) an input is cut into: 10 kB, about one record.
+MIN_CHUNK_MB = 0.01
 
 
 def register(subparsers: Any) -> None:
@@ -56,7 +59,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--no-warc", action="store_true", help="no conversion-record WARC")
     parser.add_argument(
         "--chunk-mb", type=finite_float, default=16.0,
-        help="cut larger inputs into byte ranges of this size, one task each (default 16)",
+        help="cut larger inputs into byte ranges of this size, one task each (default 16,"
+        " at least 0.01)",
     )  # fmt: skip
     engine = parser.add_mutually_exclusive_group()
     engine.add_argument(
@@ -78,7 +82,7 @@ def _settings(args: argparse.Namespace) -> tuple[Any, str, Any]:
 
     dedup_config, dedup_enabled = DedupConfig(), False
     if args.profile is not None:
-        profile = load_profile(args.profile)
+        profile = _with_raw_settings(load_profile(args.profile))
         settings = ProcessSettings.from_profile(profile)
         name = profile.name
         dedup_config, dedup_enabled = profile.dedup.config(), profile.dedup.enabled
@@ -89,8 +93,8 @@ def _settings(args: argparse.Namespace) -> tuple[Any, str, Any]:
     extract = settings.extract
     if args.lang is not None:
         language = None if args.lang.lower() == "none" else args.lang
-        # replace() validates like the constructor: an unknown language is a ConfigError
-        extract = dataclasses.replace(extract, language=language)
+        # checked() reads the language's stoplist: an unknown language is a ConfigError
+        extract = dataclasses.replace(extract, language=language).checked()
     outputs: OutputChoice = settings.outputs
     if args.vertical:
         outputs = dataclasses.replace(outputs, vertical=True)
@@ -105,6 +109,19 @@ def _settings(args: argparse.Namespace) -> tuple[Any, str, Any]:
     if settings.min_words < 0:
         raise ConfigError(f"--min-words must be >= 0, got {settings.min_words}")
     return settings, name, dedup
+
+
+def _with_raw_settings(profile: Profile) -> Profile:
+    """The profile with the values of its `settings:` section that stand for profile keys
+    (`CORPUS_EXTRACT_PRESET: article` is extraction.preset) put in, as the crawl
+    that used it read them: the same documents, and the same values refused."""
+    from .setting_keys import PlainSettings, profile_with_settings
+
+    try:
+        return profile_with_settings(profile, PlainSettings(profile.settings), profile.settings)
+    except ProfileError as exc:
+        where = profile.source or "profile"
+        raise ProfileError(f"{where}: settings.{exc}") from None
 
 
 def _progress(total: int) -> Any:
@@ -134,8 +151,9 @@ def run_process(args: argparse.Namespace) -> int:
         settings, profile_name, dedup = _settings(args)
         if args.jobs < 0:
             raise ConfigError(f"-j must be >= 1 (or 0 for one per core), got {args.jobs}")
-        if args.chunk_mb <= 0:
-            raise ConfigError(f"--chunk-mb must be > 0, got {args.chunk_mb:g}")
+        if args.chunk_mb < MIN_CHUNK_MB:
+            # a range smaller than a record holds nothing; a tiny one makes a task per byte
+            raise ConfigError(f"--chunk-mb must be >= {MIN_CHUNK_MB:g}, got {args.chunk_mb:g}")
         for name in args.archives:
             problem = url_argument_problem(name, "WARC/ARC files and folders of them")
             if problem:

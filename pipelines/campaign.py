@@ -45,8 +45,8 @@ from corpus_crawler.campaign_store import CampaignStoreProtocol
 from corpus_crawler.recrawl import Schedule
 from corpus_crawler.redis_state import RedisCampaignStore, RedisConfig
 from corpus_crawler.retries import WAIT_BOUND, RetryPolicy
+from corpus_crawler.setting_keys import NO_LIMIT
 from corpus_crawler.state import BudgetLimits, CampaignLocked, CampaignStore, reconcile_files
-from pipelines.bridge import NO_LIMIT
 from pipelines.items import CorpusDocument, DroppedPage, RequestDone
 from pipelines.settingtypes import exit_with
 from pipelines.writer import OutputFiles, OutputSettings, OutputWriter

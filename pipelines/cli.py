@@ -282,9 +282,9 @@ def check_crawl_settings(
     from scrapy.exceptions import NotConfigured
 
     from corpus_crawler._cli_checks import output_folder_problem
+    from corpus_crawler.setting_keys import profile_with_settings
     from corpus_crawler.state import CampaignLocked, _FolderLock
     from pipelines.addressguard import policy_from_settings, resolver_config_from_settings
-    from pipelines.bridge import profile_with_settings
     from pipelines.campaign import CampaignSettings
     from pipelines.crawllog import CrawlLogSettings
     from pipelines.dedup import DedupSettings

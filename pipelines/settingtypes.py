@@ -12,13 +12,13 @@ reported with its key, where it came from and what to write instead.
 from __future__ import annotations
 
 import functools
-import json
 import math
 import sys
 from collections.abc import Iterable, Mapping
 from typing import Any, NoReturn
 
 from corpus_crawler.config import ConfigError
+from corpus_crawler.setting_keys import TYPE_WORDS, value_problem
 
 __all__ = [
     "at_least",
@@ -27,15 +27,6 @@ __all__ = [
     "exit_with",
     "expected_types",
 ]
-
-_WORDS = {
-    bool: "true or false (or 1 / 0)",
-    int: "a whole number",
-    float: "a number",
-    list: "a list (or a comma-separated string)",
-    dict: "a mapping (or a JSON object string)",
-    str: "a string",
-}
 
 
 @functools.cache
@@ -76,57 +67,6 @@ _FLOAT_ALSO = frozenset(
 )
 
 
-def _problem(kind: type, value: Any) -> bool:
-    """True if Scrapy's getter for `kind` would fail on `value` (or silently mangle it)."""
-    if value is None:
-        return kind is not str and kind is not list
-    if kind is bool:
-        if isinstance(value, bool):
-            return False
-        if isinstance(value, int):
-            return value not in (0, 1)
-        return not (isinstance(value, str) and value.strip() in _BOOL_WORDS)
-    if kind is int:
-        if isinstance(value, bool):
-            return True
-        if isinstance(value, int):
-            return False
-        if isinstance(value, float):
-            return not value.is_integer()
-        return not (isinstance(value, str) and _parses(int, value))
-    if kind is float:
-        if isinstance(value, bool):
-            return True
-        if isinstance(value, (int, float)):
-            return False
-        return not (isinstance(value, str) and _parses(float, value))
-    if kind is list:
-        return not isinstance(value, (list, tuple, str))
-    if kind is dict:
-        if isinstance(value, Mapping) or hasattr(value, "copy_to_dict"):
-            # a dict, or Scrapy's own BaseSettings (what `-o FILE` puts in FEEDS)
-            return False
-        if isinstance(value, str):
-            try:
-                return not isinstance(json.loads(value), dict)
-            except ValueError:
-                return True
-        return True
-    # str settings: only containers are surely wrong (LOG_LEVEL may be a number)
-    return isinstance(value, (list, tuple, dict))
-
-
-_BOOL_WORDS = frozenset({"0", "1", "true", "false", "True", "False"})
-
-
-def _parses(convert: Any, text: str) -> bool:
-    try:
-        convert(text.strip())
-    except ValueError:
-        return False
-    return True
-
-
 def check_setting_types(values: Mapping[str, Any], where: str, *, keys: Iterable[str] = ()) -> None:
     """Raise ConfigError for the first value of `values` Scrapy could not read as its type.
 
@@ -140,8 +80,8 @@ def check_setting_types(values: Mapping[str, Any], where: str, *, keys: Iterable
         if kind is None or name not in values:
             continue
         value = values[name]
-        if _problem(kind, value):
-            raise ConfigError(f"{where}{name}: must be {_WORDS[kind]}, got {value!r}")
+        if value_problem(kind, value):
+            raise ConfigError(f"{where}{name}: must be {TYPE_WORDS[kind]}, got {value!r}")
 
 
 def check_command_line(settings: Any) -> None:
@@ -158,7 +98,7 @@ def at_least(
 ) -> float:
     """The number `name` holds (a float; `int()` it for a count), refused with a
     ValueError naming the setting unless finite and >= `least` (> with `above`). For
-    the settings no profile key stands for (`pipelines.bridge.FIELD_SETTINGS` checks
+    the settings no profile key stands for (`corpus_crawler.setting_keys.FIELD_SETTINGS` checks
     the others by their key's rules)."""
     value = settings.getfloat(name, default)
     if not math.isfinite(value) or value < least or (above and value == least):

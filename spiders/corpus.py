@@ -45,6 +45,7 @@ from corpus_crawler.mediatype import is_html as response_is_html
 from corpus_crawler.mediatype import parse_content_type
 from corpus_crawler.profile import Profile, load_profile
 from corpus_crawler.seeds import read_seed_file
+from corpus_crawler.setting_keys import NO_LIMIT
 from corpus_crawler.sitemaps import (
     SitemapBudget,
     SitemapContent,
@@ -53,7 +54,7 @@ from corpus_crawler.sitemaps import (
     read_sitemap,
 )
 from corpus_crawler.traps import DomainLedger, TrapLimits, cap_links
-from pipelines.bridge import NO_LIMIT, profile_settings
+from pipelines.bridge import profile_settings
 from pipelines.extract import PageProcessor
 from pipelines.items import FetchedPage, RequestDone
 from pipelines.settingtypes import check_command_line, check_setting_types, exit_with

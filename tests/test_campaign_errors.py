@@ -223,7 +223,8 @@ def test_every_setting_of_the_table_carries_its_profile_key() -> None:
     """`FIELD_SETTINGS` and `LIMIT_SETTINGS` fill profile_settings and check raw values:
     each names a real key, and a changed key changes its setting to the new value."""
     from corpus_crawler.profile import Profile
-    from pipelines.bridge import FIELD_SETTINGS, LIMIT_SETTINGS, NO_LIMIT, profile_settings
+    from corpus_crawler.setting_keys import FIELD_SETTINGS, LIMIT_SETTINGS, NO_LIMIT
+    from pipelines.bridge import profile_settings
 
     base = profile_settings(Profile())
     for name, key in {**FIELD_SETTINGS, **LIMIT_SETTINGS}.items():

@@ -634,3 +634,35 @@ def test_number_options_refuse_what_is_not_a_finite_number(
     assert result.returncode == 2, result.stderr
     assert "Traceback" not in result.stderr
     assert message in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("arguments", "settings", "message"),
+    [
+        # an unknown language passed replace() and made every page an extractor-error (exit 0)
+        (["--lang", "xx"], "", "unknown language 'xx'"),
+        # a byte range per byte: a task per byte of a large archive
+        (["--chunk-mb", "0.000001"], "", "--chunk-mb must be >= 0.01, got 1e-06"),
+        # the profile's settings: section was ignored, so process quietly disagreed with
+        # the crawl that refused (or used) the same values
+        ([], "CORPUS_EXTRACT_WORKERS: -1",
+         "profile.yaml: settings.CORPUS_EXTRACT_WORKERS (extraction.workers): must be >= 0"),
+        ([], "CORPUS_EXTRACT_MIN_WORDS: 2.5",
+         "settings.CORPUS_EXTRACT_MIN_WORDS (extraction.min_words): must be a whole number"),
+        ([], "CORPUS_DEDUP_ENABLED: 'yes'",
+         "settings.CORPUS_DEDUP_ENABLED (dedup.enabled): must be true or false"),
+        ([], "CORPUS_EXTRACT_PRESET: bogus", "(extraction.preset): unknown preset 'bogus'"),
+        ([], "CORPUS_EXTRACT_OPTIONS: '[1'", "(extraction.extractor_options): must be a mapping"),
+    ],
+)  # fmt: skip
+def test_process_refuses_bad_values_before_any_work(
+    tmp_path: Path, arguments: list[str], settings: str, message: str
+) -> None:
+    warc = tmp_path / "in.warc"
+    warc.write_bytes(b"WARC/1.0\r\nWARC-Type: warcinfo\r\nContent-Length: 0\r\n\r\n\r\n\r\n")
+    profile = tmp_path / "profile.yaml"
+    profile.write_text(f"name: p\nsettings:\n  {settings}\n" if settings else "name: p\n")
+    result = cli("process", "--no-progress", "--profile", str(profile), *arguments,
+                 "-o", str(tmp_path / "out"), str(warc), cwd=tmp_path)  # fmt: skip
+    one_error_line(result, message)
+    assert not (tmp_path / "out").exists()

@@ -14,7 +14,8 @@ from scrapy.settings import Settings
 
 from corpus_crawler.config import ExtractConfig, JustextParams, Preset
 from corpus_crawler.profile import Profile, ProfileError, load_profile, parse_profile
-from pipelines.bridge import NO_LIMIT, profile_settings
+from corpus_crawler.setting_keys import NO_LIMIT
+from pipelines.bridge import profile_settings
 
 ROOT = Path(__file__).resolve().parent.parent
 CRAWLS = ROOT / "configs" / "crawls"
