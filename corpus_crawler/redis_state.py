@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import threading
 import time
 import uuid
@@ -61,6 +62,7 @@ __all__ = [
     "WorkerFenced",
     "check_redis",
     "host_key",
+    "shown_url",
 ]
 
 logger = logging.getLogger(__name__)
@@ -145,6 +147,14 @@ def _connect(url: str) -> Any:
     )
 
 
+def shown_url(url: str) -> str:
+    """`url` as it may be printed: a password (`redis://:SECRET@host`, or redis-py's
+    `?password=SECRET`) is masked, since messages go to terminals, logs and CI output."""
+    # text substitution, not urlunsplit: that would rewrite unix:///path as unix:/path
+    url = re.sub(r"^([A-Za-z][A-Za-z0-9+.-]*://[^/?#@:]*):[^/?#]*@", r"\1:***@", url)
+    return re.sub(r"([?&]password=)[^&#]*", r"\1***", url)
+
+
 def check_redis(url: str) -> None:
     """Raise `RedisUnavailable` with one line unless Redis answers at `url`."""
     import redis
@@ -155,7 +165,7 @@ def check_redis(url: str) -> None:
         client.close()
     except (redis.RedisError, ValueError) as exc:
         raise RedisUnavailable(
-            f"cannot reach Redis at {url}: {exc} (start redis-server, or fix --redis /"
+            f"cannot reach Redis at {shown_url(url)}: {exc} (start redis-server, or fix --redis /"
             " distributed.redis_url)"
         ) from None
 

@@ -625,7 +625,9 @@ def run_profile(
     )
 
 
-def _finish(result: CrawlResult) -> int:
+def _finish(result: CrawlResult, redis_campaign: tuple[str, str] | None = None) -> int:
+    """Print the crawl's report and notes; its exit code. `redis_campaign` is the
+    (Redis URL, namespace) of a distributed run, whose state is not in its folder."""
     print(report(result))
     code = result.exit_code
     if result.failure is not None:
@@ -638,7 +640,7 @@ def _finish(result: CrawlResult) -> int:
                 f" {result.failure}",
                 file=sys.stderr,
             )
-    note = nothing_left_note(result.summary)
+    note = nothing_left_note(result.summary, redis_campaign)
     if note and code is ExitCode.OK:
         print(f"corpus-crawler: {note}", file=sys.stderr)
     if result.summary.get("output_dir"):
@@ -684,8 +686,12 @@ def retry_note(summary: dict[str, Any]) -> str | None:
     return pending_note(pending, due, datetime.now(timezone.utc).timestamp())
 
 
-def nothing_left_note(summary: dict[str, Any]) -> str | None:
-    """Why a run of an earlier campaign fetched nothing, and what to run instead."""
+def nothing_left_note(
+    summary: dict[str, Any], redis_campaign: tuple[str, str] | None = None
+) -> str | None:
+    """Why a run of an earlier campaign fetched nothing, and what to run instead.
+    `redis_campaign`: the (URL, namespace) of a distributed run, whose campaign lives
+    in Redis (a new output folder joins it as it stands)."""
     campaign = summary.get("campaign") or {}
     recrawl = summary.get("recrawl") or {}
     if summary and recrawl.get("pass") and not recrawl.get("due"):
@@ -707,12 +713,24 @@ def nothing_left_note(summary: dict[str, Any]) -> str | None:
     ):
         return None
     totals = campaign.get("totals") or {}
+    exchanges, documents = totals.get("warc_exchanges", 0), totals.get("documents_kept", 0)
+    done = (
+        f"{exchanges} exchange{'' if exchanges == 1 else 's'} archived and {documents}"
+        f" document{'' if documents == 1 else 's'} kept by its earlier runs"
+    )
+    if redis_campaign is not None:
+        url, namespace = redis_campaign
+        # the output folder may be new: the campaign is Redis's, and -o changes nothing
+        return (
+            f"nothing left to fetch: the Redis campaign {namespace!r} at {url} had already"
+            f" finished ({done}). Add seeds to the profile to grow it, or give a new"
+            " campaign its own name (the profile's name, or -s"
+            " CORPUS_DISTRIBUTED_NAMESPACE=NAME)"
+        )
     return (
         f"nothing left to fetch: the campaign in {summary.get('output_dir')} had already"
-        f" finished ({totals.get('warc_exchanges', 0)} exchanges archived and"
-        f" {totals.get('documents_kept', 0)} documents kept by its earlier runs)."
-        " Add --recrawl to revisit its pages that are due, add seeds to the profile to"
-        " grow it, or give a new crawl its own folder with -o OUTDIR"
+        f" finished ({done}). Add --recrawl to revisit its pages that are due, add seeds"
+        " to the profile to grow it, or give a new crawl its own folder with -o OUTDIR"
     )
 
 
@@ -789,7 +807,13 @@ def run_crawl(args: argparse.Namespace) -> int:
         return int(exc.code)
     print(f"Crawling with profile {profile.name!r} ({profile.source}) ...", file=sys.stderr)
     result = run_profile(profile, output=output, overrides=overrides, verbosity=args.verbose)
-    code = _finish(result)
+    redis_campaign = None
+    if worker_slot is not None:
+        from corpus_crawler.redis_state import shown_url
+
+        namespace = str(overrides["CORPUS_DISTRIBUTED_NAMESPACE"])
+        redis_campaign = (shown_url(redis_url), namespace)
+    code = _finish(result, redis_campaign)
     wacz = getattr(args, "wacz", False) and result.summary_path is not None and code == 0
     prefix = str(overrides.get("CORPUS_WARC_PREFIX") or profile.output.warc.prefix)
     if wacz and not _package(result, profile.name, prefix):
@@ -804,7 +828,7 @@ def _join_distributed(
 ) -> WorkerSlot:
     """Make this process a worker of the Redis campaign (`pipelines.redis_worker`): checks
     Redis, claims a worker slot of the output folder (locked while the slot lives)."""
-    from corpus_crawler.redis_state import RedisUnavailable, check_redis
+    from corpus_crawler.redis_state import RedisUnavailable, check_redis, shown_url
     from pipelines.redis_worker import claim_worker_slot, distributed_overrides
 
     if overrides.get("CORPUS_RECRAWL_ENABLED"):
@@ -832,7 +856,7 @@ def _join_distributed(
             settings.get("CORPUS_WARC_PREFIX") or "corpus",
         )
     )
-    print(f"Worker {slot.worker} of the Redis campaign at {redis_url}", file=sys.stderr)
+    print(f"Worker {slot.worker} of the Redis campaign at {shown_url(redis_url)}", file=sys.stderr)
     return slot
 
 
