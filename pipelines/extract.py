@@ -50,7 +50,7 @@ from pipelines.items import (
     document_id,
 )
 from pipelines.pool import PagePool, PoolCrashed, PoolTimeout, default_workers, start_method_of
-from pipelines.settingtypes import at_least
+from pipelines.settingtypes import count_at_least
 from pipelines.worker import PageTask, VerticalTask, WorkerConfig
 from pipelines.writer import OutputSettings
 
@@ -120,7 +120,7 @@ class ExtractSettings:
             min_words=settings.getint("CORPUS_EXTRACT_MIN_WORDS", 0),
             workers=workers,
             max_in_flight=max_in_flight,
-            max_waiting=int(at_least(settings, "CORPUS_EXTRACT_MAX_WAITING", 0, 0))
+            max_waiting=count_at_least(settings, "CORPUS_EXTRACT_MAX_WAITING", 0, 0)
             or 4 * max_in_flight,
             page_timeout=settings.getfloat("CORPUS_EXTRACT_PAGE_TIMEOUT", 30.0),
             start_method=start_method_of(settings.get("CORPUS_EXTRACT_START_METHOD", "")),

@@ -24,6 +24,7 @@ __all__ = [
     "at_least",
     "check_command_line",
     "check_setting_types",
+    "count_at_least",
     "exit_with",
     "expected_types",
 ]
@@ -105,6 +106,15 @@ def at_least(
         bound = f"> {least:g}" if above else f">= {least:g}"
         raise ValueError(f"{name} must be a number {bound}, got {value:g}")
     return value
+
+
+def count_at_least(settings: Any, name: str, default: int, least: int) -> int:
+    """The whole number `name` holds, refused like `at_least` and also when it is a
+    fraction (`getint` would make 2.5 a silent 2)."""
+    value = at_least(settings, name, default, least)
+    if not value.is_integer():
+        raise ValueError(f"{name} must be a whole number >= {least}, got {value:g}")
+    return int(value)
 
 
 def exit_with(error: Exception, program: str = "corpus-crawler", code: int = 2) -> NoReturn:

@@ -74,7 +74,7 @@ from corpus_crawler.warc import (
 from corpus_crawler.warc import recover as recover_warc
 from pipelines.glue import deferred_from_future
 from pipelines.items import CorpusDocument, doc_meta
-from pipelines.settingtypes import at_least
+from pipelines.settingtypes import at_least, count_at_least
 
 __all__ = ["CaptureFacts", "OutputFiles", "OutputSettings", "OutputWriter"]
 
@@ -161,7 +161,7 @@ class OutputSettings:
             prevertical=prevertical,
             vertical=vertical,
             # each queued exchange holds its body: 1000 pages is ~100 MB at most
-            queue_size=int(at_least(settings, "CORPUS_OUTPUT_QUEUE_SIZE", 1000, 1)),
+            queue_size=count_at_least(settings, "CORPUS_OUTPUT_QUEUE_SIZE", 1000, 1),
             commit_interval=at_least(
                 settings, "CORPUS_CAMPAIGN_COMMIT_INTERVAL", 0.5, 0, above=True
             ),

@@ -147,6 +147,17 @@ def _profile(tmp_path: Path, settings: str = "") -> object:
         ("", {"CORPUS_EXTRACT_MAX_WAITING": "-1"}, "CORPUS_EXTRACT_MAX_WAITING must be a"),
         ("", {"CORPUS_CAMPAIGN_COMMIT_INTERVAL": "nan"}, "COMMIT_INTERVAL must be a number > 0"),
         ("", {"CORPUS_OUTPUT_QUEUE_SIZE": "0"}, "CORPUS_OUTPUT_QUEUE_SIZE must be a number >= 1"),
+        # counts: a fraction was truncated without a word (2.5 ran as 2)
+        (
+            "",
+            {"CORPUS_OUTPUT_QUEUE_SIZE": "2.5"},
+            "CORPUS_OUTPUT_QUEUE_SIZE must be a whole number >= 1, got 2.5",
+        ),
+        (
+            "",
+            {"CORPUS_EXTRACT_MAX_WAITING": "0.5"},
+            "CORPUS_EXTRACT_MAX_WAITING must be a whole number >= 0, got 0.5",
+        ),
         (
             "",
             {"CORPUS_NETWORK_DNS_TIMEOUT": "0"},
@@ -173,6 +184,7 @@ def test_the_preflight_checks_setting_values_with_the_spiders_checker(
 def test_the_preflight_takes_good_values_as_scrapy_reads_them(tmp_path: Path) -> None:
     profile = _profile(tmp_path, "settings:\n  RETRY_TIMES: 3\n")
     good = {"DOWNLOAD_DELAY": "0.5", "ROBOTSTXT_OBEY": "False", "CONCURRENT_REQUESTS": "8"}
+    good |= {"CORPUS_OUTPUT_QUEUE_SIZE": "500.0", "CORPUS_EXTRACT_MAX_WAITING": "0"}
     preflight(profile, str(tmp_path / "out"), good)  # type: ignore[arg-type]
 
 
