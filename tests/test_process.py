@@ -151,6 +151,32 @@ def test_reprocessing_a_crawls_warcs_gives_the_crawls_documents(
     assert "documents:" in result.stderr
 
 
+def test_a_profiles_raw_settings_are_applied_as_the_crawl_applies_them(
+    live_crawl: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """`settings: {CORPUS_EXTRACT_PRESET: article}` is extraction.preset for a crawl;
+    `process --profile` with that profile used to ignore it (and its refusals)."""
+    profile, crawl_out = live_crawl
+    text = profile.read_text(encoding="utf-8")
+    assert "settings:" not in text and "extraction:\n" in text
+    by_key = tmp_path / "by-key.yaml"
+    by_key.write_text(text.replace("extraction:\n", "extraction:\n  preset: article\n"), "utf-8")
+    by_setting = tmp_path / "by-setting.yaml"
+    by_setting.write_text(text + "settings:\n  CORPUS_EXTRACT_PRESET: article\n", "utf-8")
+    results = {}
+    for name, path in (("key", by_key), ("setting", by_setting)):
+        run_cli("process", str(crawl_out), "-o", str(tmp_path / name), "--profile", str(path),
+                "--no-progress")  # fmt: skip
+        results[name] = documents(tmp_path / name)
+    assert results["setting"] == results["key"]
+    # and the setting changed the documents: the crawl ran the default preset
+    seed = documents(crawl_out)
+    assert results["setting"] != seed
+    assert any(
+        url in seed and results["setting"][url][1] != seed[url][1] for url in results["setting"]
+    )
+
+
 def test_conversion_records_refer_to_the_archived_responses(
     live_crawl: tuple[Path, Path], tmp_path: Path
 ) -> None:
