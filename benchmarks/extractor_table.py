@@ -42,7 +42,7 @@ from corpus_crawler.classify import (
     WALK_FIELDS,
     ContainerOptions,
     classify_segments,
-    container_pass,
+    preset_passes,
 )
 from corpus_crawler.crossval import cross_validate, in_sample
 from corpus_crawler.decode import decode_html
@@ -254,8 +254,8 @@ def tuning_tables(gold_sets: Sequence[GoldSet], language: str | None) -> list[st
     """In-sample figures of the shipped presets and cross-validated ones of the grid.
 
     Each page's visible blocks are classified once as the presets classify them;
-    `container_pass` then runs per grid point on those paragraphs, which is
-    exactly what the presets do next.
+    `preset_passes` (the container pass, then the code pass) then runs per grid
+    point on those paragraphs, which is exactly what the presets do next.
     """
     Rows = list[tuple[tuple[Paragraph, ...], JustextParams, list[bool], str]]
     # the presets walk alike unless their walk options differ (article's
@@ -283,7 +283,7 @@ def tuning_tables(gold_sets: Sequence[GoldSet], language: str | None) -> list[st
         for name, rows in seeds_of(options).items():
             scores = []
             for index, (paragraphs, params, unlikely, gold) in enumerate(rows):
-                passed = container_pass(paragraphs, params, options, unlikely)
+                passed = preset_passes(paragraphs, params, options, unlikely)
                 text = _text(passed) if paragraphs else ""
                 key = (name, index, text)
                 if key not in cache:

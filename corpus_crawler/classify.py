@@ -458,6 +458,14 @@ class ContainerOptions:
     #: included): readability always returns its top candidate, and an article
     #: extractor that returns nothing for a page with text loses the page.
     fallback_to_container: bool = False
+    #: Blocks of preformatted text (<pre>) with a stop-word density under
+    #: jusText's `stopwords_low` are program code, shell sessions or data, not
+    #: running text: they are BAD, and neither the container nor their good
+    #: neighbours keep them (see `code_pass`). A corpus of a language wants no
+    #: JavaScript; an RFC or a mailing-list message set in <pre> is prose and
+    #: stays. Off in `seed` and `reference` (exact to jusText) and in `article`,
+    #: whose gold keeps an article's listings.
+    drop_program_code: bool = False
     #: Walk options (segment.segment), read by the extractor before the blocks
     #: exist; off, the walk is jusText's. An <a> is link text only when it links
     #: to a page (not `javascript:`, empty or "#"): readability.js turns such
@@ -529,6 +537,7 @@ class ContainerOptions:
             "linked_prose_inside",
             "page_links_only",
             "drop_hidden_inline",
+            "drop_program_code",
         ):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"{name} must be true or false, got {getattr(self, name)!r}")
@@ -1395,12 +1404,76 @@ def compiled_container_pass(options: ContainerOptions) -> bool:
     ContainerOptions after it) is at its default, where it changes nothing."""
     if _fast is None:
         return False
-    known = _fast.CONTAINER_FIELDS | WALK_FIELDS
+    known = _fast.CONTAINER_FIELDS | WALK_FIELDS | AFTER_FIELDS
     return all(f.name in known or getattr(options, f.name) == f.default for f in fields(options))
 
 
 #: ContainerOptions read by the segmentation walk, not by the container pass.
 WALK_FIELDS = frozenset({"page_links_only", "drop_hidden_inline"})
+#: ContainerOptions read by passes run after the container pass (`code_pass`).
+AFTER_FIELDS = frozenset({"drop_program_code"})
+
+
+def program_code(p: Paragraph, params: JustextParams) -> bool:
+    """Whether block `p` is preformatted text (inside a <pre>) that does not read as
+    running text: a stop-word density under `stopwords_low`, jusText's line between
+    a short sentence and a menu. Source code, shell sessions and data dumps fall
+    below it; prose set in <pre> (RFCs, mailing-list archives, plain-text pages)
+    does not. Without a stoplist (`stopwords_low` 0) nothing is code."""
+    if p.stopword_density >= params.stopwords_low or not p.text:
+        return False
+    path = p.dom_path
+    return path.endswith(".pre") or ".pre." in path
+
+
+def preset_passes(
+    paragraphs: Sequence[Paragraph],
+    params: JustextParams,
+    options: ContainerOptions,
+    unlikely: Sequence[bool] | None = None,
+) -> tuple[Paragraph, ...]:
+    """What a preset with a main container (`corpus`, `article`) runs on jusText's
+    classes: `container_pass`, then `code_pass` where `drop_program_code` says so.
+    The extractors, the tuning table and the error tools call this one function."""
+    passed = container_pass(paragraphs, params, options, unlikely)
+    return code_pass(passed, params) if options.drop_program_code else passed
+
+
+def code_pass(paragraphs: Sequence[Paragraph], params: JustextParams) -> tuple[Paragraph, ...]:
+    """`paragraphs` with the blocks of program code (`program_code`) made BAD and
+    the three later phases run again, so that no container lift or good neighbour
+    keeps them: what the context-sensitive pass keeps between good paragraphs is a
+    short sentence, and a line of code is not one. Run after `container_pass`:
+    its choice of container reads the blocks' text and links, not their classes,
+    and it moves each block by its own class (its fallback aside, which reads the
+    page's final classes and which `corpus` does not use), so the result is the
+    container pass with the code blocks BAD and unmoved."""
+    low = params.stopwords_low
+    if low <= 0:
+        return tuple(paragraphs)
+    # `program_code` inline: ~0.1 us a block, the call would double it
+    code = [
+        p.stopword_density < low
+        and (p.dom_path.endswith(".pre") or ".pre." in p.dom_path)
+        and bool(p.text)
+        for p in paragraphs
+    ]
+    if not any(
+        p.cf_class is not BAD or p.final_class is not BAD
+        for p, c in zip(paragraphs, code, strict=True)
+        if c
+    ):
+        return tuple(paragraphs)
+    cf_classes = [BAD if c else p.cf_class for p, c in zip(paragraphs, code, strict=True)]
+    headings = [p.heading for p in paragraphs]
+    lengths = [p.length for p in paragraphs]
+    revised = headings_pre_pass(cf_classes, headings, lengths, params)
+    final = classify_context_sensitive(revised)
+    final = headings_post_pass(final, cf_classes, headings, lengths, params)
+    return tuple(
+        p if p.cf_class is cf and p.final_class is fin else _reclassified(p, cf, fin)
+        for p, cf, fin in zip(paragraphs, cf_classes, final, strict=True)
+    )
 
 
 def _context_free_class(

@@ -27,7 +27,7 @@ from lxml import etree
 
 from . import classify as _classify
 from ._configfiles import extractor_config_path, read_yaml
-from .classify import classify_segments, container_pass
+from .classify import classify_segments, preset_passes
 from .config import DEFAULT_CONFIG, ConfigError, ExtractConfig, JustextParams, Preset
 from .declutter import DEFAULT_DECLUTTER_OPTIONS, DeclutterOptions, declutter
 from .declutter import load_declutter_options as _load_declutter_options
@@ -505,4 +505,4 @@ def combined(
     if config.preset is Preset.CORPUS and not options.corpus_container_shifts:
         container = replace(container, inside_shift=0, region_shift=0, outside_shift=0)
     unlikely = [bool(s.marks & UNLIKELY) for s in segments]
-    return container_pass(voted, params, container, unlikely)
+    return preset_passes(voted, params, container, unlikely)

@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 
 from lxml import etree
 
-from .classify import classify_segments, container_pass
+from .classify import classify_segments, preset_passes
 from .config import ConfigError, ExtractConfig, Preset
 from .elementmarks import HIDDEN, UNLIKELY
 from .language_setup import accepted, choose_language, stoplist_and_params
@@ -118,7 +118,7 @@ def _justext(root: etree._Element, config: ExtractConfig) -> Extraction:
     stoplist, params = stoplist_and_params(language, config)
     paragraphs = classify_segments(segments, stoplist, params, reference=reference)
     if options is not None:
-        paragraphs = container_pass(paragraphs, params, options, furniture(segments))
+        paragraphs = preset_passes(paragraphs, params, options, furniture(segments))
     return Extraction(paragraphs, language, confidence)
 
 

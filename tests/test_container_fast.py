@@ -131,8 +131,13 @@ PYTHON_ONLY: dict[Preset, frozenset[str]] = {
 
 
 def python_only(options: ContainerOptions) -> frozenset[str]:
-    # the walk options (page_links_only, drop_hidden_inline) are the walk's, not the pass's
-    known = classify_module._fast.CONTAINER_FIELDS | classify_module.WALK_FIELDS
+    # the walk options (page_links_only, drop_hidden_inline) are the walk's, not the pass's;
+    # drop_program_code is code_pass's, run after it
+    known = (
+        classify_module._fast.CONTAINER_FIELDS
+        | classify_module.WALK_FIELDS
+        | classify_module.AFTER_FIELDS
+    )
     return frozenset(
         f.name
         for f in dataclasses.fields(options)

@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from extractor_table import _preset_blocks, _text  # noqa: E402
 
 from corpus_crawler import ExtractConfig, Preset  # noqa: E402
-from corpus_crawler.classify import WALK_FIELDS, ContainerOptions, container_pass  # noqa: E402
+from corpus_crawler.classify import WALK_FIELDS, ContainerOptions, preset_passes  # noqa: E402
 from corpus_crawler.evaluate import (  # noqa: E402
     Summary,
     find_gold_sets,
@@ -137,12 +137,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         scored = []
         base_scores = []
         for page_id, paragraphs, params, unlikely, gold in rows:
-            passed = container_pass(paragraphs, params, options, unlikely) if paragraphs else ()
+            passed = preset_passes(paragraphs, params, options, unlikely) if paragraphs else ()
             score = page_scores(_text(passed) if paragraphs else "", gold)
             scored.append((page_id, passed, gold, score))
             if args.compare:
                 base_passed = (
-                    container_pass(paragraphs, params, base_options, unlikely) if paragraphs else ()
+                    preset_passes(paragraphs, params, base_options, unlikely) if paragraphs else ()
                 )
                 base_scores.append(page_scores(_text(base_passed) if paragraphs else "", gold))
         summary = Summary.of(s for *_, s in scored)

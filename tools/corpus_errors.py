@@ -30,10 +30,10 @@ from corpus_crawler.classify import (
     _Subtrees,
     classify_segments,
     cleaned_elements,
-    container_pass,
     inside_containers,
     main_containers,
     main_region,
+    preset_passes,
 )
 from corpus_crawler.decode import decode_html
 from corpus_crawler.evaluate import (
@@ -95,7 +95,7 @@ def page_blocks(html: bytes, gold: str, preset: Preset) -> tuple[list[Block], st
     stoplist, params = stoplist_and_params(language, config)
     seeded = classify_segments(segments, stoplist, params)
     unlikely = furniture(segments)
-    passed = container_pass(seeded, params, options, unlikely)
+    passed = preset_passes(seeded, params, options, unlikely)
     subtrees = _Subtrees(seeded, options, unlikely if any(unlikely) else None)
     containers = main_containers(seeded, options, subtrees)
     region = main_region(seeded, containers, options, subtrees)
