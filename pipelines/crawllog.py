@@ -26,6 +26,7 @@ log's own thread once a second.
 
 from __future__ import annotations
 
+import collections
 import logging
 import time
 from dataclasses import dataclass
@@ -51,6 +52,10 @@ from pipelines.robots import RobotsTxtUnreachable
 __all__ = ["CrawlLogExtension", "CrawlLogMiddleware", "CrawlLogSettings"]
 
 logger = logging.getLogger(__name__)
+
+#: Failed attempts whose discovery path is kept for the writer's decision on them
+#: (a few hundred bytes each); the writer decides within a commit interval.
+_MAX_FAILED = 10_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,6 +157,13 @@ class CrawlLogExtension:
         self.writer: CrawlLogWriter | None = None
         self._pending: dict[int, _Pending] = {}
         self._sitemaps: set[str] = set()
+        #: URL -> (discovery path, via) of failed attempts the campaign's writer may
+        #: still decide on (`decided`), so that its ``deferred:`` line says how the URL
+        #: was found as the attempt's own line does. Bounded: an attempt that is not
+        #: deferred leaves its entry until newer ones push it out.
+        self._failed: collections.OrderedDict[str, tuple[str, str | None]] = (
+            collections.OrderedDict()
+        )
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> CrawlLogExtension:
@@ -232,9 +244,11 @@ class CrawlLogExtension:
             self._pending[id(request)] = _Pending(request, entry)
 
     def failure(self, request: Request, exception: Exception, duration_ms: int | None) -> None:
+        path, via = discovery(request, self.settings.seeds, self._sitemaps)
+        if isinstance(exception, RobotsTxtUnreachable) or not isinstance(exception, IgnoreRequest):
+            self._remember_failed(request.url, path, via)
         if isinstance(exception, RobotsTxtUnreachable):
             return  # nothing was sent; the writer logs the deferral (`decided`)
-        path, via = discovery(request, self.settings.seeds, self._sitemaps)
         outcome = _refusal(exception) if isinstance(exception, IgnoreRequest) else _error(exception)
         entry = CrawlLogEntry(
             time=_now(),
@@ -255,7 +269,18 @@ class CrawlLogExtension:
         if due is not None:
             moment = datetime.fromtimestamp(due, timezone.utc)
             notes["due"] = moment.isoformat(timespec="seconds").replace("+00:00", "Z")
-        self._write(CrawlLogEntry(time=_now(), status=0, url=url, outcome=""), outcome, notes)
+        # a dict's pop is atomic under the GIL: the reactor thread may add meanwhile
+        path, via = self._failed.pop(url, ("-", None))
+        entry = CrawlLogEntry(time=_now(), status=0, url=url, outcome="", discovery=path, via=via)
+        self._write(entry, outcome, notes)
+
+    def _remember_failed(self, url: str, path: str, via: str | None) -> None:
+        failed = self._failed
+        # pop, then add at the end: each step one call, atomic against the writer's pop
+        failed.pop(url, None)
+        failed[url] = (path, via)
+        while len(failed) > _MAX_FAILED:
+            failed.popitem(last=False)
 
     def request_dropped(self, request: Request) -> None:
         if not request.meta.get("redirect_urls"):

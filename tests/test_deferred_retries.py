@@ -248,6 +248,31 @@ def test_attempts_run_out_into_a_counted_failure(tmp_path: Path) -> None:
     error = "error:DownloadConnectionRefusedError"
     assert [entry.outcome for entry in lines] == [error, "deferred:network"] * 2 + [error]
     assert all("due" in entry.annotations for entry in lines[1::2])
+    # a deferral says how the URL was found, as its attempt's line does (a seed: "-")
+    assert [entry.discovery for entry in lines] == ["-"] * 5
+
+
+def test_a_deferral_line_says_how_its_url_was_found(tmp_path: Path) -> None:
+    """Heritrix's discovery path and via: a linked page's ``deferred:network`` line
+    carries them as its attempt's line does (it had ``-`` and no via)."""
+    down = f"http://127.0.0.1:{free_port()}"
+    out = tmp_path / "out"
+    link = Reply(
+        headers=(("Content-Type", "text/html; charset=utf-8"),),
+        body=f"<html><body><p>{_PROSE}</p><a href='{down}/b0.html'>b</a></body></html>".encode(),
+    )
+    with SiteServer(pages={"/a0.html": link}) as server:
+        seed = server.url("/a0.html")
+        profile = write_profile(tmp_path / "p.yaml", [seed], retries=2, delay=60)
+        result = crawl(profile, out)
+    assert result.returncode == 0, result.stderr[-3000:]
+    (log,) = out.glob("*.crawl.log")
+    lines = [entry for entry in read_crawl_log(log) if entry.url == f"{down}/b0.html"]
+    assert [entry.outcome for entry in lines] == [
+        "error:DownloadConnectionRefusedError",
+        "deferred:network",
+    ]
+    assert [(entry.discovery, entry.via) for entry in lines] == [("L", seed), ("L", seed)]
 
 
 def test_zero_deferred_retries_finish_a_network_failure_at_once(tmp_path: Path) -> None:
