@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .crawllog import crawl_log_runs
+from .report_runs import duration_text
 from .report_stats import CrawlStats, RunStats, collect, size_bin
 
 if TYPE_CHECKING:
@@ -225,7 +226,7 @@ def render_html(
         ("yield (clean / raw)", _percent(stats.bytes_clean, stats.bytes_raw)),
         ("words kept", f"{stats.words:,}"),
         ("hosts", f"{len(stats.host_pages):,}"),
-        ("duration", f"{elapsed / 60:.1f} min"),
+        ("duration", duration_text(elapsed)),
     ]
     # requests deferred to a later run: network errors, unreachable robots.txt (.retries)
     pending = int((summary.get("campaign") or {}).get("retries_pending") or 0)
@@ -375,7 +376,7 @@ def _runs_section(campaign: CampaignReport) -> str:
                 f"{run.documents:,}" if counted else "-",
                 f"{run.words:,}" if counted else "-",
                 f"{sum(run.dropped.values()):,}" if counted else "-",
-                f"{run.duration_seconds / 60:.1f} min",
+                duration_text(run.duration_seconds),
                 (run.reason or "no end recorded")
                 + ("" if run.has_summary else "; no summary")
                 + ("; counted from the crawl log" if run.counted_from == "crawl log" else ""),
@@ -391,7 +392,7 @@ def _runs_section(campaign: CampaignReport) -> str:
             f"{totals['documents']:,}",
             f"{totals['words']:,}",
             f"{sum(totals['dropped'].values()):,}",
-            f"{totals['duration_seconds'] / 60:.1f} min",
+            duration_text(totals["duration_seconds"]),
             "",
         )
     )

@@ -28,6 +28,7 @@ __all__ = [
     "campaign_report",
     "campaign_runs",
     "crawl_logs",
+    "duration_text",
     "next_recrawl",
     "output_changes",
     "render_text",
@@ -548,7 +549,8 @@ def campaign_report(directory: Path) -> CampaignReport:
     return CampaignReport(folder=str(directory), profile=profile, runs=tuple(runs))
 
 
-def _duration(seconds: float) -> str:
+def duration_text(seconds: float) -> str:
+    """A duration as a person reads it: seconds, minutes or hours."""
     if seconds >= 3600:
         return f"{seconds / 3600:.1f} h"
     if seconds >= 120:
@@ -572,7 +574,7 @@ def _row(label: str, run: RunReport) -> Sequence[str]:
         f"{run.pages_fetched:,}" if run.counted else "-",
         f"{run.documents:,}" if run.counted else "-",
         f"{run.words:,}" if run.counted else "-",
-        _duration(run.duration_seconds),
+        duration_text(run.duration_seconds),
         end,
     )
 
@@ -599,7 +601,7 @@ def render_text(report: CampaignReport) -> str:
             f"{totals['pages_fetched']:,}",
             f"{totals['documents']:,}",
             f"{totals['words']:,}",
-            _duration(totals["duration_seconds"]),
+            duration_text(totals["duration_seconds"]),
             "",
         )
     )

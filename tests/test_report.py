@@ -6,6 +6,8 @@ import dataclasses
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+import pytest
+
 from corpus_crawler.crawllog import CrawlLogEntry, CrawlLogWriter, read_crawl_log
 from corpus_crawler.report import collect, render_html, write_report
 
@@ -136,3 +138,14 @@ def test_the_latest_crawl_is_every_file_of_its_rotated_log(tmp_path: Path) -> No
     ]
     (tmp_path / "c-20240507080000-summary.json").unlink()  # no summary: the latest run
     assert find_crawl_files(tmp_path)[0] == logs
+
+
+@pytest.mark.parametrize(
+    ("seconds", "text"),
+    [(1.7, "1.7 s"), (119.0, "119.0 s"), (150.0, "2.5 min"), (5400.0, "1.5 h")],
+)
+def test_durations_read_as_a_person_reads_them(seconds: float, text: str) -> None:
+    """The HTML report showed a 1.7 s demo crawl as "0.0 min"."""
+    from corpus_crawler.report_runs import duration_text
+
+    assert duration_text(seconds) == text
