@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from corpus_crawler import ExtractConfig, Preset, extract
-from corpus_crawler.classify import code_pass, program_code
+from corpus_crawler.classify import code_pass, program_code_blocks
 from corpus_crawler.language_setup import stoplist_and_params
 from corpus_crawler.model import ParagraphClass
 from corpus_crawler.presets import container_options
@@ -86,12 +86,53 @@ def test_prose_set_in_pre_is_kept() -> None:
     assert any(t.startswith("Hi all,") for t in kept), kept
 
 
-def test_without_a_stoplist_nothing_is_code() -> None:
-    """Stop-word density is the test: a language with none (`stopwords_low` 0, as for
-    Chinese) keeps what the container keeps."""
+def test_a_latin_script_page_without_a_stoplist_keeps_its_code() -> None:
+    """Without stop words (`--lang none`) and in a Latin script, nothing tells code
+    from the page's text: the container keeps what it keeps."""
     html = _page(f"<pre>{_LISTING}</pre>")
     kept = _kept(html, Preset.CORPUS, language=None)  # type: ignore[arg-type]
     assert any("function cow" in t for t in kept), kept
+
+
+_CHINESE = (
+    "这个城市位于一条大河的入海口，这里的大多数人世世代代都在水上工作。每天早上，"
+    "渔船在太阳升起之前就出海了，到了晚上，它们带着大海在那一天愿意给予的一切回来。"
+)
+
+
+def _chinese_page(*middle: str) -> bytes:
+    paragraphs = "".join(f"<p>{_CHINESE}第{i}部分。</p>" for i in range(4))
+    body = (
+        "<div id='menu'><a href='/'>首页</a> <a href='/news'>新闻</a></div>"
+        f"<div class='article-body'><h1>港口</h1>{paragraphs}"
+        + "".join(middle)
+        + f"{paragraphs}</div><div id='footer'>联系我们</div>"
+    )
+    return f"<html lang='zh'><head><title>t</title></head><body>{body}</body></html>".encode()
+
+
+def test_code_on_a_chinese_page_is_dropped_and_chinese_in_pre_kept() -> None:
+    """Chinese has no stoplist (`stopwords_low` 0): on a page written in a non-Latin
+    script, a <pre> block written in ASCII is code; one in the page's script is text.
+    (Seed keeps the whole listing here: with no stop words, length alone makes it good.)"""
+    poem = (
+        "床前明月光，\n疑是地上霜。\n举头望明月，\n低头思故乡。这是一首很有名的诗，每个孩子都会背。"
+    )
+    html = _chinese_page(
+        f"<pre><code>{_LISTING}</code></pre>", "<pre>pip install cow</pre>", f"<pre>{poem}</pre>"
+    )
+    doc = extract(html, "http://example.org/a", ExtractConfig(language="auto"))
+    assert doc.language == "zh"
+    kept = _kept(html, Preset.CORPUS, language="auto")
+    assert len([t for t in kept if t.startswith(_CHINESE)]) == 8, kept
+    assert not [t for t in kept if "function" in t or "pip install" in t], kept
+    assert any(t.startswith("床前明月光") for t in kept), kept
+    # a Chinese comment or two in a listing does not make it text
+    commented = _LISTING.replace("var expect", "// 测试\nvar expect")
+    kept = _kept(_chinese_page(f"<pre>{commented}</pre>"), Preset.CORPUS, language="auto")
+    assert not [t for t in kept if "function" in t], kept
+    # seed is exact: its context pass keeps the short command between good paragraphs
+    assert "pip install cow" in _kept(html, Preset.SEED, language="auto")
 
 
 def test_code_pass_only_moves_code_blocks_to_bad() -> None:
@@ -104,7 +145,7 @@ def test_code_pass_only_moves_code_blocks_to_bad() -> None:
         ExtractConfig(language="en", preset=Preset.CORPUS),
     )
     _, params = stoplist_and_params("en", ExtractConfig(language="en", preset=Preset.CORPUS))
-    code = [program_code(p, params) for p in before.paragraphs]
+    code = program_code_blocks(before.paragraphs, params)
     assert sum(code) == 2
     again = code_pass(before.paragraphs, params)
     assert again == before.paragraphs  # extract() ran it: nothing left to move
@@ -138,9 +179,9 @@ def _pre_text(page: tuple[bytes, str], preset: Preset) -> tuple[int, int]:
     doc = extract(html, url, config)
     _, params = stoplist_and_params(doc.language, config)
     code = prose = 0
-    for p in doc.paragraphs:
+    for p, is_code in zip(doc.paragraphs, program_code_blocks(doc.paragraphs, params), strict=True):
         if p.final_class is GOOD and (p.dom_path.endswith(".pre") or ".pre." in p.dom_path):
-            if program_code(p, params):
+            if is_code:
                 code += p.length
             else:
                 prose += p.length
