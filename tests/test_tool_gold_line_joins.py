@@ -68,3 +68,12 @@ def test_names_the_page_whose_gold_joined_words(tmp_path: Path) -> None:
     assert rows["joined"].gain() > 0.2  # the tool's default margin
     assert rows["spaced"].as_served.shingles.f1 > 0.95
     assert rows["spaced"].gain() < 0
+
+
+def test_join_survives_control_characters_and_joins_after_comments() -> None:
+    """A page of CleanEval's final set holds a control character that lxml parses but
+    refuses to set again (the tool crashed on it); a comment's tail is rendered text."""
+    tool = _tool()
+    html = b"<html><body><p>one\x0b\n two<!-- c -->three\nfour</p></body></html>"
+    joined = tool.join_line_breaks(html).decode()
+    assert "onetwo<!-- c -->threefour" in joined

@@ -42,13 +42,21 @@ def join_line_breaks(html: bytes) -> bytes:
     """The page with the line breaks inside running text removed, as those golds have it."""
     root = lxml.html.document_fromstring(html)
     for element in root.iter():
-        if not isinstance(element.tag, str):
-            continue  # comments and processing instructions: their tails still count
-        if element.tag not in _KEEP_AS_IS and element.text:
-            element.text = _LINE_BREAK_IN_TEXT.sub("", element.text)
+        # comments and processing instructions: their own text is not rendered, their
+        # tails are
+        if isinstance(element.tag, str) and element.tag not in _KEEP_AS_IS and element.text:
+            element.text = _joined(element.text)
         if element.tail:
-            element.tail = _LINE_BREAK_IN_TEXT.sub("", element.tail)
+            element.tail = _joined(element.tail)
     return bytes(lxml.html.tostring(root, encoding="utf-8"))
+
+
+# What lxml parses but refuses to set again (a page of CleanEval's final set has them)
+_NOT_XML = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+
+
+def _joined(text: str) -> str:
+    return _LINE_BREAK_IN_TEXT.sub("", _NOT_XML.sub("", text))
 
 
 @dataclass(frozen=True, slots=True)
