@@ -2,7 +2,7 @@
 
     pip install -e '.[anchors]'
     python benchmarks/anchor_table.py --gold ../shared/data/gold
-    python benchmarks/anchor_table.py --gold /data/cleaneval-final   # tools/cleaneval_gold.py
+    python benchmarks/anchor_table.py --gold /data/held-out   # tools/gold_sets.py lays them out
 
 The anchors are run at their defaults, as `../shared/data/README.md` measured them:
 jusText 3.0.2 with the English stoplist, trafilatura (`extract(html, url=url)`),

@@ -1,4 +1,4 @@
-"""tools/cleaneval_gold.py: a CleanEval folder (input/, GoldStandard/) as a gold set."""
+"""tools/gold_sets.py: public data sets (CleanEval, Dragnet, L3S-GN1) laid out as gold sets."""
 
 from __future__ import annotations
 
@@ -13,11 +13,11 @@ from corpus_crawler.evaluate import evaluate_set, load_gold_set
 
 
 def _tool() -> ModuleType:
-    path = Path(__file__).resolve().parent.parent / "tools" / "cleaneval_gold.py"
-    spec = importlib.util.spec_from_file_location("cleaneval_gold", path)
+    path = Path(__file__).resolve().parent.parent / "tools" / "gold_sets.py"
+    spec = importlib.util.spec_from_file_location("gold_sets", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
-    sys.modules["cleaneval_gold"] = module  # dataclasses look their module up
+    sys.modules["gold_sets"] = module  # dataclasses look their module up
     spec.loader.exec_module(module)
     return module
 
@@ -37,7 +37,8 @@ def test_the_bundled_dev_golds_come_out_of_their_annotations(
     shutil.copytree(dev / "html", source / "input")
     shutil.copytree(dev / "gold-marked", source / "GoldStandard")
     target = tmp_path / "set"
-    done = _tool().convert(source, target)
+    tool = _tool()
+    done = tool.convert(source, target, tool.cleaneval_gold, keep_marked=True)
     assert done.pages == 58 and not done.without_html
     differ = [
         path.name
@@ -73,7 +74,7 @@ def test_marks_url_lines_encodings_and_missing_pages(tmp_path: Path) -> None:
         "<p>Søren Søndergaard and Akgün\n".encode() + b"<p>vis-\xe0-vis\n"
     )
     target = tmp_path / "set"
-    done = tool.convert(source, target)
+    done = tool.convert(source, target, tool.cleaneval_gold, keep_marked=True)
     assert (done.pages, done.without_html, done.not_utf8) == (3, ("3",), ("2", "4"))
     mixed = (target / "gold" / "4.txt").read_text(encoding="utf-8")
     assert mixed == "Søren Søndergaard and Akgün\nvis-\ufffd-vis\n"
@@ -87,4 +88,51 @@ def test_marks_url_lines_encodings_and_missing_pages(tmp_path: Path) -> None:
         ("4", None, "utf-8 (bad bytes replaced)"),
     ]
     # a second run into the same folder is refused: it would mix two sets
-    assert tool.main([str(source), str(target)]) == 2
+    assert tool.main(["cleaneval", str(source), str(target)]) == 2
+
+
+def _source(folder: Path, pages: dict[str, tuple[bytes, bytes]]) -> Path:
+    (folder / "input").mkdir(parents=True)
+    (folder / "GoldStandard").mkdir()
+    for page_id, (html, annotation) in pages.items():
+        (folder / "input" / f"{page_id}.html").write_bytes(html)
+        (folder / "GoldStandard" / f"{page_id}.txt").write_bytes(annotation)
+    return folder
+
+
+def test_dragnet_content_and_comments(tmp_path: Path) -> None:
+    annotation = (
+        b"\nJuly 24, 2012\n\n  Latest search falls short  \n\nThe expedition is back.\n"
+        b"\n!@#$%^&*()  COMMENTS\n\nGreat story!\n  Thanks.\n"
+    )
+    source = _source(
+        tmp_path / "dragnet", {"R5": (b"<p>x</p>", annotation), "12": (b"<p>y</p>", b"")}
+    )
+    for comments, expected in (
+        (False, "July 24, 2012\nLatest search falls short\nThe expedition is back.\n"),
+        (True, "July 24, 2012\nLatest search falls short\nThe expedition is back.\n"
+               "Great story!\nThanks.\n"),
+    ):  # fmt: skip
+        target = tmp_path / f"set-{comments}"
+        flags = ["--comments"] if comments else []
+        assert _tool().main(["dragnet", *flags, str(source), str(target)]) == 0
+        assert (target / "gold" / "R5.txt").read_text(encoding="utf-8") == expected
+        # pages in number order, letters first: the set's own order
+        assert [r["id"] for r in _records(target / "manifest.jsonl")] == ["12", "R5"]
+        assert not (target / "gold-marked").exists()
+
+
+def test_l3s_gn1_headline_and_full_text(tmp_path: Path) -> None:
+    annotation = (
+        b"<html><body><span class='x-nc-sel0'>Home | News</span>"
+        b"<h1><span class='x-nc-sel1'>Council  meets</span></h1>"
+        b"<p><span class='x-nc-sel2'>The council\n discussed the mission.</span></p>"
+        b"<p><span class='x-nc-sel3'>Photo: UN</span><span class='x-nc-sel5'>Nice</span></p>"
+        b"<p><span class='x-nc-sel2'>No agreement was reached.</span></p></body></html>"
+    )
+    source = _source(tmp_path / "l3s", {"a1": (b"<p>page</p>", annotation)})
+    target = tmp_path / "set"
+    assert _tool().main(["l3s-gn1", str(source), str(target)]) == 0
+    assert (target / "gold" / "a1.txt").read_text(encoding="utf-8") == (
+        "Council meets\nThe council discussed the mission.\nNo agreement was reached.\n"
+    )

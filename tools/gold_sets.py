@@ -1,0 +1,216 @@
+"""Lay out a public boilerplate-removal data set as a gold set that `corpus-crawler
+evaluate` and the benchmarks read (`html/`, `gold/`, `manifest.jsonl`: the layout of
+`tests/data/gold/<set>`), so that the presets can be scored on pages no rule was
+chosen on.
+
+    python tools/gold_sets.py cleaneval SOURCE OUT      # CleanEval 2007 (dev or final)
+    python tools/gold_sets.py dragnet SOURCE OUT        # Dragnet's 1381 news and blog pages
+    python tools/gold_sets.py dragnet --comments SOURCE OUT
+    python tools/gold_sets.py l3s-gn1 SOURCE OUT        # L3S-GN1, 621 Google News pages
+
+SOURCE holds `input/<id>.html` (the page as served; bytes are copied untouched) and
+`GoldStandard/<id>.txt` (the annotation), the layout of the sets' public mirrors.
+How each annotation becomes gold text, one line per paragraph:
+
+* `cleaneval`: CleanEval's `<p>`, `<h>` and `<l>` marks and its `URL:` line (the URL on
+  it or on the next line) out, lines stripped, blank lines dropped; the annotation is
+  also kept as it is in `gold-marked/`. This gives the bundled cleaneval-dev golds
+  word for word on all 58 pages. The page's URL comes from CleanEval's
+  `<text id=URL ...>` first line.
+* `dragnet`: the main content, the text before Dragnet's `!@#$%^&*()  COMMENTS` line;
+  with `--comments` the comments after it too (Dragnet's "content and comments" task:
+  what a corpus keeps).
+* `l3s-gn1`: the annotated copy of the page (boilerpipe's L3S-GN1): the text of the
+  spans marked `x-nc-sel1` (headline) and `x-nc-sel2` (full text), the set's main
+  content, one line per span.
+
+An annotation that is not UTF-8 is read as windows-1252 (or as UTF-8 with its bad
+bytes replaced when the rest of it is UTF-8); a gold without its page is left out.
+Both are counted and named. Figures measured with these sets: docs/presets-steps.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+_MARK = re.compile(r"<[phlPHL]>")
+_URL = re.compile(r"https?://\S+")
+_TEXT_ID = re.compile(rb'\s*<text id="?([^" >]+)')
+_DRAGNET_COMMENTS = re.compile(r"^!@#\$%\^&\*\(\)\s+COMMENTS\s*$")
+#: L3S-GN1's classes of the main content: the headline and the full text
+L3S_MAIN = frozenset({"x-nc-sel1", "x-nc-sel2"})
+
+
+def _lines(texts: list[str]) -> str:
+    return "".join(text + "\n" for text in texts)
+
+
+def cleaneval_gold(annotation: str) -> str:
+    """The gold text of a CleanEval annotation: its `URL:` line (with the URL on it or
+    on the next line) and its paragraph marks out, each line stripped, blank lines
+    dropped."""
+    lines = []
+    state = "start"  # -> "url" after a bare "URL:", -> "body" at the first text
+    for line in annotation.lstrip("\ufeff").splitlines():
+        text = line.strip()
+        if state != "body" and text:
+            if state == "start" and text.startswith("URL:"):
+                state = "url" if text == "URL:" else "body"
+                continue
+            state = "body"
+            if _URL.fullmatch(text):
+                continue
+        text = _MARK.sub("", text).strip()
+        if text:
+            lines.append(text)
+    return _lines(lines)
+
+
+def dragnet_gold(annotation: str, comments: bool = False) -> str:
+    """Dragnet's main content (the lines before its comments marker), and with
+    `comments` the comments after it, stripped, blank lines dropped."""
+    lines = []
+    for line in annotation.lstrip("\ufeff").splitlines():
+        if _DRAGNET_COMMENTS.match(line.strip()):
+            if not comments:
+                break
+            continue
+        text = line.strip()
+        if text:
+            lines.append(text)
+    return _lines(lines)
+
+
+def l3s_gold(annotation: str, classes: frozenset[str] = L3S_MAIN) -> str:
+    """The text of the spans of L3S-GN1's annotated page marked with `classes`, one
+    line per span, whitespace collapsed."""
+    import lxml.html
+
+    if not annotation.strip():
+        return ""
+    root = lxml.html.fromstring(annotation)
+    lines = []
+    for span in root.iter("span"):
+        if span.get("class") in classes:
+            text = " ".join(span.text_content().split())
+            if text:
+                lines.append(text)
+    return _lines(lines)
+
+
+def decode_annotation(raw: bytes) -> tuple[str, str]:
+    """The text of an annotation file and the encoding read: UTF-8; UTF-8 with its few
+    bad bytes replaced when the rest holds UTF-8 text (a file pasted together from
+    two sources); else windows-1252, the annotators' own."""
+    try:
+        return raw.decode("utf-8"), "utf-8"
+    except UnicodeDecodeError:
+        pass
+    lenient = raw.decode("utf-8", errors="replace")
+    bad = lenient.count("\ufffd")
+    if sum(1 for char in lenient if ord(char) > 127) > 2 * bad:
+        return lenient, "utf-8 (bad bytes replaced)"
+    return raw.decode("cp1252", errors="replace"), "cp1252"
+
+
+@dataclass(frozen=True, slots=True)
+class Converted:
+    pages: int
+    without_html: tuple[str, ...]
+    not_utf8: tuple[str, ...]
+    empty_gold: tuple[str, ...]
+
+
+def _page_key(path: Path) -> tuple[str, int, str]:
+    # CleanEval and Dragnet number their pages ("12", "R545"): in number order
+    digits = re.sub(r"\D", "", path.stem)
+    return (re.sub(r"\d", "", path.stem), int(digits) if digits else -1, path.stem)
+
+
+def convert(
+    source: Path, target: Path, gold_of: Callable[[str], str], *, keep_marked: bool = False
+) -> Converted:
+    """Write the gold set of `source` (`input/`, `GoldStandard/`) into `target`, each
+    annotation made gold text by `gold_of`."""
+    golds = sorted((source / "GoldStandard").glob("*.txt"), key=_page_key)
+    if not golds:
+        raise SystemExit(f"{source}: no GoldStandard/<id>.txt files: is it the set's folder?")
+    folders = ("html", "gold", "gold-marked") if keep_marked else ("html", "gold")
+    for folder in folders:
+        (target / folder).mkdir(parents=True, exist_ok=True)
+    records, without_html, not_utf8, empty = [], [], [], []
+    for gold_path in golds:
+        page_id = gold_path.stem
+        html_path = source / "input" / f"{page_id}.html"
+        if not html_path.is_file():
+            without_html.append(page_id)
+            continue
+        raw = gold_path.read_bytes()
+        annotation, encoding = decode_annotation(raw)
+        if encoding != "utf-8":
+            not_utf8.append(page_id)
+        gold = gold_of(annotation)
+        if not gold:
+            empty.append(page_id)
+        html = html_path.read_bytes()
+        (target / "html" / f"{page_id}.html").write_bytes(html)
+        (target / "gold" / f"{page_id}.txt").write_text(gold, encoding="utf-8")
+        if keep_marked:
+            (target / "gold-marked" / f"{page_id}.txt").write_bytes(raw)
+        found = _TEXT_ID.match(html)
+        records.append(
+            {
+                "id": page_id,
+                "url": found.group(1).decode("latin-1") if found else None,
+                "bytes": len(html),
+                "gold_chars": len(gold),
+                "gold_words": len(gold.split()),
+                "gold_encoding": encoding,
+            }
+        )
+    manifest = "".join(json.dumps(record) + "\n" for record in records)
+    (target / "manifest.jsonl").write_text(manifest, encoding="utf-8")
+    return Converted(len(records), tuple(without_html), tuple(not_utf8), tuple(empty))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("format", choices=("cleaneval", "dragnet", "l3s-gn1"))
+    parser.add_argument("source", type=Path, help="the set's folder: input/ and GoldStandard/")
+    parser.add_argument("target", type=Path, help="the gold set to write (a new folder)")
+    parser.add_argument(
+        "--comments", action="store_true", help="dragnet: the comments are gold text too"
+    )
+    args = parser.parse_args(argv)
+    if args.comments and args.format != "dragnet":
+        parser.error("--comments is for the dragnet format")
+    if args.target.exists() and any(args.target.iterdir()):
+        print(f"gold_sets: {args.target} is not empty: give a new folder", file=sys.stderr)
+        return 2
+    gold_of: Callable[[str], str]
+    if args.format == "cleaneval":
+        gold_of = cleaneval_gold
+    elif args.format == "dragnet":
+        gold_of = lambda text: dragnet_gold(text, args.comments)  # noqa: E731
+    else:
+        gold_of = l3s_gold
+    done = convert(args.source, args.target, gold_of, keep_marked=args.format == "cleaneval")
+    print(f"{done.pages} pages written to {args.target}")
+    for label, ids in (
+        ("gold without its HTML, left out", done.without_html),
+        ("gold not (all) UTF-8", done.not_utf8),
+        ("empty gold (pages that ought to yield nothing)", done.empty_gold),
+    ):
+        if ids:
+            print(f"  {len(ids)} {label}: {', '.join(ids[:10])}{' ...' if len(ids) > 10 else ''}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
