@@ -8,10 +8,9 @@ this was written on (a 20 KB page of 1,600 nested spans).
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 from types import ModuleType
+
+from tool_loader import load_tool
 
 from pipelines.worker import extract_links
 
@@ -21,13 +20,7 @@ MAX_MB = 200.0
 
 
 def _fuzz_module() -> ModuleType:
-    path = Path(__file__).resolve().parent.parent / "tools" / "fuzz_pages.py"
-    spec = importlib.util.spec_from_file_location("fuzz_pages", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["fuzz_pages"] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
+    return load_tool("fuzz_pages")
 
 
 def test_a_thousand_fuzzed_pages(capsys: object) -> None:

@@ -41,13 +41,19 @@ var expect = chai.expect;
 describe("Cow", function() { it("works", function() { expect(1).to.equal(1); }); });"""
 
 
-def _page(*middle: str, lang: str = "en") -> bytes:
-    paragraphs = "".join(f"<p>{_PROSE} Part {i} of the story.</p>" for i in range(4))
+#: The words of a made page: its prose, "part N", menu, heading and footer.
+_ENGLISH = (_PROSE, " Part {} of the story.", ("Home", "News"), "The harbour", "Contact us")
+
+
+def _page(*middle: str, words: tuple[Any, ...] = _ENGLISH, lang: str = "en") -> bytes:
+    """Four paragraphs, `middle`, four more, in an article between a menu and a footer."""
+    prose, part, (home, news), heading, footer = words
+    paragraphs = "".join(f"<p>{prose}{part.format(i)}</p>" for i in range(4))
     body = (
-        "<div id='menu'><a href='/'>Home</a> <a href='/news'>News</a></div>"
-        f"<div class='article-body'><h1>The harbour</h1>{paragraphs}"
+        f"<div id='menu'><a href='/'>{home}</a> <a href='/news'>{news}</a></div>"
+        f"<div class='article-body'><h1>{heading}</h1>{paragraphs}"
         + "".join(middle)
-        + f"{paragraphs}</div><div id='footer'>Contact us</div>"
+        + f"{paragraphs}</div><div id='footer'>{footer}</div>"
     )
     return f"<html lang='{lang}'><head><title>t</title></head><body>{body}</body></html>".encode()
 
@@ -100,15 +106,11 @@ _CHINESE = (
 )
 
 
+_CHINESE_WORDS = (_CHINESE, "第{}部分。", ("首页", "新闻"), "港口", "联系我们")
+
+
 def _chinese_page(*middle: str) -> bytes:
-    paragraphs = "".join(f"<p>{_CHINESE}第{i}部分。</p>" for i in range(4))
-    body = (
-        "<div id='menu'><a href='/'>首页</a> <a href='/news'>新闻</a></div>"
-        f"<div class='article-body'><h1>港口</h1>{paragraphs}"
-        + "".join(middle)
-        + f"{paragraphs}</div><div id='footer'>联系我们</div>"
-    )
-    return f"<html lang='zh'><head><title>t</title></head><body>{body}</body></html>".encode()
+    return _page(*middle, words=_CHINESE_WORDS, lang="zh")
 
 
 def test_code_on_a_chinese_page_is_dropped_and_chinese_in_pre_kept() -> None:

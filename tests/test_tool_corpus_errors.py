@@ -2,23 +2,16 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 from types import ModuleType
+
+from tool_loader import load_tool
 
 from corpus_crawler import Preset
 from corpus_crawler.evaluate import page_scores
 
 
 def _tool() -> ModuleType:
-    path = Path(__file__).resolve().parent.parent / "tools" / "corpus_errors.py"
-    spec = importlib.util.spec_from_file_location("corpus_errors", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["corpus_errors"] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
+    return load_tool("corpus_errors")
 
 
 ARTICLE = [

@@ -2,23 +2,17 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 from types import ModuleType
+
+from tool_loader import load_tool
 
 from corpus_crawler import ExtractConfig, Preset
 
 
 def _tool() -> ModuleType:
-    path = Path(__file__).resolve().parent.parent / "tools" / "gold_line_joins.py"
-    spec = importlib.util.spec_from_file_location("gold_line_joins", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["gold_line_joins"] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
+    return load_tool("gold_line_joins")
 
 
 LINES = [

@@ -2,24 +2,18 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
-import sys
 from pathlib import Path
 from types import ModuleType
+
+from tool_loader import load_tool
 
 from corpus_crawler.evaluate import evaluate_set, load_gold_set
 
 
 def _tool() -> ModuleType:
-    path = Path(__file__).resolve().parent.parent / "tools" / "gold_sets.py"
-    spec = importlib.util.spec_from_file_location("gold_sets", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["gold_sets"] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
+    return load_tool("gold_sets")
 
 
 def _records(path: Path) -> list[dict[str, str]]:
