@@ -248,8 +248,9 @@ def test_attempts_run_out_into_a_counted_failure(tmp_path: Path) -> None:
     error = "error:DownloadConnectionRefusedError"
     assert [entry.outcome for entry in lines] == [error, "deferred:network"] * 2 + [error]
     assert all("due" in entry.annotations for entry in lines[1::2])
-    # a deferral says how the URL was found, as its attempt's line does (a seed: "-")
-    assert [entry.discovery for entry in lines] == ["-"] * 5
+    # a deferral says how the URL was found, as its attempt's line does (a seed: "-",
+    # read back as ""; a linked page: test_a_deferral_line_says_how_its_url_was_found)
+    assert [entry.discovery for entry in lines] == [""] * 5
 
 
 def test_a_deferral_line_says_how_its_url_was_found(tmp_path: Path) -> None:
