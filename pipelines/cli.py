@@ -805,14 +805,17 @@ def run_crawl(args: argparse.Namespace) -> int:
     except PreflightError as exc:
         print(f"corpus-crawler: {exc}", file=sys.stderr)
         return int(exc.code)
-    print(f"Crawling with profile {profile.name!r} ({profile.source}) ...", file=sys.stderr)
-    result = run_profile(profile, output=output, overrides=overrides, verbosity=args.verbose)
     redis_campaign = None
     if worker_slot is not None:
         from corpus_crawler.redis_state import shown_url
 
         namespace = str(overrides["CORPUS_DISTRIBUTED_NAMESPACE"])
         redis_campaign = (shown_url(redis_url), namespace)
+        # said once the settings passed: a refused one is the run's only line
+        print(f"Worker {worker_slot.worker} of the Redis campaign at {redis_campaign[0]}",
+              file=sys.stderr)  # fmt: skip
+    print(f"Crawling with profile {profile.name!r} ({profile.source}) ...", file=sys.stderr)
+    result = run_profile(profile, output=output, overrides=overrides, verbosity=args.verbose)
     code = _finish(result, redis_campaign)
     wacz = getattr(args, "wacz", False) and result.summary_path is not None and code == 0
     prefix = str(overrides.get("CORPUS_WARC_PREFIX") or profile.output.warc.prefix)
@@ -828,7 +831,7 @@ def _join_distributed(
 ) -> WorkerSlot:
     """Make this process a worker of the Redis campaign (`pipelines.redis_worker`): checks
     Redis, claims a worker slot of the output folder (locked while the slot lives)."""
-    from corpus_crawler.redis_state import RedisUnavailable, check_redis, shown_url
+    from corpus_crawler.redis_state import RedisUnavailable, check_redis
     from pipelines.redis_worker import claim_worker_slot, distributed_overrides
 
     if overrides.get("CORPUS_RECRAWL_ENABLED"):
@@ -856,7 +859,6 @@ def _join_distributed(
             settings.get("CORPUS_WARC_PREFIX") or "corpus",
         )
     )
-    print(f"Worker {slot.worker} of the Redis campaign at {shown_url(redis_url)}", file=sys.stderr)
     return slot
 
 

@@ -79,3 +79,18 @@ def test_an_unreachable_redis_is_named_without_its_password(tmp_path: Path) -> N
     assert result.returncode == 2
     assert f"cannot reach Redis at redis://:***@127.0.0.1:{port}/0" in result.stderr
     assert "s3cret-pw" not in result.stderr + result.stdout
+
+
+def test_a_refused_setting_is_the_only_line_of_a_redis_run(
+    tmp_path: Path, redis_server: RedisServer
+) -> None:
+    """The worker's line came before the settings were checked: a refused value was
+    the second of two lines, after "Worker ... of the Redis campaign"."""
+    profile = write_profile(tmp_path / "p.yaml", ["http://127.0.0.1:9/"])
+    result = crawl(
+        profile, tmp_path / "out", "CORPUS_DISTRIBUTED_LEASE_TIMEOUT=0", redis_url=redis_server.url
+    )
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, lines
+    assert "CORPUS_DISTRIBUTED_LEASE_TIMEOUT (distributed.lease_timeout): must be > 0" in lines[0]
