@@ -187,6 +187,19 @@ def classify(
     cf_classes = classify_context_free(features, params, headline_rule=not reference)
     headings = [f.heading for f in features]
     lengths = [f.length for f in features]
+    return cf_classes, revise(cf_classes, headings, lengths, params, reference=reference)
+
+
+def revise(
+    cf_classes: Sequence[ParagraphClass],
+    headings: Sequence[bool],
+    lengths: Sequence[int],
+    params: JustextParams,
+    *,
+    reference: bool = False,
+) -> list[ParagraphClass]:
+    """The final classes from context-free ones: jusText's three later phases
+    (heading pre-pass, context-sensitive pass, heading post-pass)."""
     if reference:
         # jusText 3.0.2 copies each block's class only as its loop reaches it,
         # so the pre-pass never sees a GOOD block ahead: it has no effect.
@@ -194,8 +207,7 @@ def classify(
     else:
         revised = headings_pre_pass(cf_classes, headings, lengths, params)
     final = classify_context_sensitive(revised)
-    final = headings_post_pass(final, cf_classes, headings, lengths, params)
-    return cf_classes, final
+    return headings_post_pass(final, cf_classes, headings, lengths, params)
 
 
 # --------------------------------------------------------------------------- features
@@ -1343,9 +1355,7 @@ def container_pass(
     if changed:
         headings = [p.heading for p in paragraphs]
         lengths = [p.length for p in paragraphs]
-        revised = headings_pre_pass(cf_classes, headings, lengths, params)
-        final = classify_context_sensitive(revised)
-        final = headings_post_pass(final, cf_classes, headings, lengths, params)
+        final = revise(cf_classes, headings, lengths, params)
     else:
         final = [p.final_class for p in paragraphs]
     if options.fallback_to_container and GOOD not in final:
@@ -1439,7 +1449,8 @@ def program_code_blocks(paragraphs: Sequence[Paragraph], params: JustextParams) 
     text is written in ASCII whatever the language around it, and prose in <pre> on
     such a page is in the page's script. A page in a Latin script without a stoplist
     has no code by this test."""
-    # inline, not `_preformatted`: a call per block would double the cost (~0.1 us a block)
+    # the substring test first: most blocks are in no <pre>, and a call per block
+    # would double the cost (~0.1 us a block)
     pre = [".pre" in p.dom_path and _preformatted(p) for p in paragraphs]
     if not any(pre):
         return pre
@@ -1498,9 +1509,7 @@ def code_pass(paragraphs: Sequence[Paragraph], params: JustextParams) -> tuple[P
     cf_classes = [BAD if c else p.cf_class for p, c in zip(paragraphs, code, strict=True)]
     headings = [p.heading for p in paragraphs]
     lengths = [p.length for p in paragraphs]
-    revised = headings_pre_pass(cf_classes, headings, lengths, params)
-    final = classify_context_sensitive(revised)
-    final = headings_post_pass(final, cf_classes, headings, lengths, params)
+    final = revise(cf_classes, headings, lengths, params)
     return tuple(
         p if p.cf_class is cf and p.final_class is fin else _reclassified(p, cf, fin)
         for p, cf, fin in zip(paragraphs, cf_classes, final, strict=True)

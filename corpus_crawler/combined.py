@@ -27,7 +27,7 @@ from lxml import etree
 
 from . import classify as _classify
 from ._configfiles import extractor_config_path, read_yaml
-from .classify import classify_segments, preset_passes
+from .classify import classify_segments, preset_passes, revise
 from .config import DEFAULT_CONFIG, ConfigError, ExtractConfig, JustextParams, Preset
 from .declutter import DEFAULT_DECLUTTER_OPTIONS, DeclutterOptions, declutter
 from .declutter import load_declutter_options as _load_declutter_options
@@ -368,24 +368,6 @@ def _copyright_bad(paragraph: Paragraph) -> bool:
 
 def shifted(cls: ParagraphClass, steps: int) -> ParagraphClass:
     return CLASS_SCALE[max(0, min(len(CLASS_SCALE) - 1, _RANK[cls] + steps))]
-
-
-def revise(
-    cf_classes: Sequence[ParagraphClass],
-    headings: Sequence[bool],
-    lengths: Sequence[int],
-    params: JustextParams,
-    *,
-    reference: bool = False,
-) -> list[ParagraphClass]:
-    """jusText's passes after the context-free stage, as `classify.classify` runs them."""
-    revised = (
-        list(cf_classes)
-        if reference
-        else _classify.headings_pre_pass(cf_classes, headings, lengths, params)
-    )
-    final = _classify.classify_context_sensitive(revised)
-    return _classify.headings_post_pass(final, cf_classes, headings, lengths, params)
 
 
 def _has_running_text(classes: Sequence[ParagraphClass], headings: Sequence[bool]) -> bool:
