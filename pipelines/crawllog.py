@@ -245,10 +245,12 @@ class CrawlLogExtension:
 
     def failure(self, request: Request, exception: Exception, duration_ms: int | None) -> None:
         path, via = discovery(request, self.settings.seeds, self._sitemaps)
-        if isinstance(exception, RobotsTxtUnreachable) or not isinstance(exception, IgnoreRequest):
-            self._remember_failed(request.url, path, via)
         if isinstance(exception, RobotsTxtUnreachable):
-            return  # nothing was sent; the writer logs the deferral (`decided`)
+            # nothing was sent; the writer logs the deferral (`decided`)
+            self._remember_failed(request.url, path, via)
+            return
+        if not isinstance(exception, IgnoreRequest):  # a network error: may be deferred
+            self._remember_failed(request.url, path, via)
         outcome = _refusal(exception) if isinstance(exception, IgnoreRequest) else _error(exception)
         entry = CrawlLogEntry(
             time=_now(),
@@ -270,7 +272,7 @@ class CrawlLogExtension:
             moment = datetime.fromtimestamp(due, timezone.utc)
             notes["due"] = moment.isoformat(timespec="seconds").replace("+00:00", "Z")
         # a dict's pop is atomic under the GIL: the reactor thread may add meanwhile
-        path, via = self._failed.pop(url, ("-", None))
+        path, via = self._failed.pop(url, ("", None))  # unknown: written as "-"
         entry = CrawlLogEntry(time=_now(), status=0, url=url, outcome="", discovery=path, via=via)
         self._write(entry, outcome, notes)
 
