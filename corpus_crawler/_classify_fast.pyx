@@ -26,6 +26,7 @@ from cpython.object cimport PyObject
 import dataclasses
 import types
 
+from .elementmarks import COMMENTS
 from .model import Paragraph, ParagraphClass
 
 cdef extern from "structmember.h":
@@ -55,6 +56,8 @@ cdef enum:
     C_GOOD = 3
 
 cdef object _LIMIT = 2**62
+#: elementmarks.COMMENTS, the bit of a block in a comment section
+cdef int _COMMENTS = COMMENTS
 
 cdef tuple _CLASSES = (
     ParagraphClass.BAD,
@@ -471,6 +474,8 @@ CONTAINER_FIELDS = frozenset((
     # photo credits in the container (the `corpus` preset; `article` too)
     "clean_conditionally", "clean_link_density", "drop_ad_labels", "credits_inside",
     "linked_prose_inside",
+    # issue 13, article5: the furniture retry keeps comment sections out
+    "retry_keeps_comments_out",
 ))
 
 #: classify._CLEANED_TAGS and classify._LIST_TAGS
@@ -640,16 +645,25 @@ cdef struct Candidate:
     long long points     # readability's points; 0: the block scores nothing
     bint low_links       # link density <= max_link_density
     bint skipped         # page furniture, left out of the scoring when asked
+    bint comment         # in a comment section, left out of the retry's scoring too
     long long commas     # its commas (counted for the conditional cleaning only)
     Py_ssize_t list_top  # the node above its outermost list (-1: none; cleaning only)
 
 
+cdef enum:
+    # which blocks _subtrees leaves out
+    SKIP_NONE = 0
+    SKIP_FURNITURE = 1
+    SKIP_COMMENTS = 2
+
+
 cdef int _subtrees(
-    _Nodes nodes, const Candidate* blocks, Py_ssize_t n, bint use_skips, double share,
+    _Nodes nodes, const Candidate* blocks, Py_ssize_t n, int skips, double share,
     bint tag_scores, dict tag_table,
 ) except -1:
     """classify._Subtrees: characters, link characters and points per subtree,
-    and each candidate's score (from its children and grandchildren)."""
+    and each candidate's score (from its children and grandchildren); `skips`
+    leaves out no block, the furniture, or the comment sections only."""
     cdef Py_ssize_t i, node, parent, count = nodes.count
     cdef const Candidate* b
     for node in range(count):
@@ -662,7 +676,7 @@ cdef int _subtrees(
     nodes.scored_count = 0
     for i in range(n):
         b = &blocks[i]
-        if use_skips and b.skipped:
+        if (skips == SKIP_FURNITURE and b.skipped) or (skips == SKIP_COMMENTS and b.comment):
             continue
         node = b.node
         nodes.chars[node] += b.length
@@ -874,6 +888,9 @@ def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores,
     cdef long long min_container_chars = min(options.min_container_chars, _LIMIT)
     cdef bint tag_scores_on = options.tag_scores
     cdef bint use_skips = unlikely is not None
+    cdef bint keep_comments_out = options.retry_keeps_comments_out
+    cdef bint comments_out
+    cdef object mark
     cdef bint no_headings = params.no_headings
     cdef long max_distance = min(params.max_heading_distance, _LIMIT)
     cdef bint direct = _fast_paragraphs
@@ -936,7 +953,13 @@ def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores,
             b.length = length
             b.link_chars = _field(p, F_LINK_CHARS, direct)
             b.low_links = <double>_field(p, F_LINK_DENSITY, direct) <= max_link_density
-            b.skipped = use_skips and unlikely[i]
+            if use_skips:
+                mark = unlikely[i]
+                b.skipped = bool(mark)
+                b.comment = keep_comments_out and (mark & _COMMENTS) != 0
+            else:
+                b.skipped = False
+                b.comment = False
             headings[i] = _field(p, F_HEADING, direct)
             lengths[i] = <long>length
             old_cf[i] = _code(_field(p, F_CF_CLASS, direct))
@@ -953,7 +976,10 @@ def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores,
                     b.points = 1 + min(length // per_point, max_length_points) + count
         nodes.allocate()
 
-        _subtrees(nodes, blocks, n, use_skips, share, tag_scores_on, tag_scores)
+        _subtrees(
+            nodes, blocks, n, SKIP_FURNITURE if use_skips else SKIP_NONE, share,
+            tag_scores_on, tag_scores,
+        )
         best = _main_containers(nodes, sibling_min_score, sibling_share)
         _mark_inside(nodes)
         if use_skips:
@@ -964,7 +990,17 @@ def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores,
                     held += blocks[i].length
             if held < min_container_chars:
                 use_skips = False
-                _subtrees(nodes, blocks, n, False, share, tag_scores_on, tag_scores)
+                # classify.container_pass: comment sections stay out when asked
+                comments_out = False
+                if keep_comments_out:
+                    for i in range(n):
+                        if blocks[i].comment:
+                            comments_out = True
+                            break
+                _subtrees(
+                    nodes, blocks, n, SKIP_COMMENTS if comments_out else SKIP_NONE, share,
+                    tag_scores_on, tag_scores,
+                )
                 best = _main_containers(nodes, sibling_min_score, sibling_share)
                 _mark_inside(nodes)
         if best < 0:

@@ -17,6 +17,7 @@ from types import ModuleType
 from typing import Any, NamedTuple
 
 from .config import ConfigError, JustextParams
+from .elementmarks import COMMENTS
 from .model import Paragraph, ParagraphClass
 from .segment import HEADING_TAGS, Segment
 
@@ -384,6 +385,11 @@ class ContainerOptions:
     #: it retries without removing "unlikely" elements when the article is short,
     #: as on sites that name their whole page `header-...`).
     min_container_chars: int = 500
+    #: In that retry, comment sections (elementmarks.COMMENTS) still score no
+    #: container: the retry is for sites that name their page wrapper like
+    #: furniture ("header-..."), and a short post (a photo and its caption, a
+    #: two-line note) is the article even when its comments hold more text.
+    retry_keeps_comments_out: bool = False
     #: A candidate starts from readability's score for its tag (`_initializeNode`:
     #: div +5, td/pre/blockquote +3, lists and forms -3, headings and th -5).
     tag_scores: bool = False
@@ -551,6 +557,7 @@ class ContainerOptions:
             "page_links_only",
             "drop_hidden_inline",
             "drop_program_code",
+            "retry_keeps_comments_out",
         ):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"{name} must be true or false, got {getattr(self, name)!r}")
@@ -629,7 +636,7 @@ class _Subtrees:
         self,
         paragraphs: Sequence[Paragraph],
         options: ContainerOptions,
-        unlikely: Sequence[bool] | None = None,
+        unlikely: Sequence[int] | None = None,
     ) -> None:
         chars: dict[str, int] = {}
         links: dict[str, int] = {}
@@ -1180,16 +1187,17 @@ def container_pass(
     paragraphs: Sequence[Paragraph],
     params: JustextParams,
     options: ContainerOptions,
-    unlikely: Sequence[bool] | None = None,
+    unlikely: Sequence[int] | None = None,
     *,
     compiled: bool | None = None,
 ) -> tuple[Paragraph, ...]:
     """Paragraphs with their context-free classes moved by the main-container
     evidence and the three later phases run again on the result.
 
-    `unlikely`: per paragraph, whether it lies in page furniture
-    (elementmarks.UNLIKELY); with `options.skip_unlikely` such blocks score no
-    container (they are still classified, and moved like any block).
+    `unlikely`: per paragraph, its furniture marks (elementmarks.UNLIKELY, and
+    COMMENTS for a comment section; true: it lies in page furniture); with
+    `options.skip_unlikely` such blocks score no container (they are still
+    classified, and moved like any block).
 
     `compiled` picks the implementation as in `classify_segments` (default: the
     compiled twin in _classify_fast.pyx when it was built and knows every option
@@ -1242,7 +1250,11 @@ def container_pass(
             p.length for p, i, s in zip(paragraphs, inside, skipped, strict=True) if i and not s
         )
         if held < options.min_container_chars:
-            subtrees = _Subtrees(paragraphs, options)
+            # the retry is for a page wrapper named like furniture; a comment
+            # section is never the article (retry_keeps_comments_out)
+            comments = [bool(u & COMMENTS) for u in skipped]
+            kept_out = comments if options.retry_keeps_comments_out and any(comments) else None
+            subtrees = _Subtrees(paragraphs, options, kept_out)
             containers = main_containers(paragraphs, options, subtrees)
             inside = inside_containers(paragraphs, containers)
             skipped = None
@@ -1373,7 +1385,7 @@ def container_pass(
 
 
 def _kept_without_container(
-    paragraphs: Sequence[Paragraph], unlikely: Sequence[bool] | None, options: ContainerOptions
+    paragraphs: Sequence[Paragraph], unlikely: Sequence[int] | None, options: ContainerOptions
 ) -> tuple[Paragraph, ...]:
     """The fallback when nothing scored (no block of readability's 25
     characters): readability then takes the whole body as its article. Here
@@ -1481,7 +1493,7 @@ def preset_passes(
     paragraphs: Sequence[Paragraph],
     params: JustextParams,
     options: ContainerOptions,
-    unlikely: Sequence[bool] | None = None,
+    unlikely: Sequence[int] | None = None,
 ) -> tuple[Paragraph, ...]:
     """What a preset with a main container (`corpus`, `article`) runs on jusText's
     classes: `container_pass`, then `code_pass` where `drop_program_code` says so.

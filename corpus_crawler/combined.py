@@ -31,13 +31,13 @@ from .classify import classify_segments, preset_passes, revise
 from .config import DEFAULT_CONFIG, ConfigError, ExtractConfig, JustextParams, Preset
 from .declutter import DEFAULT_DECLUTTER_OPTIONS, DeclutterOptions, declutter
 from .declutter import load_declutter_options as _load_declutter_options
-from .elementmarks import HIDDEN, UNLIKELY
+from .elementmarks import HIDDEN
 from .kimatu import DEFAULT_KIMATU_OPTIONS, KimatuOptions, kimatu
 from .kimatu import load_kimatu_options as _load_kimatu_options
 from .language_setup import choose_language, stoplist_and_params
 from .model import Paragraph, ParagraphClass
 from .presets import container_options
-from .segment import segment
+from .segment import furniture, segment
 
 GOOD = ParagraphClass.GOOD
 NEAR_GOOD = ParagraphClass.NEAR_GOOD
@@ -486,5 +486,4 @@ def combined(
     # The corpus and article presets add the main-container evidence to the votes.
     if config.preset is Preset.CORPUS and not options.corpus_container_shifts:
         container = replace(container, inside_shift=0, region_shift=0, outside_shift=0)
-    unlikely = [bool(s.marks & UNLIKELY) for s in segments]
-    return preset_passes(voted, params, container, unlikely)
+    return preset_passes(voted, params, container, furniture(segments))

@@ -1,6 +1,6 @@
 """What an element's attributes say about the text inside it (issue 13).
 
-Two marks, read from the attributes during the one segmentation walk (the
+Three marks, read from the attributes during the one segmentation walk (the
 compiled walk calls `element_marks` only for elements that carry one of
 `MARKED_ATTRIBUTES`, and caches the answer per attribute set):
 
@@ -17,6 +17,12 @@ compiled walk calls `element_marks` only for elements that carry one of
   elements before it looks for the article, and the presets leave their
   blocks out of the main-container scoring (configs/extractors/presets.yaml).
 
+- COMMENTS: furniture that is a comment section: one word of its class or id
+  (split at every character that is not a letter or digit) is comment,
+  comments, commentlist, disqus or replies. A URL used as an id is no name.
+  The `article` preset keeps comment sections out of the container even when
+  it chooses again with the furniture (ContainerOptions.retry_keeps_comments_out).
+
 A block carries the marks of its element and of every ancestor.
 
 One more attribute is read by the walk when a preset asks (`page_links_only`):
@@ -26,9 +32,11 @@ whether an <a> links to a page at all (`links_elsewhere`).
 from __future__ import annotations
 
 import functools
+import re
 
 HIDDEN = 1
 UNLIKELY = 2
+COMMENTS = 4
 
 #: Attributes the walk reads; an element with none of them (and not NOSCRIPT) has no marks.
 MARKED_ATTRIBUTES = ("class", "id", "role", "hidden", "aria-hidden", "style")
@@ -49,6 +57,8 @@ _MAYBE_CONTENT_WORDS = ("and", "article", "body", "column", "content", "main", "
 _UNLIKELY_ROLES = frozenset(
     ("menu", "menubar", "complementary", "navigation", "alert", "alertdialog", "dialog")
 )
+_COMMENT_WORDS = frozenset(("comment", "comments", "commentlist", "disqus", "replies"))
+_NAME_PARTS = re.compile(r"[^a-z0-9]+")
 # The page itself and links are never furniture (readability skips body and a).
 _NEVER_UNLIKELY = frozenset(("html", "body", "a"))
 
@@ -60,6 +70,17 @@ def _furniture_names(names: str) -> bool:
     return any(word in lowered for word in _UNLIKELY_WORDS) and not any(
         word in lowered for word in _MAYBE_CONTENT_WORDS
     )
+
+
+@functools.lru_cache(maxsize=8192)
+def _comment_names(names: str) -> bool:
+    """Is one word of these furniture names a comment section's ("commented" is not)?"""
+    for token in names.lower().split():
+        if "://" in token:
+            continue
+        if any(part in _COMMENT_WORDS for part in _NAME_PARTS.split(token)):
+            return True
+    return False
 
 
 @functools.lru_cache(maxsize=4096)
@@ -87,11 +108,14 @@ def element_marks(
         or (style is not None and _hiding_style(style))
     ):
         marks |= HIDDEN
-    if tag not in _NEVER_UNLIKELY and (
-        ((class_name or element_id) and _furniture_names(f"{class_name or ''} {element_id or ''}"))
-        or (role is not None and role.strip().lower() in _UNLIKELY_ROLES)
-    ):
-        marks |= UNLIKELY
+    if tag not in _NEVER_UNLIKELY:
+        names = f"{class_name or ''} {element_id or ''}" if class_name or element_id else ""
+        if names and _furniture_names(names):
+            marks |= UNLIKELY
+            if _comment_names(names):
+                marks |= COMMENTS
+        elif role is not None and role.strip().lower() in _UNLIKELY_ROLES:
+            marks |= UNLIKELY
     return marks
 
 

@@ -12,18 +12,18 @@ from __future__ import annotations
 
 import enum
 import functools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 from lxml import etree
 
 from .classify import classify_segments, preset_passes
 from .config import ConfigError, ExtractConfig, Preset
-from .elementmarks import HIDDEN, UNLIKELY
+from .elementmarks import HIDDEN
 from .language_setup import accepted, choose_language, stoplist_and_params
 from .model import DropReason, Paragraph
 from .presets import container_options
-from .segment import Segment, TooManyBlocks, composed, segment
+from .segment import Segment, TooManyBlocks, composed, furniture, segment
 
 
 class Extractor(enum.Enum):
@@ -125,11 +125,6 @@ def _justext(root: etree._Element, config: ExtractConfig) -> Extraction:
 def visible(segments: list[Segment]) -> list[Segment]:
     """The blocks a browser shows (no elementmarks.HIDDEN)."""
     return [s for s in segments if not s.marks & HIDDEN]
-
-
-def furniture(segments: Sequence[Segment]) -> list[bool]:
-    """Per block: whether it lies in page furniture (elementmarks.UNLIKELY)."""
-    return [bool(s.marks & UNLIKELY) for s in segments]
 
 
 def _with_language(paragraphs: tuple[Paragraph, ...], config: ExtractConfig) -> Extraction:

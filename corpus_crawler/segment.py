@@ -18,12 +18,20 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
+from collections.abc import Sequence
 from types import ModuleType
 from typing import NamedTuple
 
 from lxml import etree
 
-from .elementmarks import HIDDEN, MARKED_ATTRIBUTES, element_marks, links_elsewhere
+from .elementmarks import (
+    COMMENTS,
+    HIDDEN,
+    MARKED_ATTRIBUTES,
+    UNLIKELY,
+    element_marks,
+    links_elsewhere,
+)
 
 _fast: ModuleType | None
 try:  # the compiled walker (corpus_crawler/_segment_fast.pyx), built by pip install
@@ -345,6 +353,13 @@ class _Marks:
 
 class TooManyBlocks(ValueError):
     """The page has more blocks than `max_blocks`."""
+
+
+def furniture(segments: Sequence[Segment]) -> list[int]:
+    """Per block, its furniture marks: elementmarks.UNLIKELY when it lies in page
+    furniture, with COMMENTS when that furniture is a comment section (0: neither).
+    What the presets' container pass takes as `unlikely`."""
+    return [s.marks & (UNLIKELY | COMMENTS) for s in segments]
 
 
 def segment(

@@ -73,6 +73,10 @@ VARIANTS: dict[str, dict[str, object]] = {
     "cleaning-without-furniture": {"clean_conditionally": True, "skip_unlikely": False},
     "no-linked-prose": {"linked_prose_inside": False},
     "linked-prose-at-any-link-limit": {"linked_prose_inside": True, "max_link_density": 0.0},
+    # the furniture retry with comment sections kept out (article5): as shipped in
+    # `article`, and on every page
+    "retry-keeps-comments-out": {"retry_keeps_comments_out": True},
+    "always-retry-comments-out": {"retry_keeps_comments_out": True, "min_container_chars": 10**30},
 }
 
 

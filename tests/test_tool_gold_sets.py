@@ -130,3 +130,22 @@ def test_l3s_gn1_headline_and_full_text(tmp_path: Path) -> None:
     assert (target / "gold" / "a1.txt").read_text(encoding="utf-8") == (
         "Council meets\nThe council discussed the mission.\nNo agreement was reached.\n"
     )
+
+
+def test_annotations_with_a_byte_order_mark_are_read_in_its_encoding(tmp_path: Path) -> None:
+    # five of Dragnet's annotations are UTF-16 (a Windows editor's "Unicode"); read
+    # as windows-1252 they were a gold of "ÿþ" and NUL bytes that no extractor matched
+    text = "Café owners’ pay\n\nThe expedition is back.\n"
+    sources = {
+        "1": text.encode("utf-16"),  # with its little-endian mark
+        "2": b"\xfe\xff" + text.encode("utf-16-be"),
+        "3": b"\xef\xbb\xbf" + text.encode("utf-8"),
+    }
+    source = _source(tmp_path / "dragnet", {k: (b"<p>x</p>", v) for k, v in sources.items()})
+    target = tmp_path / "set"
+    assert _tool().main(["dragnet", str(source), str(target)]) == 0
+    for page_id in sources:
+        gold = (target / "gold" / f"{page_id}.txt").read_text(encoding="utf-8")
+        assert gold == "Café owners’ pay\nThe expedition is back.\n"
+    encodings = {r["id"]: r["gold_encoding"] for r in _records(target / "manifest.jsonl")}
+    assert encodings == {"1": "utf-16", "2": "utf-16", "3": "utf-8"}

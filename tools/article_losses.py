@@ -1,4 +1,4 @@
-"""Where the `article` preset loses on a gold set: the worst pages and their blocks.
+"""Where a preset (`article`, or `corpus` with --preset) loses on a gold set: the worst pages.
 
 For each page, the blocks the preset keeps and drops are split by whether their
 shingles are in the gold text; a page's precision loss is the kept text that
@@ -48,20 +48,25 @@ from corpus_crawler.presets import container_options  # noqa: E402
 
 
 def _blocks(
-    cache: Path | None, gold: Path, sets: Sequence[str], walk: ContainerOptions
+    cache: Path | None,
+    gold: Path,
+    sets: Sequence[str],
+    walk: ContainerOptions,
+    preset: Preset = Preset.ARTICLE,
 ) -> dict[str, list[Any]]:
     """set -> [(page id, paragraphs, params, unlikely, gold text)], cached on disk when asked
     (the classification is the slow part; the container pass is what changes).
     The walk options (classify.WALK_FIELDS) are `walk`'s; the cache file's name
-    says which are on."""
+    says the preset and which walk options are on."""
     walk_on = [name for name in sorted(WALK_FIELDS) if getattr(walk, name)]
-    if cache is not None and walk_on:
-        cache = cache.with_name(f"{cache.stem}.{'.'.join(walk_on)}{cache.suffix}")
+    if cache is not None:
+        parts = [preset.value, *walk_on]
+        cache = cache.with_name(f"{cache.stem}.{'.'.join(parts)}{cache.suffix}")
     if cache is not None and cache.exists():
         data: dict[str, list[Any]] = pickle.loads(cache.read_bytes())
         if all(s in data for s in sets):
             return data
-    config = ExtractConfig(preset=Preset.ARTICLE)
+    config = ExtractConfig(preset=preset)
     data = {}
     for path in find_gold_sets(gold):
         gold_set = load_gold_set(path)
@@ -114,6 +119,12 @@ def _block_report(paragraphs: Sequence[Paragraph], gold: str, limit: int) -> lis
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--gold", type=Path, required=True, help="a folder of gold sets")
+    parser.add_argument(
+        "--preset",
+        choices=[Preset.ARTICLE.value, Preset.CORPUS.value],
+        default=Preset.ARTICLE.value,
+        help="the preset whose shipped options are overridden (article)",
+    )
     parser.add_argument("--set", action="append", default=[], help="only this set (repeatable)")
     parser.add_argument("--option", action="append", default=[], help="key=value override")
     parser.add_argument("--worst", type=int, default=20, help="list this many worst pages")
@@ -126,11 +137,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
 
-    shipped = container_options(Preset.ARTICLE)
+    preset = Preset(args.preset)
+    shipped = container_options(preset)
     assert shipped is not None
     options = _options(shipped, args.option, "--option")
     base_options = _options(shipped, args.base, "--base")
-    data = _blocks(args.cache, args.gold, args.set, options)
+    data = _blocks(args.cache, args.gold, args.set, options, preset)
     for set_name, rows in data.items():
         if args.set and set_name not in args.set:
             continue

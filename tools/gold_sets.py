@@ -32,6 +32,7 @@ Both are counted and named. Figures measured with these sets: docs/presets-steps
 from __future__ import annotations
 
 import argparse
+import codecs
 import json
 import re
 import sys
@@ -104,10 +105,16 @@ def l3s_gold(annotation: str, classes: frozenset[str] = L3S_MAIN) -> str:
     return _lines(lines)
 
 
+_UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
+
+
 def decode_annotation(raw: bytes) -> tuple[str, str]:
-    """The text of an annotation file and the encoding read: UTF-8; UTF-8 with its few
-    bad bytes replaced when the rest holds UTF-8 text (a file pasted together from
-    two sources); else windows-1252, the annotators' own."""
+    """The text of an annotation file and the encoding read: the encoding its byte-order
+    mark names (five of Dragnet's annotations are UTF-16, saved by a Windows editor);
+    UTF-8; UTF-8 with its few bad bytes replaced when the rest holds UTF-8 text (a file
+    pasted together from two sources); else windows-1252, the annotators' own."""
+    if raw.startswith(_UTF16_BOMS):
+        return raw.decode("utf-16", errors="replace"), "utf-16"
     try:
         return raw.decode("utf-8"), "utf-8"
     except UnicodeDecodeError:
