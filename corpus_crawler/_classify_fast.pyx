@@ -26,7 +26,7 @@ from cpython.object cimport PyObject
 import dataclasses
 import types
 
-from .elementmarks import COMMENTS
+from .elementmarks import ASIDE
 from .model import Paragraph, ParagraphClass
 
 cdef extern from "structmember.h":
@@ -56,8 +56,8 @@ cdef enum:
     C_GOOD = 3
 
 cdef object _LIMIT = 2**62
-#: elementmarks.COMMENTS, the bit of a block in a comment section
-cdef int _COMMENTS = COMMENTS
+#: elementmarks.ASIDE, the bit of a block in a comment section, sidebar or footer
+cdef int _ASIDE = ASIDE
 
 cdef tuple _CLASSES = (
     ParagraphClass.BAD,
@@ -474,8 +474,8 @@ CONTAINER_FIELDS = frozenset((
     # photo credits in the container (the `corpus` preset; `article` too)
     "clean_conditionally", "clean_link_density", "drop_ad_labels", "credits_inside",
     "linked_prose_inside",
-    # issue 13, article5: the furniture retry keeps comment sections out
-    "retry_keeps_comments_out",
+    # issue 13, article5: the furniture retry keeps asides (comments, sidebars, footers) out
+    "retry_keeps_asides_out",
 ))
 
 #: classify._CLEANED_TAGS and classify._LIST_TAGS
@@ -645,7 +645,7 @@ cdef struct Candidate:
     long long points     # readability's points; 0: the block scores nothing
     bint low_links       # link density <= max_link_density
     bint skipped         # page furniture, left out of the scoring when asked
-    bint comment         # in a comment section, left out of the retry's scoring too
+    bint aside           # in an aside (elementmarks.ASIDE), left out of the retry too
     long long commas     # its commas (counted for the conditional cleaning only)
     Py_ssize_t list_top  # the node above its outermost list (-1: none; cleaning only)
 
@@ -654,7 +654,7 @@ cdef enum:
     # which blocks _subtrees leaves out
     SKIP_NONE = 0
     SKIP_FURNITURE = 1
-    SKIP_COMMENTS = 2
+    SKIP_ASIDES = 2
 
 
 cdef int _subtrees(
@@ -663,7 +663,7 @@ cdef int _subtrees(
 ) except -1:
     """classify._Subtrees: characters, link characters and points per subtree,
     and each candidate's score (from its children and grandchildren); `skips`
-    leaves out no block, the furniture, or the comment sections only."""
+    leaves out no block, the furniture, or the asides (elementmarks.ASIDE) only."""
     cdef Py_ssize_t i, node, parent, count = nodes.count
     cdef const Candidate* b
     for node in range(count):
@@ -676,7 +676,7 @@ cdef int _subtrees(
     nodes.scored_count = 0
     for i in range(n):
         b = &blocks[i]
-        if (skips == SKIP_FURNITURE and b.skipped) or (skips == SKIP_COMMENTS and b.comment):
+        if (skips == SKIP_FURNITURE and b.skipped) or (skips == SKIP_ASIDES and b.aside):
             continue
         node = b.node
         nodes.chars[node] += b.length
@@ -888,8 +888,8 @@ def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores,
     cdef long long min_container_chars = min(options.min_container_chars, _LIMIT)
     cdef bint tag_scores_on = options.tag_scores
     cdef bint use_skips = unlikely is not None
-    cdef bint keep_comments_out = options.retry_keeps_comments_out
-    cdef bint comments_out
+    cdef bint keep_asides_out = options.retry_keeps_asides_out
+    cdef bint asides_out = False
     cdef object mark
     cdef bint no_headings = params.no_headings
     cdef long max_distance = min(params.max_heading_distance, _LIMIT)
@@ -956,10 +956,10 @@ def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores,
             if use_skips:
                 mark = unlikely[i]
                 b.skipped = bool(mark)
-                b.comment = keep_comments_out and (mark & _COMMENTS) != 0
+                b.aside = keep_asides_out and (mark & _ASIDE) != 0
             else:
                 b.skipped = False
-                b.comment = False
+                b.aside = False
             headings[i] = _field(p, F_HEADING, direct)
             lengths[i] = <long>length
             old_cf[i] = _code(_field(p, F_CF_CLASS, direct))
@@ -990,15 +990,15 @@ def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores,
                     held += blocks[i].length
             if held < min_container_chars:
                 use_skips = False
-                # classify.container_pass: comment sections stay out when asked
-                comments_out = False
-                if keep_comments_out:
+                # classify.container_pass: asides stay out when asked
+                asides_out = False
+                if keep_asides_out:
                     for i in range(n):
-                        if blocks[i].comment:
-                            comments_out = True
+                        if blocks[i].aside:
+                            asides_out = True
                             break
                 _subtrees(
-                    nodes, blocks, n, SKIP_COMMENTS if comments_out else SKIP_NONE, share,
+                    nodes, blocks, n, SKIP_ASIDES if asides_out else SKIP_NONE, share,
                     tag_scores_on, tag_scores,
                 )
                 best = _main_containers(nodes, sibling_min_score, sibling_share)
@@ -1014,6 +1014,10 @@ def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores,
             b = &blocks[i]
             is_inside = nodes.inside[b.node] and not nodes.cleaned[b.node]
             is_region = nodes.in_region[b.node] and not nodes.cleaned[b.node]
+            if asides_out and b.aside:
+                # classify.container_pass: nor part of the container chosen again
+                is_inside = False
+                is_region = False
             if is_inside:
                 # classify._linked_prose
                 prose = (

@@ -17,7 +17,7 @@ from types import ModuleType
 from typing import Any, NamedTuple
 
 from .config import ConfigError, JustextParams
-from .elementmarks import COMMENTS
+from .elementmarks import ASIDE
 from .model import Paragraph, ParagraphClass
 from .segment import HEADING_TAGS, Segment
 
@@ -385,11 +385,12 @@ class ContainerOptions:
     #: it retries without removing "unlikely" elements when the article is short,
     #: as on sites that name their whole page `header-...`).
     min_container_chars: int = 500
-    #: In that retry, comment sections (elementmarks.COMMENTS) still score no
-    #: container: the retry is for sites that name their page wrapper like
-    #: furniture ("header-..."), and a short post (a photo and its caption, a
-    #: two-line note) is the article even when its comments hold more text.
-    retry_keeps_comments_out: bool = False
+    #: In that retry, asides (elementmarks.ASIDE: comment sections, sidebars,
+    #: footers) still score no container, and are not in the container chosen:
+    #: the retry is for sites that name their page wrapper like furniture
+    #: ("header-..."), and a short post (a photo and its caption, a two-line
+    #: note) is the article even when its comments or its sidebar hold more text.
+    retry_keeps_asides_out: bool = False
     #: A candidate starts from readability's score for its tag (`_initializeNode`:
     #: div +5, td/pre/blockquote +3, lists and forms -3, headings and th -5).
     tag_scores: bool = False
@@ -557,7 +558,7 @@ class ContainerOptions:
             "page_links_only",
             "drop_hidden_inline",
             "drop_program_code",
-            "retry_keeps_comments_out",
+            "retry_keeps_asides_out",
         ):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"{name} must be true or false, got {getattr(self, name)!r}")
@@ -611,12 +612,6 @@ def _parent(xpath: str) -> str:
     """The parent element's xpath ("" above the root element)."""
     cut = xpath.rfind("/")
     return xpath[:cut] if cut > 0 else ""
-
-
-def _points(p: Paragraph, options: ContainerOptions) -> int:
-    """readability's score of one block: 1 + commas + a point per `length_per_point` chars."""
-    points = 1 + sum(map(p.text.count, _COMMAS))
-    return points + min(p.length // options.length_per_point, options.max_length_points)
 
 
 def _outermost_list(xpath: str) -> int:
@@ -1195,7 +1190,8 @@ def container_pass(
     evidence and the three later phases run again on the result.
 
     `unlikely`: per paragraph, its furniture marks (elementmarks.UNLIKELY, and
-    COMMENTS for a comment section; true: it lies in page furniture); with
+    ASIDE for a comment section, sidebar or footer; true: it lies in page
+    furniture); with
     `options.skip_unlikely` such blocks score no container (they are still
     classified, and moved like any block).
 
@@ -1245,15 +1241,16 @@ def container_pass(
     subtrees = _Subtrees(paragraphs, options, skipped)
     containers = main_containers(paragraphs, options, subtrees)
     inside = inside_containers(paragraphs, containers)
+    kept_out = None
     if skipped is not None:
         held = sum(
             p.length for p, i, s in zip(paragraphs, inside, skipped, strict=True) if i and not s
         )
         if held < options.min_container_chars:
-            # the retry is for a page wrapper named like furniture; a comment
-            # section is never the article (retry_keeps_comments_out)
-            comments = [bool(u & COMMENTS) for u in skipped]
-            kept_out = comments if options.retry_keeps_comments_out and any(comments) else None
+            # the retry is for a page wrapper named like furniture; an aside
+            # (comments, sidebar, footer) is never the article (retry_keeps_asides_out)
+            asides = [bool(u & ASIDE) for u in skipped]
+            kept_out = asides if options.retry_keeps_asides_out and any(asides) else None
             subtrees = _Subtrees(paragraphs, options, kept_out)
             containers = main_containers(paragraphs, options, subtrees)
             inside = inside_containers(paragraphs, containers)
@@ -1282,6 +1279,10 @@ def container_pass(
         # readability removed these before it chose: they are not in its article
         inside = [i and not s for i, s in zip(inside, skipped, strict=True)]
         in_region = [r and not s for r, s in zip(in_region, skipped, strict=True)]
+    if kept_out is not None:
+        # nor part of it when the container chosen again holds them
+        inside = [i and not c for i, c in zip(inside, kept_out, strict=True)]
+        in_region = [r and not c for r, c in zip(in_region, kept_out, strict=True)]
     if options.clean_conditionally:
         cleaned = inside_containers(
             paragraphs, cleaned_elements(containers, subtrees, options.clean_link_density)

@@ -17,11 +17,15 @@ compiled walk calls `element_marks` only for elements that carry one of
   elements before it looks for the article, and the presets leave their
   blocks out of the main-container scoring (configs/extractors/presets.yaml).
 
-- COMMENTS: furniture that is a comment section: one word of its class or id
-  (split at every character that is not a letter or digit) is comment,
-  comments, commentlist, disqus or replies. A URL used as an id is no name.
-  The `article` preset keeps comment sections out of the container even when
-  it chooses again with the furniture (ContainerOptions.retry_keeps_comments_out).
+- ASIDE: furniture that is never the article: a comment section, a sidebar or
+  a footer. Its class or id begins or ends with one of the words comment,
+  comments, commentlist, disqus, replies, sidebar or footer (the name split
+  at every character that is not a letter or digit: "comments-area",
+  "js_replies", "primary-sidebar", "site-footer"); a word inside a longer name
+  names a layout, not the element ("panel-two-col-sidebar-right-mix"), a word
+  that contains one is another word ("commented"), and a URL used as an id is
+  no name. The `article` preset keeps asides out of the container even when it
+  chooses again with the furniture (ContainerOptions.retry_keeps_asides_out).
 
 A block carries the marks of its element and of every ancestor.
 
@@ -36,7 +40,7 @@ import re
 
 HIDDEN = 1
 UNLIKELY = 2
-COMMENTS = 4
+ASIDE = 4
 
 #: Attributes the walk reads; an element with none of them (and not NOSCRIPT) has no marks.
 MARKED_ATTRIBUTES = ("class", "id", "role", "hidden", "aria-hidden", "style")
@@ -57,7 +61,9 @@ _MAYBE_CONTENT_WORDS = ("and", "article", "body", "column", "content", "main", "
 _UNLIKELY_ROLES = frozenset(
     ("menu", "menubar", "complementary", "navigation", "alert", "alertdialog", "dialog")
 )
-_COMMENT_WORDS = frozenset(("comment", "comments", "commentlist", "disqus", "replies"))
+_ASIDE_WORDS = frozenset(
+    ("comment", "comments", "commentlist", "disqus", "replies", "footer", "sidebar")
+)
 _NAME_PARTS = re.compile(r"[^a-z0-9]+")
 # The page itself and links are never furniture (readability skips body and a).
 _NEVER_UNLIKELY = frozenset(("html", "body", "a"))
@@ -73,12 +79,13 @@ def _furniture_names(names: str) -> bool:
 
 
 @functools.lru_cache(maxsize=8192)
-def _comment_names(names: str) -> bool:
-    """Is one word of these furniture names a comment section's ("commented" is not)?"""
+def _aside_names(names: str) -> bool:
+    """Do these furniture names begin or end with a word of an aside (ASIDE)?"""
     for token in names.lower().split():
         if "://" in token:
             continue
-        if any(part in _COMMENT_WORDS for part in _NAME_PARTS.split(token)):
+        parts = [part for part in _NAME_PARTS.split(token) if part]
+        if parts and (parts[0] in _ASIDE_WORDS or parts[-1] in _ASIDE_WORDS):
             return True
     return False
 
@@ -112,8 +119,8 @@ def element_marks(
         names = f"{class_name or ''} {element_id or ''}" if class_name or element_id else ""
         if names and _furniture_names(names):
             marks |= UNLIKELY
-            if _comment_names(names):
-                marks |= COMMENTS
+            if _aside_names(names):
+                marks |= ASIDE
         elif role is not None and role.strip().lower() in _UNLIKELY_ROLES:
             marks |= UNLIKELY
     return marks

@@ -25,7 +25,7 @@ from typing import NamedTuple
 from lxml import etree
 
 from .elementmarks import (
-    COMMENTS,
+    ASIDE,
     HIDDEN,
     MARKED_ATTRIBUTES,
     UNLIKELY,
@@ -357,9 +357,10 @@ class TooManyBlocks(ValueError):
 
 def furniture(segments: Sequence[Segment]) -> list[int]:
     """Per block, its furniture marks: elementmarks.UNLIKELY when it lies in page
-    furniture, with COMMENTS when that furniture is a comment section (0: neither).
+    furniture, with ASIDE when that furniture is a comment section, a sidebar or a
+    footer (0: neither).
     What the presets' container pass takes as `unlikely`."""
-    return [s.marks & (UNLIKELY | COMMENTS) for s in segments]
+    return [s.marks & (UNLIKELY | ASIDE) for s in segments]
 
 
 def segment(

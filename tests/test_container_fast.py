@@ -75,8 +75,8 @@ VARIANTS: dict[str, dict[str, object]] = {
     "linked-prose-at-any-link-limit": {"linked_prose_inside": True, "max_link_density": 0.0},
     # the furniture retry with comment sections kept out (article5): as shipped in
     # `article`, and on every page
-    "retry-keeps-comments-out": {"retry_keeps_comments_out": True},
-    "always-retry-comments-out": {"retry_keeps_comments_out": True, "min_container_chars": 10**30},
+    "retry-keeps-comments-out": {"retry_keeps_asides_out": True},
+    "always-retry-comments-out": {"retry_keeps_asides_out": True, "min_container_chars": 10**30},
 }
 
 

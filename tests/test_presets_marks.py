@@ -14,7 +14,7 @@ from corpus_crawler import ExtractConfig, Preset, dom, extract
 from corpus_crawler import segment as segment_module
 from corpus_crawler.classify import ConfigError, ContainerOptions
 from corpus_crawler.decode import decode_html
-from corpus_crawler.elementmarks import COMMENTS, HIDDEN, UNLIKELY, element_marks
+from corpus_crawler.elementmarks import ASIDE, HIDDEN, UNLIKELY, element_marks
 from corpus_crawler.segment import segment
 
 GoldPages = Callable[[str], Iterator[tuple[str, bytes, str, dict[str, object]]]]
@@ -45,10 +45,11 @@ def test_hidden_attributes_and_styles_mark_an_element_hidden() -> None:
 
 
 def test_furniture_names_and_roles_mark_an_element_unlikely() -> None:
-    assert _marks(**{"class": "comment-list"}) == UNLIKELY | COMMENTS
-    assert _marks(id="site-footer") == UNLIKELY
+    assert _marks(**{"class": "comment-list"}) == UNLIKELY | ASIDE
+    assert _marks(id="site-footer") == UNLIKELY | ASIDE
+    assert _marks(id="site-header") == UNLIKELY
     assert _marks(role="navigation") == UNLIKELY
-    assert _marks("aside", **{"class": "sidebar widget"}) == UNLIKELY
+    assert _marks("aside", **{"class": "sidebar widget"}) == UNLIKELY | ASIDE
     # a name that also says content is not furniture (readability's okMaybe)
     assert _marks(**{"class": "main-comments"}) == 0
     assert _marks(**{"class": "sidebar"}, id="content") == 0
@@ -56,22 +57,35 @@ def test_furniture_names_and_roles_mark_an_element_unlikely() -> None:
     assert _marks("body", **{"class": "has-sidebar"}) == 0
     assert _marks("a", **{"class": "comment-link"}) == 0
     assert _marks(**{"class": "story"}) == 0
-    assert _marks(**{"class": "comments"}, hidden="") == HIDDEN | UNLIKELY | COMMENTS
+    assert _marks(**{"class": "comments"}, hidden="") == HIDDEN | UNLIKELY | ASIDE
 
 
-def test_comment_sections_are_marked_by_a_whole_word_of_their_names() -> None:
-    """COMMENTS: furniture whose class or id has the word comment(s), commentlist,
-    disqus or replies among its parts; not a word that merely contains one."""
-    for names in ("comments", "commentlist", "comment-list", "js_replies", "disqus_thread"):
-        assert _marks(**{"class": f"x {names}"}) == UNLIKELY | COMMENTS, names
-    assert _marks(id="comments") == UNLIKELY | COMMENTS
-    # furniture of other kinds, and names that only contain the letters
-    assert _marks(**{"class": "sidebar"}) == UNLIKELY
+def test_asides_are_marked_by_the_first_or_last_word_of_their_names() -> None:
+    """ASIDE: furniture whose class or id begins or ends with comment(s),
+    commentlist, disqus, replies, sidebar or footer; not a word inside a longer
+    name (a layout's), nor a word that merely contains one."""
+    for names in (
+        "comments",
+        "commentlist",
+        "comment-list",
+        "js_replies",
+        "disqus_thread",
+        "primary-sidebar",
+        "sidebar-right",
+        "site-footer",
+        "footer-widgets",
+    ):
+        assert _marks(**{"class": f"x {names}"}) == UNLIKELY | ASIDE, names
+    assert _marks(id="comments") == UNLIKELY | ASIDE
+    # furniture of other kinds, layout names and words that only contain the letters
+    assert _marks(**{"class": "menu"}) == UNLIKELY
+    assert _marks(**{"class": "panel-two-col-sidebar-right-mix"}) == UNLIKELY
     assert _marks(**{"class": "commented-post header"}) == UNLIKELY
     # a URL used as an id is not a name (gold sets wrap pages in <text id=URL>)
-    assert _marks("text", id="http://x.org/read-comments-soon extra") == UNLIKELY
-    # not furniture at all (readability's okMaybe words): no comment mark either
+    assert _marks("text", id="http://x.org/read-comments extra") == UNLIKELY
+    # not furniture at all (readability's okMaybe words): no aside mark either
     assert _marks(**{"class": "comment-content"}) == 0
+    assert _marks(**{"class": "sidebar-column"}) == 0
 
 
 PAGE = (
@@ -90,8 +104,8 @@ def test_blocks_carry_the_marks_of_their_element_and_its_ancestors(compiled: boo
     root = dom.preprocess_seed(dom.parse(PAGE))
     found = {b.text: b.marks for b in segment(root, compiled=compiled, marked=True)}
     assert found == {
-        "one two": UNLIKELY | COMMENTS,
-        "hid": UNLIKELY | COMMENTS | HIDDEN,
+        "one two": UNLIKELY | ASIDE,
+        "hid": UNLIKELY | ASIDE | HIDDEN,
         "after two brs": UNLIKELY,  # a block begun at a BR keeps the BR's marks
         "h2": HIDDEN,
         "ok": 0,
@@ -245,13 +259,10 @@ def _short_post_page(comments: int) -> bytes:
     ).encode()
 
 
-@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "python"])
-def test_the_furniture_retry_keeps_comment_sections_out(compiled: bool) -> None:
-    """A short post holds fewer than min_container_chars, so the container is chosen
-    again with the furniture: without `retry_keeps_comments_out` the comments win and
-    an extractor of the main text keeps a reader's reply instead of the post; with it
-    the post stays the container. Both container passes, with every block outside the
-    container made BAD so that what is kept is what the container holds."""
+def _retry_pass(html: bytes, compiled: bool) -> tuple[list[int], Callable[[bool], str]]:
+    """The page's furniture marks, and what the container pass keeps of it with
+    `retry_keeps_asides_out` on or off: the corpus options with every block outside
+    the container made BAD, so that what is kept is what the container holds."""
     from dataclasses import replace
 
     from corpus_crawler.classify import container_pass
@@ -260,39 +271,86 @@ def test_the_furniture_retry_keeps_comment_sections_out(compiled: bool) -> None:
     from corpus_crawler.model import ParagraphClass
     from corpus_crawler.presets import container_options
 
-    html = _short_post_page(comments=4)
     doc = extract(html, config=ExtractConfig(language="en"))
-    segments = segment(dom.preprocess_seed(dom.parse(html.decode())), marked=True)
-    marks = furniture(segments)
-    # the heading, the caption and the image block; the comments heading and 4 replies
-    assert [bool(m & COMMENTS) for m in marks] == [False] * 3 + [True] * 5
+    marks = furniture(segment(dom.preprocess_seed(dom.parse(html.decode())), marked=True))
     corpus = container_options(Preset.CORPUS)
     assert corpus is not None
-    options = replace(corpus, outside_shift=-3, retry_keeps_comments_out=True)
 
-    def kept(options: ContainerOptions) -> str:
+    def kept(rule: bool) -> str:
+        options = replace(corpus, outside_shift=-3, retry_keeps_asides_out=rule)
         passed = container_pass(doc.paragraphs, JustextParams(), options, marks, compiled=compiled)
         return " ".join(p.text for p in passed if p.final_class is ParagraphClass.GOOD)
 
-    with_rule = kept(options)
+    return marks, kept
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "python"])
+def test_the_furniture_retry_keeps_comment_sections_out(compiled: bool) -> None:
+    """A short post holds fewer than min_container_chars, so the container is chosen
+    again with the furniture: without `retry_keeps_asides_out` the comments win and
+    an extractor of the main text keeps a reader's reply instead of the post; with it
+    the post stays the container. Both container passes."""
+    marks, kept = _retry_pass(_short_post_page(comments=4), compiled)
+    # the heading, the caption and the image block; the comments heading and 4 replies
+    assert [bool(m & ASIDE) for m in marks] == [False] * 3 + [True] * 5
+    with_rule = kept(True)
     assert "Taken from the north bank" in with_rule
     assert "I think that the committee" not in with_rule
-    without = kept(replace(options, retry_keeps_comments_out=False))
+    without = kept(False)
     assert "I think that the committee" in without
     assert "Taken from the north bank" not in without
 
 
 def test_the_article_preset_keeps_a_short_post_and_not_its_comments() -> None:
-    """End to end as a crawl extracts a page: the shipped article preset runs the rule,
-    the corpus preset (which keeps comments) does not."""
+    """End to end as a crawl extracts a page: both shipped presets run the rule; the
+    corpus preset still keeps the comments (it demotes nothing outside the container,
+    and jusText keeps them), the article preset does not."""
     from corpus_crawler.presets import container_options
 
     article = container_options(Preset.ARTICLE)
     corpus = container_options(Preset.CORPUS)
-    assert article is not None and article.retry_keeps_comments_out
-    assert corpus is not None and not corpus.retry_keeps_comments_out
+    assert article is not None and article.retry_keeps_asides_out
+    assert corpus is not None and corpus.retry_keeps_asides_out
     html = _short_post_page(comments=4)
     kept = _kept(Preset.ARTICLE, html)
     assert "Taken from the north bank" in kept
     assert "I think that the committee" not in kept
     assert "I think that the committee" in _kept(Preset.CORPUS, html)
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "python"])
+def test_comment_sections_are_not_in_a_container_chosen_again_around_them(
+    compiled: bool,
+) -> None:
+    """A page wrapper named like furniture holds the story and its comments: the
+    retry chooses the wrapper (the story's paragraphs are its children), and the
+    comment section inside it is still not part of the article."""
+    replies = "".join(f"<li><p>{REPLY * 2}</p></li>" for _ in range(4))
+    story = "".join(f"<p>{SENTENCE * 2}</p>" for _ in range(3))
+    html = (
+        '<html><body><div class="header-wrap"><h1>The plan</h1>'
+        f'{story}<div id="comments"><ol class="commentlist">{replies}</ol></div>'
+        "</div></body></html>"
+    ).encode()
+    marks, kept = _retry_pass(html, compiled)
+    assert all(marks) and sum(bool(m & ASIDE) for m in marks) == 4
+    with_rule = kept(True)
+    assert "The committee said" in with_rule
+    assert "I think that the committee" not in with_rule
+    without = kept(False)
+    assert "The committee said" in without and "I think that the committee" in without
+
+
+def test_the_article_preset_keeps_a_short_post_and_not_the_sidebar_beside_it() -> None:
+    """The same retry with a sidebar (an about-the-author box longer than the post):
+    a sidebar is an aside, and the post stays the article."""
+    about = "".join(f"<p>{REPLY * 2}</p>" for _ in range(3))
+    html = (
+        '<html><body><div class="post"><h1>The new bridge at dawn</h1>'
+        "<p>Taken from the north bank this morning, as the fog lifted.</p>"
+        f'<img src="/bridge.jpg"></div><div id="primary-sidebar">{about}</div>'
+        "</body></html>"
+    ).encode()
+    kept = _kept(Preset.ARTICLE, html)
+    assert "Taken from the north bank" in kept
+    assert "I think that the committee" not in kept
