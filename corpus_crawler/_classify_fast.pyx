@@ -476,6 +476,8 @@ CONTAINER_FIELDS = frozenset((
     "linked_prose_inside",
     # issue 13, article5: the furniture retry keeps asides (comments, sidebars, footers) out
     "retry_keeps_asides_out",
+    # readability.js: when no attempt reaches the threshold, the longest wins
+    "retry_takes_longest",
 ))
 
 #: classify._CLEANED_TAGS and classify._LIST_TAGS
@@ -890,6 +892,9 @@ def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores,
     cdef bint use_skips = unlikely is not None
     cdef bint keep_asides_out = options.retry_keeps_asides_out
     cdef bint asides_out = False
+    cdef bint takes_longest = options.retry_takes_longest
+    cdef Py_ssize_t first_best
+    cdef long long retried_held
     cdef object mark
     cdef bint no_headings = params.no_headings
     cdef long max_distance = min(params.max_heading_distance, _LIMIT)
@@ -997,12 +1002,26 @@ def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores,
                         if blocks[i].aside:
                             asides_out = True
                             break
+                first_best = best
                 _subtrees(
                     nodes, blocks, n, SKIP_ASIDES if asides_out else SKIP_NONE, share,
                     tag_scores_on, tag_scores,
                 )
                 best = _main_containers(nodes, sibling_min_score, sibling_share)
                 _mark_inside(nodes)
+                if takes_longest and first_best >= 0:
+                    retried_held = 0
+                    for i in range(n):
+                        if nodes.inside[blocks[i].node] and not (asides_out and blocks[i].aside):
+                            retried_held += blocks[i].length
+                    if retried_held < held:
+                        # classify.container_pass: the longest attempt wins
+                        asides_out = False
+                        _subtrees(
+                            nodes, blocks, n, SKIP_FURNITURE, share, tag_scores_on, tag_scores,
+                        )
+                        best = _main_containers(nodes, sibling_min_score, sibling_share)
+                        _mark_inside(nodes)
         if best < 0:
             return paragraphs
         region = _main_region(nodes, best, region_share)

@@ -391,6 +391,11 @@ class ContainerOptions:
     #: ("header-..."), and a short post (a photo and its caption, a two-line
     #: note) is the article even when its comments or its sidebar hold more text.
     retry_keeps_asides_out: bool = False
+    #: The retry's container is taken only when it holds at least
+    #: `min_container_chars` or as much as the first (readability.js keeps each
+    #: attempt and, when none reaches its charThreshold, returns the longest): a
+    #: post of 400 characters is not given up for a 300-character site blurb.
+    retry_takes_longest: bool = False
     #: A candidate starts from readability's score for its tag (`_initializeNode`:
     #: div +5, td/pre/blockquote +3, lists and forms -3, headings and th -5).
     tag_scores: bool = False
@@ -559,6 +564,7 @@ class ContainerOptions:
             "drop_hidden_inline",
             "drop_program_code",
             "retry_keeps_asides_out",
+            "retry_takes_longest",
         ):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"{name} must be true or false, got {getattr(self, name)!r}")
@@ -1251,10 +1257,21 @@ def container_pass(
             # (comments, sidebar, footer) is never the article (retry_keeps_asides_out)
             asides = [bool(u & ASIDE) for u in skipped]
             kept_out = asides if options.retry_keeps_asides_out and any(asides) else None
-            subtrees = _Subtrees(paragraphs, options, kept_out)
-            containers = main_containers(paragraphs, options, subtrees)
-            inside = inside_containers(paragraphs, containers)
-            skipped = None
+            retried = _Subtrees(paragraphs, options, kept_out)
+            retried_containers = main_containers(paragraphs, options, retried)
+            retried_inside = inside_containers(paragraphs, retried_containers)
+            out = kept_out or [False] * len(paragraphs)
+            retried_held = sum(
+                p.length
+                for p, i, o in zip(paragraphs, retried_inside, out, strict=True)
+                if i and not o
+            )
+            if not options.retry_takes_longest or not containers or retried_held >= held:
+                subtrees, containers, inside = retried, retried_containers, retried_inside
+                skipped = None
+            else:
+                # readability.js: no attempt reached the threshold, the longest one wins
+                kept_out = None
     if not containers:
         if options.fallback_to_container and not any(p.final_class is GOOD for p in paragraphs):
             return _kept_without_container(paragraphs, unlikely, options)

@@ -77,6 +77,12 @@ VARIANTS: dict[str, dict[str, object]] = {
     # `article`, and on every page
     "retry-keeps-comments-out": {"retry_keeps_asides_out": True},
     "always-retry-comments-out": {"retry_keeps_asides_out": True, "min_container_chars": 10**30},
+    "retry-takes-longest": {"retry_takes_longest": True},
+    "always-retry-longest": {
+        "retry_takes_longest": True,
+        "retry_keeps_asides_out": True,
+        "min_container_chars": 10**30,
+    },
 }
 
 

@@ -354,3 +354,45 @@ def test_the_article_preset_keeps_a_short_post_and_not_the_sidebar_beside_it() -
     kept = _kept(Preset.ARTICLE, html)
     assert "Taken from the north bank" in kept
     assert "I think that the committee" not in kept
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "python"])
+def test_the_retry_keeps_the_first_container_when_it_held_more(compiled: bool) -> None:
+    """readability.js keeps each attempt and, when none reaches its threshold, returns
+    the longest: a 300-character post is not given up for a shorter blurb in the
+    page header that the retry (furniture counted again) prefers."""
+    from dataclasses import replace
+
+    from corpus_crawler.classify import container_pass
+    from corpus_crawler.config import JustextParams
+    from corpus_crawler.extractors import furniture
+    from corpus_crawler.model import ParagraphClass
+    from corpus_crawler.presets import container_options
+
+    post = "".join(f"<p>{SENTENCE.replace(',', '')}</p>" for _ in range(2))
+    blurb = "Every day I write about doctors, nurses, patients, plans, networks, and wards."
+    html = (
+        f'<html><body><div class="site-header"><p>{blurb} {blurb}</p></div>'
+        f'<div class="post"><h3>In town this week</h3>{post}</div></body></html>'
+    ).encode()
+    doc = extract(html, config=ExtractConfig(language="en"))
+    marks = furniture(segment(dom.preprocess_seed(dom.parse(html.decode())), marked=True))
+    corpus = container_options(Preset.CORPUS)
+    assert corpus is not None
+    # no region: what is kept is what the container holds
+    options = replace(corpus, outside_shift=-3, region_share=0.0, retry_keeps_asides_out=True)
+
+    def kept(longest: bool) -> str:
+        passed = container_pass(
+            doc.paragraphs,
+            JustextParams(),
+            replace(options, retry_takes_longest=longest),
+            marks,
+            compiled=compiled,
+        )
+        return " ".join(p.text for p in passed if p.final_class is ParagraphClass.GOOD)
+
+    assert "The committee said" in kept(True)
+    assert "Every day I write" not in kept(True)
+    assert "Every day I write" in kept(False)
+    assert "The committee said" not in kept(False)
