@@ -478,6 +478,8 @@ CONTAINER_FIELDS = frozenset((
     "retry_keeps_asides_out",
     # readability.js: when no attempt reaches the threshold, the longest wins
     "retry_takes_longest",
+    # a <select>'s options score no container points
+    "select_scores_nothing",
 ))
 
 #: classify._CLEANED_TAGS and classify._LIST_TAGS
@@ -893,6 +895,7 @@ def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores,
     cdef bint keep_asides_out = options.retry_keeps_asides_out
     cdef bint asides_out = False
     cdef bint takes_longest = options.retry_takes_longest
+    cdef bint no_select_points = options.select_scores_nothing
     cdef Py_ssize_t first_best
     cdef long long retried_held
     cdef object mark
@@ -977,7 +980,9 @@ def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores,
                     if _is_comma(c):
                         count += 1
                 b.commas = count
-                if length >= min_length and not headings[i]:
+                if length >= min_length and not headings[i] and not (
+                    no_select_points and _field(p, F_IN_SELECT, direct)
+                ):
                     b.points = 1 + min(length // per_point, max_length_points) + count
         nodes.allocate()
 

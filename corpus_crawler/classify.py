@@ -396,6 +396,10 @@ class ContainerOptions:
     #: attempt and, when none reaches its charThreshold, returns the longest): a
     #: post of 400 characters is not given up for a 300-character site blurb.
     retry_takes_longest: bool = False
+    #: Blocks in a <select> (a form's options: jusText makes them bad by a hard
+    #: rule) score no container points: a list of fifty states or countries,
+    #: commas and all, outscored short articles.
+    select_scores_nothing: bool = False
     #: A candidate starts from readability's score for its tag (`_initializeNode`:
     #: div +5, td/pre/blockquote +3, lists and forms -3, headings and th -5).
     tag_scores: bool = False
@@ -565,6 +569,7 @@ class ContainerOptions:
             "drop_program_code",
             "retry_keeps_asides_out",
             "retry_takes_longest",
+            "select_scores_nothing",
         ):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"{name} must be true or false, got {getattr(self, name)!r}")
@@ -652,6 +657,7 @@ class _Subtrees:
         per_point = options.length_per_point
         max_length_points = options.max_length_points
         max_link_density = options.max_link_density
+        no_select_points = options.select_scores_nothing
         skipped = unlikely if unlikely is not None else (False,) * len(paragraphs)
         for p, skip in zip(paragraphs, skipped, strict=True):
             if skip:
@@ -671,7 +677,7 @@ class _Subtrees:
                         listed[path] = listed.get(path, 0) + length
                         cut = path.rfind("/")
                         path = path[:cut]
-            if length < min_length or p.heading:
+            if length < min_length or p.heading or (no_select_points and p.in_select):
                 continue
             if p.link_density > item_link_density and xpath[xpath.rfind("/") + 1 :][:3] == "li[":
                 continue

@@ -78,6 +78,7 @@ VARIANTS: dict[str, dict[str, object]] = {
     "retry-keeps-comments-out": {"retry_keeps_asides_out": True},
     "always-retry-comments-out": {"retry_keeps_asides_out": True, "min_container_chars": 10**30},
     "retry-takes-longest": {"retry_takes_longest": True},
+    "select-scores-points": {"select_scores_nothing": False},
     "always-retry-longest": {
         "retry_takes_longest": True,
         "retry_keeps_asides_out": True,
