@@ -7,17 +7,11 @@ Shown on a small page through both container passes (compiled and Python), on an
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pytest
+from container_kept import container_kept
 
-from corpus_crawler import ExtractConfig, Preset, dom, extract
-from corpus_crawler.classify import container_pass
-from corpus_crawler.config import JustextParams
-from corpus_crawler.extractors import furniture
-from corpus_crawler.model import ParagraphClass
+from corpus_crawler import ExtractConfig, Preset, extract
 from corpus_crawler.presets import container_options
-from corpus_crawler.segment import segment
 
 STORY = (
     "The assistant secretary said on Wednesday that she would leave the department at"
@@ -49,23 +43,14 @@ def test_a_select_of_cities_does_not_become_the_container(compiled: bool) -> Non
     `select_scores_nothing` it scores no container points either."""
     html = _page()
     doc = extract(html, config=ExtractConfig(language="en"))
-    marks = furniture(segment(dom.preprocess_seed(dom.parse(html.decode())), marked=True))
     selects = [p for p in doc.paragraphs if p.in_select]
     assert len(selects) == 60 and all(len(p.text) >= 25 for p in selects)
     shipped = container_options(Preset.CORPUS)
     assert shipped is not None and shipped.select_scores_nothing
-    # no region, outside blocks made BAD: what is kept is what the container holds
-    options = replace(shipped, outside_shift=-3, region_share=0.0)
 
     def kept(rule: bool) -> str:
-        passed = container_pass(
-            doc.paragraphs,
-            JustextParams(),
-            replace(options, select_scores_nothing=rule),
-            marks,
-            compiled=compiled,
-        )
-        return " ".join(p.text for p in passed if p.final_class is ParagraphClass.GOOD)
+        # no region: what is kept is what the container holds
+        return container_kept(html, compiled=compiled, region_share=0.0, select_scores_nothing=rule)
 
     assert "The assistant secretary" in kept(True)
     assert "The assistant secretary" not in kept(False)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 import pytest
+from container_kept import container_kept, page_marks
 
 from corpus_crawler import ExtractConfig, Preset, dom, extract
 from corpus_crawler import segment as segment_module
@@ -259,40 +260,19 @@ def _short_post_page(comments: int) -> bytes:
     ).encode()
 
 
-def _retry_pass(html: bytes, compiled: bool) -> tuple[list[int], Callable[[bool], str]]:
-    """The page's furniture marks, and what the container pass keeps of it with
-    `retry_keeps_asides_out` on or off: the corpus options with every block outside
-    the container made BAD, so that what is kept is what the container holds."""
-    from dataclasses import replace
-
-    from corpus_crawler.classify import container_pass
-    from corpus_crawler.config import JustextParams
-    from corpus_crawler.extractors import furniture
-    from corpus_crawler.model import ParagraphClass
-    from corpus_crawler.presets import container_options
-
-    doc = extract(html, config=ExtractConfig(language="en"))
-    marks = furniture(segment(dom.preprocess_seed(dom.parse(html.decode())), marked=True))
-    corpus = container_options(Preset.CORPUS)
-    assert corpus is not None
-
-    def kept(rule: bool) -> str:
-        options = replace(corpus, outside_shift=-3, retry_keeps_asides_out=rule)
-        passed = container_pass(doc.paragraphs, JustextParams(), options, marks, compiled=compiled)
-        return " ".join(p.text for p in passed if p.final_class is ParagraphClass.GOOD)
-
-    return marks, kept
-
-
 @pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "python"])
 def test_the_furniture_retry_keeps_comment_sections_out(compiled: bool) -> None:
     """A short post holds fewer than min_container_chars, so the container is chosen
     again with the furniture: without `retry_keeps_asides_out` the comments win and
     an extractor of the main text keeps a reader's reply instead of the post; with it
     the post stays the container. Both container passes."""
-    marks, kept = _retry_pass(_short_post_page(comments=4), compiled)
+    html = _short_post_page(comments=4)
     # the heading, the caption and the image block; the comments heading and 4 replies
-    assert [bool(m & ASIDE) for m in marks] == [False] * 3 + [True] * 5
+    assert [bool(m & ASIDE) for m in page_marks(html)] == [False] * 3 + [True] * 5
+
+    def kept(rule: bool) -> str:
+        return container_kept(html, compiled=compiled, retry_keeps_asides_out=rule)
+
     with_rule = kept(True)
     assert "Taken from the north bank" in with_rule
     assert "I think that the committee" not in with_rule
@@ -332,8 +312,12 @@ def test_comment_sections_are_not_in_a_container_chosen_again_around_them(
         f'{story}<div id="comments"><ol class="commentlist">{replies}</ol></div>'
         "</div></body></html>"
     ).encode()
-    marks, kept = _retry_pass(html, compiled)
+    marks = page_marks(html)
     assert all(marks) and sum(bool(m & ASIDE) for m in marks) == 4
+
+    def kept(rule: bool) -> str:
+        return container_kept(html, compiled=compiled, retry_keeps_asides_out=rule)
+
     with_rule = kept(True)
     assert "The committee said" in with_rule
     assert "I think that the committee" not in with_rule
@@ -361,36 +345,22 @@ def test_the_retry_keeps_the_first_container_when_it_held_more(compiled: bool) -
     """readability.js keeps each attempt and, when none reaches its threshold, returns
     the longest: a 300-character post is not given up for a shorter blurb in the
     page header that the retry (furniture counted again) prefers."""
-    from dataclasses import replace
-
-    from corpus_crawler.classify import container_pass
-    from corpus_crawler.config import JustextParams
-    from corpus_crawler.extractors import furniture
-    from corpus_crawler.model import ParagraphClass
-    from corpus_crawler.presets import container_options
-
     post = "".join(f"<p>{SENTENCE.replace(',', '')}</p>" for _ in range(2))
     blurb = "Every day I write about doctors, nurses, patients, plans, networks, and wards."
     html = (
         f'<html><body><div class="site-header"><p>{blurb} {blurb}</p></div>'
         f'<div class="post"><h3>In town this week</h3>{post}</div></body></html>'
     ).encode()
-    doc = extract(html, config=ExtractConfig(language="en"))
-    marks = furniture(segment(dom.preprocess_seed(dom.parse(html.decode())), marked=True))
-    corpus = container_options(Preset.CORPUS)
-    assert corpus is not None
-    # no region: what is kept is what the container holds
-    options = replace(corpus, outside_shift=-3, region_share=0.0, retry_keeps_asides_out=True)
 
     def kept(longest: bool) -> str:
-        passed = container_pass(
-            doc.paragraphs,
-            JustextParams(),
-            replace(options, retry_takes_longest=longest),
-            marks,
+        # no region: what is kept is what the container holds
+        return container_kept(
+            html,
             compiled=compiled,
+            region_share=0.0,
+            retry_keeps_asides_out=True,
+            retry_takes_longest=longest,
         )
-        return " ".join(p.text for p in passed if p.final_class is ParagraphClass.GOOD)
 
     assert "The committee said" in kept(True)
     assert "Every day I write" not in kept(True)

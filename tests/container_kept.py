@@ -1,0 +1,32 @@
+"""What the container pass keeps of a small page made for a test, either pass."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from corpus_crawler import ExtractConfig, Preset, dom, extract
+from corpus_crawler.classify import container_pass
+from corpus_crawler.config import JustextParams
+from corpus_crawler.model import ParagraphClass
+from corpus_crawler.presets import container_options
+from corpus_crawler.segment import furniture, segment
+
+
+def page_marks(html: bytes) -> list[int]:
+    """Per block of the page, its furniture marks (what `extract` gives the pass)."""
+    return furniture(segment(dom.preprocess_seed(dom.parse(html.decode())), marked=True))
+
+
+def container_kept(html: bytes, *, compiled: bool, **changes: object) -> str:
+    """The text the container pass keeps of `html` (English, seed classes) with the
+    shipped `corpus` options changed by `changes`, and every block outside the
+    container made BAD (outside_shift -3), so that what is kept is what the container
+    holds."""
+    shipped = container_options(Preset.CORPUS)
+    assert shipped is not None
+    options = replace(shipped, outside_shift=-3, **changes)  # type: ignore[arg-type]
+    doc = extract(html, config=ExtractConfig(language="en"))
+    passed = container_pass(
+        doc.paragraphs, JustextParams(), options, page_marks(html), compiled=compiled
+    )
+    return " ".join(p.text for p in passed if p.final_class is ParagraphClass.GOOD)
