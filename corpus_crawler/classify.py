@@ -1190,6 +1190,50 @@ def credit_classes(
     ]
 
 
+class _Choice(NamedTuple):
+    """The main container as chosen, with what the rest of the pass needs of it."""
+
+    subtrees: _Subtrees
+    containers: list[str]
+    inside: list[bool]
+    #: the furniture flags still left out (None: the retry counted the furniture)
+    skipped: Sequence[int] | None
+    #: the asides the retry left out (None: none were, or there was no retry)
+    kept_out: list[bool] | None
+
+
+def _chosen_container(
+    paragraphs: Sequence[Paragraph], options: ContainerOptions, skipped: Sequence[int] | None
+) -> _Choice:
+    """The container chosen without the furniture (`skipped`), or chosen again with
+    it when it holds fewer than `min_container_chars` (readability's retry, for sites
+    that name their page wrapper like furniture). With `retry_keeps_asides_out` the
+    asides (comments, sidebar, footer: never the article) stay out of the retry; with
+    `retry_takes_longest` the retry's container is taken only when it holds at least
+    as much as the first (readability.js returns the longest attempt)."""
+    subtrees = _Subtrees(paragraphs, options, skipped)
+    containers = main_containers(paragraphs, options, subtrees)
+    inside = inside_containers(paragraphs, containers)
+    first = _Choice(subtrees, containers, inside, skipped, None)
+    if skipped is None:
+        return first
+    held = sum(p.length for p, i, s in zip(paragraphs, inside, skipped, strict=True) if i and not s)
+    if held >= options.min_container_chars:
+        return first
+    asides = [bool(u & ASIDE) for u in skipped]
+    kept_out = asides if options.retry_keeps_asides_out and any(asides) else None
+    retried = _Subtrees(paragraphs, options, kept_out)
+    retried_containers = main_containers(paragraphs, options, retried)
+    retried_inside = inside_containers(paragraphs, retried_containers)
+    out = kept_out or [False] * len(paragraphs)
+    retried_held = sum(
+        p.length for p, i, o in zip(paragraphs, retried_inside, out, strict=True) if i and not o
+    )
+    if options.retry_takes_longest and containers and retried_held < held:
+        return first
+    return _Choice(retried, retried_containers, retried_inside, None, kept_out)
+
+
 def container_pass(
     paragraphs: Sequence[Paragraph],
     params: JustextParams,
@@ -1250,34 +1294,9 @@ def container_pass(
             _AD_OR_LOADING if options.drop_ad_labels else None,
             credit_classes(paragraphs, params, options) if options.credits_inside else None,
         )
-    subtrees = _Subtrees(paragraphs, options, skipped)
-    containers = main_containers(paragraphs, options, subtrees)
-    inside = inside_containers(paragraphs, containers)
-    kept_out = None
-    if skipped is not None:
-        held = sum(
-            p.length for p, i, s in zip(paragraphs, inside, skipped, strict=True) if i and not s
-        )
-        if held < options.min_container_chars:
-            # the retry is for a page wrapper named like furniture; an aside
-            # (comments, sidebar, footer) is never the article (retry_keeps_asides_out)
-            asides = [bool(u & ASIDE) for u in skipped]
-            kept_out = asides if options.retry_keeps_asides_out and any(asides) else None
-            retried = _Subtrees(paragraphs, options, kept_out)
-            retried_containers = main_containers(paragraphs, options, retried)
-            retried_inside = inside_containers(paragraphs, retried_containers)
-            out = kept_out or [False] * len(paragraphs)
-            retried_held = sum(
-                p.length
-                for p, i, o in zip(paragraphs, retried_inside, out, strict=True)
-                if i and not o
-            )
-            if not options.retry_takes_longest or not containers or retried_held >= held:
-                subtrees, containers, inside = retried, retried_containers, retried_inside
-                skipped = None
-            else:
-                # readability.js: no attempt reached the threshold, the longest one wins
-                kept_out = None
+    choice = _chosen_container(paragraphs, options, skipped)
+    subtrees, containers, inside = choice.subtrees, choice.containers, choice.inside
+    skipped, kept_out = choice.skipped, choice.kept_out
     if not containers:
         if options.fallback_to_container and not any(p.final_class is GOOD for p in paragraphs):
             return _kept_without_container(paragraphs, unlikely, options)
