@@ -1,0 +1,63 @@
+"""tools/article_losses.py: either preset's figures on a gold set, and an option
+overridden for a run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from tool_loader import load_tool
+
+STORY = (
+    "The committee met on Tuesday to discuss the new budget and the plans for the coming"
+    " year, which were not accepted by all of the members who were there at the time."
+)
+REPLY = (
+    "I think that the committee is wrong about this, and that the plan should have been"
+    " put to the vote of all the members before it was sent to the town council. "
+)
+
+
+def _gold_set(folder: Path) -> Path:
+    """One page: a short post, its share links, and a comment thread longer than the
+    post (each comment with its "Reply" link); its gold is the post alone (an article
+    gold)."""
+    gold_set = folder / "gold" / "blogs"
+    (gold_set / "html").mkdir(parents=True)
+    (gold_set / "gold").mkdir()
+    replies = "".join(
+        f'<li><p>{REPLY * 2}</p><p><a href="/reply?to={i}">Reply</a></p></li>' for i in range(4)
+    )
+    share = "".join(f'<li><a href="/s{i}">Share on network {i}</a></li>' for i in range(4))
+    html = (
+        f'<html><body><div class="post"><h1>The plan</h1><p>{STORY}</p></div>'
+        f'<ul class="share">{share}</ul>'
+        f'<div id="comments"><ol class="commentlist">{replies}</ol></div></body></html>'
+    )
+    (gold_set / "html" / "1.html").write_text(html, encoding="utf-8")
+    (gold_set / "gold" / "1.txt").write_text(f"The plan\n{STORY}\n", encoding="utf-8")
+    record = {"id": "1", "url": None, "bytes": len(html)}
+    (gold_set / "manifest.jsonl").write_text(json.dumps(record) + "\n", encoding="utf-8")
+    return folder / "gold"
+
+
+def _figures(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
+    assert load_tool("article_losses").main(argv) == 0
+    return capsys.readouterr().out.splitlines()[0]
+
+
+def test_each_preset_and_an_overridden_option(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    gold = str(_gold_set(tmp_path))
+    article = _figures(capsys, ["--gold", gold, "--worst", "0"])
+    assert article.startswith("blogs: F1 1.0000 P 1.0000 R 1.0000 (1 pages)"), article
+    # corpus keeps the comments too: full recall, lower precision
+    corpus = _figures(capsys, ["--gold", gold, "--preset", "corpus", "--worst", "0"])
+    assert " R 1.0000 " in corpus and " P 1.0000 " not in corpus
+    # the retry without its aside rule: the comments become the article
+    without = _figures(
+        capsys, ["--gold", gold, "--worst", "0", "--option", "retry_keeps_asides_out=false"]
+    )
+    assert without.startswith("blogs: F1 0.") and " R 0.0000 " in without
