@@ -391,10 +391,10 @@ class ContainerOptions:
     #: ("header-..."), and a short post (a photo and its caption, a two-line
     #: note) is the article even when its comments or its sidebar hold more text.
     retry_keeps_asides_out: bool = False
-    #: The retry's container is taken only when it holds at least
-    #: `min_container_chars` or as much as the first (readability.js keeps each
-    #: attempt and, when none reaches its charThreshold, returns the longest): a
-    #: post of 400 characters is not given up for a 300-character site blurb.
+    #: The retry's container is taken only when it holds at least as much as the
+    #: first (readability.js keeps each attempt and, when none reaches its
+    #: charThreshold, returns the longest): a post of 400 characters is not given
+    #: up for a 300-character site blurb.
     retry_takes_longest: bool = False
     #: Blocks in a <select> (a form's options: jusText makes them bad by a hard
     #: rule) score no container points: a list of fifty states or countries,
@@ -1245,11 +1245,10 @@ def container_pass(
     """Paragraphs with their context-free classes moved by the main-container
     evidence and the three later phases run again on the result.
 
-    `unlikely`: per paragraph, its furniture marks (elementmarks.UNLIKELY, and
-    ASIDE for a comment section, sidebar or footer; true: it lies in page
-    furniture); with
-    `options.skip_unlikely` such blocks score no container (they are still
-    classified, and moved like any block).
+    `unlikely`: per paragraph, its furniture marks (segment.furniture: true when
+    it lies in page furniture, with elementmarks.ASIDE for a comment section,
+    sidebar or footer); with `options.skip_unlikely` such blocks score no
+    container (they are still classified, and moved like any block).
 
     `compiled` picks the implementation as in `classify_segments` (default: the
     compiled twin in _classify_fast.pyx when it was built and knows every option

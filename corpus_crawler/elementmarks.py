@@ -24,8 +24,9 @@ compiled walk calls `element_marks` only for elements that carry one of
   "js_replies", "primary-sidebar", "site-footer"); a word inside a longer name
   names a layout, not the element ("panel-two-col-sidebar-right-mix"), a word
   that contains one is another word ("commented"), and a URL used as an id is
-  no name. The `article` preset keeps asides out of the container even when it
-  chooses again with the furniture (ContainerOptions.retry_keeps_asides_out).
+  no name. The `corpus` and `article` presets keep asides out of the container
+  even when they choose again with the furniture
+  (ContainerOptions.retry_keeps_asides_out).
 
 A block carries the marks of its element and of every ancestor.
 

@@ -358,8 +358,7 @@ class TooManyBlocks(ValueError):
 def furniture(segments: Sequence[Segment]) -> list[int]:
     """Per block, its furniture marks: elementmarks.UNLIKELY when it lies in page
     furniture, with ASIDE when that furniture is a comment section, a sidebar or a
-    footer (0: neither).
-    What the presets' container pass takes as `unlikely`."""
+    footer (0: neither); what the presets' container pass takes as `unlikely`."""
     return [s.marks & (UNLIKELY | ASIDE) for s in segments]
 
 

@@ -260,6 +260,13 @@ def _short_post_page(comments: int) -> bytes:
     ).encode()
 
 
+def _with_and_without_asides_rule(html: bytes, compiled: bool) -> tuple[str, str]:
+    """What the container pass keeps of `html` with `retry_keeps_asides_out` on, off."""
+    with_rule = container_kept(html, compiled=compiled, retry_keeps_asides_out=True)
+    without = container_kept(html, compiled=compiled, retry_keeps_asides_out=False)
+    return with_rule, without
+
+
 @pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "python"])
 def test_the_furniture_retry_keeps_comment_sections_out(compiled: bool) -> None:
     """A short post holds fewer than min_container_chars, so the container is chosen
@@ -269,14 +276,9 @@ def test_the_furniture_retry_keeps_comment_sections_out(compiled: bool) -> None:
     html = _short_post_page(comments=4)
     # the heading, the caption and the image block; the comments heading and 4 replies
     assert [bool(m & ASIDE) for m in page_marks(html)] == [False] * 3 + [True] * 5
-
-    def kept(rule: bool) -> str:
-        return container_kept(html, compiled=compiled, retry_keeps_asides_out=rule)
-
-    with_rule = kept(True)
+    with_rule, without = _with_and_without_asides_rule(html, compiled)
     assert "Taken from the north bank" in with_rule
     assert "I think that the committee" not in with_rule
-    without = kept(False)
     assert "I think that the committee" in without
     assert "Taken from the north bank" not in without
 
@@ -314,14 +316,9 @@ def test_comment_sections_are_not_in_a_container_chosen_again_around_them(
     ).encode()
     marks = page_marks(html)
     assert all(marks) and sum(bool(m & ASIDE) for m in marks) == 4
-
-    def kept(rule: bool) -> str:
-        return container_kept(html, compiled=compiled, retry_keeps_asides_out=rule)
-
-    with_rule = kept(True)
+    with_rule, without = _with_and_without_asides_rule(html, compiled)
     assert "The committee said" in with_rule
     assert "I think that the committee" not in with_rule
-    without = kept(False)
     assert "The committee said" in without and "I think that the committee" in without
 
 
