@@ -105,20 +105,31 @@ def _years(stats: CrawlStats, years: list[str]) -> str:
     return _png(figure)
 
 
+#: Timelines of at most this many points (seconds with log lines) are drawn with a
+#: marker on each: a crawl of one second is one point, which a line alone leaves blank.
+TIMELINE_MARKED_POINTS = 60
+
+
 def _timeline(stats: CrawlStats) -> str:
     figure = _figure()
-    axes = figure.add_subplot()
+    _draw_timeline(figure.add_subplot(), stats)
+    return _png(figure)
+
+
+def _draw_timeline(axes: Any, stats: CrawlStats) -> None:
     span = stats.timeline[-1][0] if stats.timeline else 0.0
     scale, unit = (60.0, "minutes") if span >= 120 else (1.0, "seconds")
     times = [t / scale for t, _, _ in stats.timeline]
-    axes.plot(times, [f for _, f, _ in stats.timeline], label="pages fetched", color="C0")
-    axes.plot(times, [k for _, _, k in stats.timeline], label="documents kept", color="C2")
+    marker = "o" if len(times) <= TIMELINE_MARKED_POINTS else None
+    fetched = [f for _, f, _ in stats.timeline]
+    kept = [k for _, _, k in stats.timeline]
+    axes.plot(times, fetched, label="pages fetched", color="C0", marker=marker)
+    axes.plot(times, kept, label="documents kept", color="C2", marker=marker)
     axes.set_xlabel(f"{unit} since the first log line")
     axes.set_ylabel("count")
     axes.set_title("Pages and documents over time")
     axes.legend(loc="upper left")
     axes.grid(alpha=0.3)
-    return _png(figure)
 
 
 def _sizes(stats: CrawlStats) -> str:

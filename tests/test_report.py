@@ -149,3 +149,22 @@ def test_durations_read_as_a_person_reads_them(seconds: float, text: str) -> Non
     from corpus_crawler.report_runs import duration_text
 
     assert duration_text(seconds) == text
+
+
+@pytest.mark.parametrize(("points", "marker"), [(1, "o"), (3, "o"), (200, "None")])
+def test_a_short_crawl_s_timeline_is_drawn_with_its_points(points: int, marker: str) -> None:
+    """A crawl of one second is one point of the timeline, which a line alone leaves
+    blank (the demo's report showed empty axes); short timelines get a marker on
+    each point, long ones stay plain lines."""
+    from matplotlib.figure import Figure
+
+    from corpus_crawler.report import _draw_timeline
+    from corpus_crawler.report_stats import CrawlStats
+
+    stats = CrawlStats(timeline=[(float(t), 2 * t + 1, t) for t in range(points)])
+    axes = Figure().add_subplot()
+    _draw_timeline(axes, stats)
+    fetched, kept = axes.get_lines()
+    assert list(fetched.get_ydata()) == [2 * t + 1 for t in range(points)]
+    assert list(kept.get_ydata()) == list(range(points))
+    assert fetched.get_marker() == marker and kept.get_marker() == marker
