@@ -60,7 +60,7 @@ from corpus_crawler.extractors import furniture, visible
 from corpus_crawler.language_setup import choose_language, stoplist_and_params
 from corpus_crawler.model import Paragraph, ParagraphClass
 from corpus_crawler.presets import container_options
-from corpus_crawler.segment import segment
+from corpus_crawler.segment import segment, stated_elements
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_TARBALL = ROOT / "tests" / "data" / "gold.tar.xz"
@@ -217,14 +217,14 @@ def _text(paragraphs: Sequence[Paragraph]) -> str:
 
 def _preset_blocks(
     html: bytes, config: ExtractConfig, walk: ContainerOptions | None = None
-) -> tuple[tuple[Paragraph, ...], JustextParams, list[bool]]:
+) -> tuple[tuple[Paragraph, ...], JustextParams, list[int], dict[str, int]]:
     """A page's visible blocks classified as the presets classify them before
-    their container pass, with each block's furniture mark (extractors._justext
-    up to the pass; both presets share these steps but for the walk options,
-    the preset's or `walk`'s)."""
+    their container pass, with each block's furniture marks and the elements
+    that state a mark (extractors._justext up to the pass; both presets share
+    these steps but for the walk options, the preset's or `walk`'s)."""
     root = dom.parse(decode_html(html, None).text)
     if root is None:
-        return (), JustextParams(), []
+        return (), JustextParams(), [], {}
     options = walk or container_options(config.preset)
     segments = visible(
         segment(
@@ -235,10 +235,15 @@ def _preset_blocks(
         )
     )
     if not segments:
-        return (), JustextParams(), []
+        return (), JustextParams(), [], {}
     language, _ = choose_language([s.text for s in segments], config)
     stoplist, params = stoplist_and_params(language, config)
-    return classify_segments(segments, stoplist, params), params, furniture(segments)
+    return (
+        classify_segments(segments, stoplist, params),
+        params,
+        furniture(segments),
+        stated_elements(segments),
+    )
 
 
 def grid_points(preset: Preset) -> list[tuple[tuple[str, object], ...]]:
@@ -257,7 +262,7 @@ def tuning_tables(gold_sets: Sequence[GoldSet], language: str | None) -> list[st
     `preset_passes` (the container pass, then the code pass) then runs per grid
     point on those paragraphs, which is exactly what the presets do next.
     """
-    Rows = list[tuple[tuple[Paragraph, ...], JustextParams, list[bool], str]]
+    Rows = list[tuple[tuple[Paragraph, ...], JustextParams, list[int], dict[str, int], str]]
     # the presets walk alike unless their walk options differ (article's
     # page_links_only, drop_hidden_inline): blocks once per set of walk options
     by_walk: dict[tuple[bool, ...], dict[str, Rows]] = {}
@@ -282,8 +287,8 @@ def tuning_tables(gold_sets: Sequence[GoldSet], language: str | None) -> list[st
         by_set: dict[str, list[PageScore]] = {}
         for name, rows in seeds_of(options).items():
             scores = []
-            for index, (paragraphs, params, unlikely, gold) in enumerate(rows):
-                passed = preset_passes(paragraphs, params, options, unlikely)
+            for index, (paragraphs, params, unlikely, stated, gold) in enumerate(rows):
+                passed = preset_passes(paragraphs, params, options, unlikely, stated)
                 text = _text(passed) if paragraphs else ""
                 key = (name, index, text)
                 if key not in cache:

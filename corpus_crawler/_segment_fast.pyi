@@ -3,11 +3,14 @@ from typing import TypeVar, overload
 
 from lxml import etree
 
-#: elementmarks.element_marks: (tag, class, id, role, hidden, aria-hidden, style) -> bits
+#: elementmarks.element_marks: (tag, class, id, role, hidden, aria-hidden, style, itemprop)
+#: -> bits
 _Marker = Callable[
-    [str, str | None, str | None, str | None, str | None, str | None, str | None], int
+    [str, str | None, str | None, str | None, str | None, str | None, str | None, str | None],
+    int,
 ]
-_Block = TypeVar("_Block", bound=tuple[str, int, str, str, int, int])
+_Stated = tuple[tuple[str, int], ...]
+_Block = TypeVar("_Block", bound=tuple[str, int, str, str, int, int, _Stated])
 
 @overload
 def walk(
@@ -16,7 +19,7 @@ def walk(
     max_blocks: int = ...,
     marker: _Marker | None = ...,
     block_type: None = ...,
-) -> list[tuple[str, int, str, str, int, int]] | None: ...
+) -> list[tuple[str, int, str, str, int, int, _Stated]] | None: ...
 @overload
 def walk(
     root_element: etree._Element,

@@ -32,14 +32,18 @@ cdef extern from "Python.h":
         allocfunc tp_alloc
 
 
+#: elementmarks.STATED (NEGATIVE | BODY)
+cdef int _STATED = 8 | 16
+
+
 cdef inline object _block(type block_type, str text, long link_chars, tuple path,
-                          long images, int marks):
+                          long images, int marks, tuple stated):
     """One block: a plain tuple, or an instance of a tuple subclass (segment.Segment)
     made as tuple.__new__ makes one, without the Python-level call per block."""
     if block_type is None:
-        return (text, link_chars, path[0], path[1], images, marks)
+        return (text, link_chars, path[0], path[1], images, marks, stated)
     cdef object block = (<PyTypeObjectAlloc*><PyObject*>block_type).tp_alloc(
-        <PyTypeObject*><PyObject*>block_type, 6
+        <PyTypeObject*><PyObject*>block_type, 7
     )
     _put(block, 0, text)
     _put(block, 1, link_chars)
@@ -47,6 +51,7 @@ cdef inline object _block(type block_type, str text, long link_chars, tuple path
     _put(block, 3, path[1])
     _put(block, 4, images)
     _put(block, 5, marks)
+    _put(block, 6, stated)
     return block
 
 
@@ -246,6 +251,7 @@ cdef class _Walk:
     cdef long* counts
     cdef Py_ssize_t names_top, names_cap
     cdef list paths   # per depth: (dom path, xpath) or None
+    cdef list stated  # per depth: Segment.stated of a block anchored there
     cdef list dicts   # per depth: name -> count once a frame has many child names
     # the block being read: its text so far, and whether it has any text node
     cdef _Folder text
@@ -261,6 +267,7 @@ cdef class _Walk:
     # elementmarks.element_marks (cached), or None when marks are not wanted
     cdef object marker
     cdef int anchor_marks
+    cdef tuple anchor_stated
     # the class of the blocks (a tuple subclass), or None for plain tuples
     cdef type block_type
 
@@ -275,6 +282,7 @@ cdef class _Walk:
         self.depth = -1
         self.names_top = 0
         self.paths = []
+        self.stated = []
         self.dicts = []
         self.text = _Folder()
         self.anchor_depth = -1
@@ -327,6 +335,8 @@ cdef class _Walk:
     cdef int push(self, xmlNode* node) except -1:
         cdef long order = 1 if self.depth < 0 else self._order(<const char*>node.name)
         cdef Frame* frames
+        cdef int own = 0
+        cdef tuple stated
         self.depth += 1
         if self.depth == self.frames_cap:
             frames = <Frame*>PyMem_Realloc(self.frames, 2 * self.frames_cap * sizeof(Frame))
@@ -339,17 +349,23 @@ cdef class _Walk:
         if self.marker is None:
             self.frames[self.depth].marks = 0
         else:
+            own = _own_marks(node, self.marker)
             self.frames[self.depth].marks = (
-                (self.frames[self.depth - 1].marks if self.depth > 0 else 0)
-                | _own_marks(node, self.marker)
+                (self.frames[self.depth - 1].marks if self.depth > 0 else 0) | own
             )
         self.frames[self.depth].names_at = self.names_top
+        stated = <tuple>self.stated[self.depth - 1] if self.depth > 0 else ()
         if self.depth < len(self.paths):
             self.paths[self.depth] = None
             self.dicts[self.depth] = None
+            self.stated[self.depth] = stated
         else:
             self.paths.append(None)
             self.dicts.append(None)
+            self.stated.append(stated)
+        if own & _STATED:
+            # the element's xpath, found once (elements stating a mark are few)
+            self.stated[self.depth] = stated + ((self.path(self.depth)[1], own & _STATED),)
         return 0
 
     cdef void pop(self) noexcept:
@@ -361,6 +377,7 @@ cdef class _Walk:
         cdef str text
         cdef tuple path
         cdef int marks
+        cdef tuple stated
         if not self.has_nodes and not self.images:
             return False
         self.emitted += 1
@@ -371,11 +388,17 @@ cdef class _Walk:
             if self.anchor_depth == -2:
                 path = self.anchor_path
                 marks = self.anchor_marks
+                stated = self.anchor_stated
             else:
                 path = self.path(self.anchor_depth)
-                marks = self.frames[self.anchor_depth].marks if self.anchor_depth >= 0 else 0
+                if self.anchor_depth >= 0:
+                    marks = self.frames[self.anchor_depth].marks
+                    stated = <tuple>self.stated[self.anchor_depth]
+                else:
+                    marks = 0
+                    stated = ()
             self.blocks.append(
-                _block(self.block_type, text, self.link_chars, path, self.images, marks)
+                _block(self.block_type, text, self.link_chars, path, self.images, marks, stated)
             )
         self.has_nodes = False
         self.link_chars = 0
@@ -387,6 +410,7 @@ cdef class _Walk:
         if self.anchor_depth == self.depth:
             self.anchor_path = self.path(self.depth)
             self.anchor_marks = self.frames[self.depth].marks
+            self.anchor_stated = <tuple>self.stated[self.depth]
             self.anchor_depth = -2
         return 0
 
@@ -413,8 +437,10 @@ cdef class _Walk:
 
 
 #: The attributes `_own_marks` reads, in `elementmarks.element_marks`' argument order.
-cdef tuple _MARKED = (b"class", b"id", b"role", b"hidden", b"aria-hidden", b"style")
-DEF N_MARKED = 6
+cdef tuple _MARKED = (
+    b"class", b"id", b"role", b"hidden", b"aria-hidden", b"style", b"itemprop"
+)
+DEF N_MARKED = 7
 
 # Marks by the raw bytes of an element's tag and marked attributes. Template
 # pages repeat the same attribute sets thousands of times; a hit costs one
@@ -514,6 +540,7 @@ cdef int _own_marks(xmlNode* node, object marker) except -1:
 
 #: elementmarks.HIDDEN
 cdef int _HIDDEN = 1
+
 
 
 cdef bint _href_links_elsewhere(str href):

@@ -17,7 +17,7 @@ from types import ModuleType
 from typing import Any, NamedTuple
 
 from .config import ConfigError, JustextParams
-from .elementmarks import ASIDE
+from .elementmarks import ASIDE, BODY, NEGATIVE
 from .model import Paragraph, ParagraphClass
 from .segment import HEADING_TAGS, Segment
 
@@ -466,6 +466,13 @@ class ContainerOptions:
     drop_ad_labels: bool = False
     #: readability-lxml's semantic <main>: see `semantic_main`.
     semantic_main: bool = False
+    #: readability-lxml's schema.org article body: see `article_body`.
+    article_body: bool = False
+    #: readability's conditional cleaning by class weight: an element inside
+    #: the container whose class and id weigh under zero (elementmarks.NEGATIVE:
+    #: "promo_holder", "byline-meta") is outside it unless its paragraphs score
+    #: it back up (see `negative_elements`).
+    clean_negative_names: bool = False
     #: Blocks in page furniture (with `skip_unlikely`, when the container was
     #: chosen without it) are outside the container and region even when they
     #: lie in it: readability removes them before choosing, so a gallery or
@@ -509,7 +516,13 @@ class ContainerOptions:
     @property
     def uses_marks(self) -> bool:
         """Whether the blocks need their elementmarks (segment(..., marked=True))."""
-        return self.drop_hidden or self.skip_unlikely or self.drop_hidden_inline
+        return (
+            self.drop_hidden
+            or self.skip_unlikely
+            or self.drop_hidden_inline
+            or self.article_body
+            or self.clean_negative_names
+        )
 
     def __post_init__(self) -> None:
         for name in ("min_block_length", "length_per_point", "max_length_points"):
@@ -556,6 +569,8 @@ class ContainerOptions:
             "clean_conditionally",
             "furniture_outside",
             "semantic_main",
+            "article_body",
+            "clean_negative_names",
             "container_link_density",
             "region_link_density",
             "credits_inside",
@@ -730,6 +745,7 @@ def main_containers(
     paragraphs: Sequence[Paragraph],
     options: ContainerOptions,
     subtrees: _Subtrees | None = None,
+    stated: Mapping[str, int] | None = None,
 ) -> list[str]:
     """xpaths of the main container and the siblings that join it ([] when nothing scores).
 
@@ -751,6 +767,8 @@ def main_containers(
         for path, score in subtrees.scores.items()
     }
     best = max(final, key=final.__getitem__)
+    if options.article_body and stated:
+        best = article_body(best, final, subtrees, stated)
     if options.semantic_main:
         best = semantic_main(best, subtrees)
     threshold = max(options.sibling_min_score, final.get(best, 0.0) * options.sibling_share)
@@ -832,6 +850,33 @@ def semantic_main(best: str, subtrees: _Subtrees) -> str:
     if subtrees.links.get(main, 0) > 0.15 * length:
         return best
     return main
+
+
+#: readability-lxml's most link characters for an article body it trusts.
+_BODY_LINK_DENSITY = 0.1
+
+
+def article_body(
+    best: str, final: Mapping[str, float], subtrees: _Subtrees, stated: Mapping[str, int]
+) -> str:
+    """The best-scoring candidate that says it is the article's body
+    (`itemprop="articleBody"`, elementmarks.BODY) with at most 10% of its
+    characters in links, instead of the best candidate, as readability-lxml's
+    `select_best_candidate` takes it; `best` when there is none. The page's
+    author states where the article is: a slideshow or gallery of long captions
+    inside the body can outscore the story's own paragraphs, and a site's
+    related-stories box can outscore a short story.
+    """
+    chars = subtrees.chars
+    links = subtrees.links
+    bodies = [
+        path
+        for path, marks in stated.items()
+        if marks & BODY
+        and path in final
+        and links.get(path, 0) <= _BODY_LINK_DENSITY * chars.get(path, 0)
+    ]
+    return max(bodies, key=final.__getitem__) if bodies else best
 
 
 #: Where readability-lxml looks for the rest of a split article.
@@ -972,6 +1017,35 @@ def cleaned_elements(containers: Sequence[str], subtrees: _Subtrees, limit: floa
         if links[path] / length > limit:
             cleaned.append(path)
     return cleaned
+
+
+#: readability's weight of a class or id that names furniture
+#: (elementmarks.NEGATIVE); readability-lxml counts it twice against a candidate:
+#: in the candidate's score and again when it cleans.
+_NEGATIVE_WEIGHT = 25
+
+
+def negative_elements(
+    containers: Sequence[str], subtrees: _Subtrees, stated: Mapping[str, int]
+) -> list[str]:
+    """Elements inside the container (tables, lists, divs, sections, asides,
+    headers and footers) whose class and id weigh under zero
+    (elementmarks.NEGATIVE), unless their paragraphs score them back up:
+    readability-lxml's `sanitize` drops an element whose weight and score add
+    up to less than zero (a wrapper of no paragraphs of its own scores
+    nothing). A promo box of slides or a post's meta line inside the
+    article's wrapper is not the article."""
+    prefixes = tuple(c + "/" for c in containers)
+    scores = subtrees.scores
+    chars = subtrees.chars
+    return [
+        path
+        for path, marks in stated.items()
+        if marks & NEGATIVE
+        and path.startswith(prefixes)
+        and chars.get(path)
+        and scores.get(path, 0.0) < 2 * _NEGATIVE_WEIGHT
+    ]
 
 
 def main_region(
@@ -1203,7 +1277,10 @@ class _Choice(NamedTuple):
 
 
 def _chosen_container(
-    paragraphs: Sequence[Paragraph], options: ContainerOptions, skipped: Sequence[int] | None
+    paragraphs: Sequence[Paragraph],
+    options: ContainerOptions,
+    skipped: Sequence[int] | None,
+    stated: Mapping[str, int] | None = None,
 ) -> _Choice:
     """The container chosen without the furniture (`skipped`), or chosen again with
     it when it holds fewer than `min_container_chars` (readability's retry, for sites
@@ -1212,7 +1289,7 @@ def _chosen_container(
     `retry_takes_longest` the retry's container is taken only when it holds at least
     as much as the first (readability.js returns the longest attempt)."""
     subtrees = _Subtrees(paragraphs, options, skipped)
-    containers = main_containers(paragraphs, options, subtrees)
+    containers = main_containers(paragraphs, options, subtrees, stated)
     inside = inside_containers(paragraphs, containers)
     first = _Choice(subtrees, containers, inside, skipped, None)
     if skipped is None:
@@ -1223,7 +1300,7 @@ def _chosen_container(
     asides = [bool(u & ASIDE) for u in skipped]
     kept_out = asides if options.retry_keeps_asides_out and any(asides) else None
     retried = _Subtrees(paragraphs, options, kept_out)
-    retried_containers = main_containers(paragraphs, options, retried)
+    retried_containers = main_containers(paragraphs, options, retried, stated)
     retried_inside = inside_containers(paragraphs, retried_containers)
     out = kept_out or [False] * len(paragraphs)
     retried_held = sum(
@@ -1241,6 +1318,7 @@ def container_pass(
     unlikely: Sequence[int] | None = None,
     *,
     compiled: bool | None = None,
+    stated: Mapping[str, int] | None = None,
 ) -> tuple[Paragraph, ...]:
     """Paragraphs with their context-free classes moved by the main-container
     evidence and the three later phases run again on the result.
@@ -1249,6 +1327,9 @@ def container_pass(
     it lies in page furniture, with elementmarks.ASIDE for a comment section,
     sidebar or footer); with `options.skip_unlikely` such blocks score no
     container (they are still classified, and moved like any block).
+    `stated`: xpath -> the marks the page's elements state about themselves
+    (segment.stated_elements: elementmarks.NEGATIVE, BODY), read by
+    `article_body` and `clean_negative_names`.
 
     `compiled` picks the implementation as in `classify_segments` (default: the
     compiled twin in _classify_fast.pyx when it was built and knows every option
@@ -1293,7 +1374,7 @@ def container_pass(
             _AD_OR_LOADING if options.drop_ad_labels else None,
             credit_classes(paragraphs, params, options) if options.credits_inside else None,
         )
-    choice = _chosen_container(paragraphs, options, skipped)
+    choice = _chosen_container(paragraphs, options, skipped, stated)
     subtrees, containers, inside = choice.subtrees, choice.containers, choice.inside
     skipped, kept_out = choice.skipped, choice.kept_out
     if not containers:
@@ -1324,10 +1405,15 @@ def container_pass(
         # nor part of it when the container chosen again holds them
         inside = [i and not c for i, c in zip(inside, kept_out, strict=True)]
         in_region = [r and not c for r, c in zip(in_region, kept_out, strict=True)]
-    if options.clean_conditionally:
-        cleaned = inside_containers(
-            paragraphs, cleaned_elements(containers, subtrees, options.clean_link_density)
-        )
+    dropped = (
+        cleaned_elements(containers, subtrees, options.clean_link_density)
+        if options.clean_conditionally
+        else []
+    )
+    if options.clean_negative_names and stated:
+        dropped += negative_elements(containers, subtrees, stated)
+    if dropped:
+        cleaned = inside_containers(paragraphs, dropped)
         if any(cleaned):
             # what readability drops from its article is outside it here
             inside = [i and not c for i, c in zip(inside, cleaned, strict=True)]
@@ -1536,11 +1622,12 @@ def preset_passes(
     params: JustextParams,
     options: ContainerOptions,
     unlikely: Sequence[int] | None = None,
+    stated: Mapping[str, int] | None = None,
 ) -> tuple[Paragraph, ...]:
     """What a preset with a main container (`corpus`, `article`) runs on jusText's
     classes: `container_pass`, then `code_pass` where `drop_program_code` says so.
     The extractors, the tuning table and the error tools call this one function."""
-    passed = container_pass(paragraphs, params, options, unlikely)
+    passed = container_pass(paragraphs, params, options, unlikely, stated=stated)
     return code_pass(passed, params) if options.drop_program_code else passed
 
 

@@ -37,7 +37,7 @@ from .kimatu import load_kimatu_options as _load_kimatu_options
 from .language_setup import choose_language, stoplist_and_params
 from .model import Paragraph, ParagraphClass
 from .presets import container_options
-from .segment import furniture, segment
+from .segment import furniture, segment, stated_elements
 
 GOOD = ParagraphClass.GOOD
 NEAR_GOOD = ParagraphClass.NEAR_GOOD
@@ -486,4 +486,4 @@ def combined(
     # The corpus and article presets add the main-container evidence to the votes.
     if config.preset is Preset.CORPUS and not options.corpus_container_shifts:
         container = replace(container, inside_shift=0, region_shift=0, outside_shift=0)
-    return preset_passes(voted, params, container, furniture(segments))
+    return preset_passes(voted, params, container, furniture(segments), stated_elements(segments))

@@ -28,7 +28,22 @@ compiled walk calls `element_marks` only for elements that carry one of
   even when they choose again with the furniture
   (ContainerOptions.retry_keeps_asides_out).
 
-A block carries the marks of its element and of every ancestor.
+- NEGATIVE: a table, list, div, section, aside, header or footer
+  (WEIGHED_TAGS) whose class and id weigh under zero by readability's class weight
+  (readability.js `_getClassWeight`: -25 for a class or id matching its
+  NEGATIVE pattern, +25 for one matching POSITIVE, each attribute weighed on
+  its own): "promo_holder", "byline-meta", "share-buttons". readability's
+  conditional cleaning drops such an element from inside its article unless
+  its paragraphs score it back up; the `article` preset does
+  (ContainerOptions.clean_negative_names).
+- BODY: the element says it is the article's body (`itemprop="articleBody"`,
+  schema.org microdata). readability-lxml takes such a candidate over the best
+  score when few of its characters are links; the `article` preset does
+  (ContainerOptions.article_body).
+
+A block carries the marks of its element and of every ancestor. NEGATIVE and
+BODY (`STATED`) name one element, not a subtree: the walk also lists, per block,
+which of its ancestors carry them (segment.Segment.stated).
 
 One more attribute is read by the walk when a preset asks (`page_links_only`):
 whether an <a> links to a page at all (`links_elsewhere`).
@@ -42,9 +57,13 @@ import re
 HIDDEN = 1
 UNLIKELY = 2
 ASIDE = 4
+NEGATIVE = 8
+BODY = 16
+#: The marks an element states about itself, listed per element (Segment.stated).
+STATED = NEGATIVE | BODY
 
 #: Attributes the walk reads; an element with none of them (and not NOSCRIPT) has no marks.
-MARKED_ATTRIBUTES = ("class", "id", "role", "hidden", "aria-hidden", "style")
+MARKED_ATTRIBUTES = ("class", "id", "role", "hidden", "aria-hidden", "style", "itemprop")
 
 # readability.js REGEXPS.unlikelyCandidates and okMaybeItsACandidate: plain
 # substrings, matched case-blind. Substring tests on the lowered names are ~10x
@@ -66,6 +85,22 @@ _ASIDE_WORDS = frozenset(
     ("comment", "comments", "commentlist", "disqus", "replies", "footer", "sidebar")
 )
 _NAME_PARTS = re.compile(r"[^a-z0-9]+")
+# readability.js REGEXPS.negative and REGEXPS.positive (the class weight): plain
+# substrings matched case-blind, as readability matches them, but for its
+# "hid", which must be a whole class name (^hid$, " hid " and the like)
+_NEGATIVE_WORDS = (
+    "-ad-", "hidden", "banner", "combx", "comment", "com-", "contact", "footer", "gdpr",
+    "masthead", "media", "meta", "outbrain", "promo", "related", "scroll", "share",
+    "shoutbox", "sidebar", "skyscraper", "sponsor", "shopping", "tags", "widget",
+)  # fmt: skip
+_POSITIVE_WORDS = (
+    "article", "body", "content", "entry", "hentry", "h-entry", "main", "page",
+    "pagination", "post", "text", "blog", "story",
+)  # fmt: skip
+#: The elements readability cleans by their class weight (readability-lxml's
+#: `sanitize`: tables, lists, divs, sections, asides, headers, footers); only
+#: these are weighed (NEGATIVE).
+WEIGHED_TAGS = frozenset({"table", "ul", "div", "aside", "header", "footer", "section"})
 # The page itself and links are never furniture (readability skips body and a).
 _NEVER_UNLIKELY = frozenset(("html", "body", "a"))
 
@@ -91,6 +126,20 @@ def _aside_names(names: str) -> bool:
     return False
 
 
+@functools.lru_cache(maxsize=8192)
+def _name_weight(name: str | None) -> int:
+    """readability's weight of one class or id value (0 when absent)."""
+    if not name:
+        return 0
+    lowered = name.lower()
+    weight = 0
+    if any(word in lowered for word in _NEGATIVE_WORDS) or "hid" in lowered.split(" "):
+        weight -= 25
+    if any(word in lowered for word in _POSITIVE_WORDS):
+        weight += 25
+    return weight
+
+
 @functools.lru_cache(maxsize=4096)
 def _hiding_style(style: str) -> bool:
     compact = "".join(style.split()).lower()
@@ -105,9 +154,10 @@ def element_marks(
     hidden: str | None,
     aria_hidden: str | None,
     style: str | None,
+    itemprop: str | None = None,
 ) -> int:
-    """HIDDEN | UNLIKELY bits of one element from its tag and attribute values
-    (None: the attribute is absent)."""
+    """The marks of one element (HIDDEN, UNLIKELY, ASIDE, NEGATIVE, BODY bits)
+    from its tag and attribute values (None: the attribute is absent)."""
     marks = 0
     if (
         tag == "noscript"
@@ -124,6 +174,14 @@ def element_marks(
                 marks |= ASIDE
         elif role is not None and role.strip().lower() in _UNLIKELY_ROLES:
             marks |= UNLIKELY
+        if (
+            tag in WEIGHED_TAGS
+            and (class_name or element_id)
+            and _name_weight(class_name) + _name_weight(element_id) < 0
+        ):
+            marks |= NEGATIVE
+    if itemprop is not None and "articleBody" in itemprop.split():
+        marks |= BODY
     return marks
 
 

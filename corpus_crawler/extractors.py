@@ -23,7 +23,7 @@ from .elementmarks import HIDDEN
 from .language_setup import accepted, choose_language, stoplist_and_params
 from .model import DropReason, Paragraph
 from .presets import container_options
-from .segment import Segment, TooManyBlocks, composed, furniture, segment
+from .segment import Segment, TooManyBlocks, composed, furniture, segment, stated_elements
 
 
 class Extractor(enum.Enum):
@@ -118,7 +118,9 @@ def _justext(root: etree._Element, config: ExtractConfig) -> Extraction:
     stoplist, params = stoplist_and_params(language, config)
     paragraphs = classify_segments(segments, stoplist, params, reference=reference)
     if options is not None:
-        paragraphs = preset_passes(paragraphs, params, options, furniture(segments))
+        paragraphs = preset_passes(
+            paragraphs, params, options, furniture(segments), stated_elements(segments)
+        )
     return Extraction(paragraphs, language, confidence)
 
 

@@ -28,6 +28,7 @@ from .elementmarks import (
     ASIDE,
     HIDDEN,
     MARKED_ATTRIBUTES,
+    STATED,
     UNLIKELY,
     element_marks,
     links_elsewhere,
@@ -100,9 +101,12 @@ class Segment(NamedTuple):
     dom_path: str
     xpath: str
     images: int
-    #: `elementmarks` bits (HIDDEN, UNLIKELY) of the block's element and its
+    #: `elementmarks` bits (HIDDEN, UNLIKELY...) of the block's element and its
     #: ancestors; 0 unless `segment(..., marked=True)`.
     marks: int = 0
+    #: (xpath, bits) of the block's element and ancestors that carry a mark of
+    #: elementmarks.STATED (NEGATIVE, BODY), outermost first; () unless `marked`.
+    stated: tuple[tuple[str, int], ...] = ()
 
 
 def composed(segments: list[Segment]) -> list[Segment]:
@@ -325,30 +329,35 @@ def _own_marks(el: etree._Element) -> int:
 
 
 class _Marks:
-    """elementmarks bits of elements and their ancestors, cached per element."""
+    """elementmarks bits of elements and their ancestors, with the ancestors
+    that state a mark of their own (elementmarks.STATED), cached per element."""
 
-    __slots__ = ("_cache", "_root")
+    __slots__ = ("_cache", "_paths", "_root")
 
-    def __init__(self, root: etree._Element) -> None:
+    def __init__(self, root: etree._Element, paths: _Paths) -> None:
         self._root = root
-        self._cache: dict[etree._Element, int] = {}
+        self._paths = paths
+        self._cache: dict[etree._Element, tuple[int, tuple[tuple[str, int], ...]]] = {}
 
-    def of(self, el: etree._Element | None) -> int:
+    def of(self, el: etree._Element | None) -> tuple[int, tuple[tuple[str, int], ...]]:
         if el is None:
-            return 0
+            return 0, ()
         cache = self._cache
         chain = []
         node: etree._Element | None = el
         while node is not None and node not in cache:
             chain.append(node)
             node = None if node is self._root else node.getparent()
-        marks = 0 if node is None else cache[node]
+        marks, stated = (0, ()) if node is None else cache[node]
         for node in reversed(chain):
             attrib = node.attrib
             if node.tag == "noscript" or any(name in attrib for name in MARKED_ATTRIBUTES):
-                marks |= _cached_marks(node.tag, *(attrib.get(n) for n in MARKED_ATTRIBUTES))
-            cache[node] = marks
-        return marks
+                own = _cached_marks(node.tag, *(attrib.get(n) for n in MARKED_ATTRIBUTES))
+                marks |= own
+                if own & STATED:
+                    stated = (*stated, (self._paths.of(node)[1], own & STATED))
+            cache[node] = (marks, stated)
+        return marks, stated
 
 
 class TooManyBlocks(ValueError):
@@ -360,6 +369,16 @@ def furniture(segments: Sequence[Segment]) -> list[int]:
     furniture, with ASIDE when that furniture is a comment section, a sidebar or a
     footer (0: neither); what the presets' container pass takes as `unlikely`."""
     return [s.marks & (UNLIKELY | ASIDE) for s in segments]
+
+
+def stated_elements(segments: Sequence[Segment]) -> dict[str, int]:
+    """xpath -> elementmarks.STATED bits of the elements above the blocks that
+    state one (NEGATIVE, BODY): what the presets' container pass takes as `stated`."""
+    found: dict[str, int] = {}
+    for s in segments:
+        if s.stated:
+            found.update(s.stated)
+    return found
 
 
 def segment(
@@ -432,12 +451,12 @@ def _segment_python(
     if len(raw) > max_blocks:
         raise TooManyBlocks(f"more than {max_blocks} blocks")
     paths = _Paths(root)
-    marks = _Marks(root) if marked else None
+    marks = _Marks(root, paths) if marked else None
     blocks = []
     for nodes, link_chars, anchor, images in raw:
         text = block_text("".join(nodes))
         if text or images:
             dom_path, xpath = paths.of(anchor)
-            block_marks = 0 if marks is None else marks.of(anchor)
-            blocks.append(Segment(text, link_chars, dom_path, xpath, images, block_marks))
+            block_marks, stated = (0, ()) if marks is None else marks.of(anchor)
+            blocks.append(Segment(text, link_chars, dom_path, xpath, images, block_marks, stated))
     return blocks

@@ -9,12 +9,17 @@ from corpus_crawler.classify import container_pass
 from corpus_crawler.config import JustextParams
 from corpus_crawler.model import ParagraphClass
 from corpus_crawler.presets import container_options
-from corpus_crawler.segment import furniture, segment
+from corpus_crawler.segment import furniture, segment, stated_elements
 
 
 def page_marks(html: bytes) -> list[int]:
     """Per block of the page, its furniture marks (what `extract` gives the pass)."""
     return furniture(segment(dom.preprocess_seed(dom.parse(html.decode())), marked=True))
+
+
+def page_stated(html: bytes) -> dict[str, int]:
+    """The page's elements that state a mark of their own (what `extract` gives the pass)."""
+    return stated_elements(segment(dom.preprocess_seed(dom.parse(html.decode())), marked=True))
 
 
 def container_kept(html: bytes, *, compiled: bool, **changes: object) -> str:
@@ -27,6 +32,11 @@ def container_kept(html: bytes, *, compiled: bool, **changes: object) -> str:
     options = replace(shipped, outside_shift=-3, **changes)  # type: ignore[arg-type]
     doc = extract(html, config=ExtractConfig(language="en"))
     passed = container_pass(
-        doc.paragraphs, JustextParams(), options, page_marks(html), compiled=compiled
+        doc.paragraphs,
+        JustextParams(),
+        options,
+        page_marks(html),
+        compiled=compiled,
+        stated=page_stated(html),
     )
     return " ".join(p.text for p in passed if p.final_class is ParagraphClass.GOOD)

@@ -136,6 +136,10 @@ PYTHON_ONLY: dict[Preset, frozenset[str]] = {
             "paragraph_levels",
             "article_region",
             "linked_paragraphs_inside",
+            # issue 13, article6: readability-lxml's articleBody and class weight,
+            # read from segment.stated_elements (the compiled pass takes no `stated`)
+            "article_body",
+            "clean_negative_names",
         }
     ),
 }

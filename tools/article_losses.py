@@ -54,13 +54,14 @@ def _blocks(
     walk: ContainerOptions,
     preset: Preset = Preset.ARTICLE,
 ) -> dict[str, list[Any]]:
-    """set -> [(page id, paragraphs, params, unlikely, gold text)], cached on disk when asked
-    (the classification is the slow part; the container pass is what changes).
+    """set -> [(page id, paragraphs, params, unlikely, stated, gold text)], cached on disk
+    when asked (the classification is the slow part; the container pass is what changes).
     The walk options (classify.WALK_FIELDS) are `walk`'s; the cache file's name
     says the preset and which walk options are on."""
     walk_on = [name for name in sorted(WALK_FIELDS) if getattr(walk, name)]
     if cache is not None:
-        parts = [preset.value, *walk_on]
+        # the row format's version first: rows with the stated elements are v2
+        parts = ["v2", preset.value, *walk_on]
         cache = cache.with_name(f"{cache.stem}.{'.'.join(parts)}{cache.suffix}")
     if cache is not None and cache.exists():
         data: dict[str, list[Any]] = pickle.loads(cache.read_bytes())
@@ -148,13 +149,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             continue
         scored = []
         base_scores = []
-        for page_id, paragraphs, params, unlikely, gold in rows:
-            passed = preset_passes(paragraphs, params, options, unlikely) if paragraphs else ()
+        for page_id, paragraphs, params, unlikely, stated, gold in rows:
+            passed = (
+                preset_passes(paragraphs, params, options, unlikely, stated) if paragraphs else ()
+            )
             score = page_scores(_text(passed) if paragraphs else "", gold)
             scored.append((page_id, passed, gold, score))
             if args.compare:
                 base_passed = (
-                    preset_passes(paragraphs, params, base_options, unlikely) if paragraphs else ()
+                    preset_passes(paragraphs, params, base_options, unlikely, stated)
+                    if paragraphs
+                    else ()
                 )
                 base_scores.append(page_scores(_text(base_passed) if paragraphs else "", gold))
         summary = Summary.of(s for *_, s in scored)

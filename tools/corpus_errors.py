@@ -33,6 +33,7 @@ from corpus_crawler.classify import (
     inside_containers,
     main_containers,
     main_region,
+    negative_elements,
     preset_passes,
 )
 from corpus_crawler.decode import decode_html
@@ -49,7 +50,7 @@ from corpus_crawler.extractors import furniture, visible
 from corpus_crawler.language_setup import choose_language, stoplist_and_params
 from corpus_crawler.model import Paragraph, ParagraphClass
 from corpus_crawler.presets import container_options
-from corpus_crawler.segment import segment
+from corpus_crawler.segment import segment, stated_elements
 
 GOOD = ParagraphClass.GOOD
 
@@ -95,19 +96,22 @@ def page_blocks(html: bytes, gold: str, preset: Preset) -> tuple[list[Block], st
     stoplist, params = stoplist_and_params(language, config)
     seeded = classify_segments(segments, stoplist, params)
     unlikely = furniture(segments)
-    passed = preset_passes(seeded, params, options, unlikely)
+    stated = stated_elements(segments)
+    passed = preset_passes(seeded, params, options, unlikely, stated)
     subtrees = _Subtrees(seeded, options, unlikely if any(unlikely) else None)
-    containers = main_containers(seeded, options, subtrees)
+    containers = main_containers(seeded, options, subtrees, stated)
     region = main_region(seeded, containers, options, subtrees)
     inside = inside_containers(seeded, containers)
     in_region = inside_containers(seeded, [region] if region else [])
-    if options.clean_conditionally:
-        # what readability's cleaning takes out of the container (its own place)
-        cleaned = inside_containers(
-            seeded, cleaned_elements(containers, subtrees, options.clean_link_density)
-        )
-    else:
-        cleaned = [False] * len(seeded)
+    # what readability's cleaning takes out of the container (its own place)
+    dropped = (
+        cleaned_elements(containers, subtrees, options.clean_link_density)
+        if options.clean_conditionally
+        else []
+    )
+    if options.clean_negative_names:
+        dropped += negative_elements(containers, subtrees, stated)
+    cleaned = inside_containers(seeded, dropped)
     gold_shingles = shingles(gold)
     # a block shorter than a shingle yields one shingle of its own tokens, which
     # no 4-token gold shingle matches: look its tokens up as a run instead
