@@ -1034,11 +1034,12 @@ def negative_elements(
     readability-lxml's `sanitize` drops an element whose weight and score add
     up to less than zero (a wrapper of no paragraphs of its own scores
     nothing). A promo box of slides or a post's meta line inside the
-    article's wrapper is not the article."""
+    article's wrapper is not the article. A <div> with no block below it is
+    a paragraph, as readability makes it, and is not cleaned."""
     prefixes = tuple(c + "/" for c in containers)
     scores = subtrees.scores
     chars = subtrees.chars
-    return [
+    found = [
         path
         for path, marks in stated.items()
         if marks & NEGATIVE
@@ -1046,6 +1047,12 @@ def negative_elements(
         and chars.get(path)
         and scores.get(path, 0.0) < 2 * _NEGATIVE_WEIGHT
     ]
+    if not found:
+        return found
+    # readability turns a <div> of phrasing content alone (text, links, images:
+    # no block below it) into a <p> before it cleans: a paragraph, not a wrapper
+    wrappers = {_parent(path) for path in chars}
+    return [path for path in found if _tag(path) != "div" or path in wrappers]
 
 
 def main_region(

@@ -194,6 +194,24 @@ def test_paragraphs_scoring_a_negatively_named_element_back_up_keep_it() -> None
     assert "In the second picture" in without and "The council met" in without
 
 
+def test_a_div_of_phrasing_content_is_a_paragraph_and_is_not_cleaned() -> None:
+    """readability turns a <div> with no block inside it into a <p> before it cleans:
+    a figure's caption in a "media-caption" div is the article's, a "media-box" div
+    holding a paragraph is a wrapper and goes."""
+    story = "".join(f"<p>{SLIDE * 2}</p>" for _ in range(4))
+    html = (
+        f"<html><body><div class='story'><h1>A title</h1>{story}"
+        f"<div class='media-caption'>The bridge in <a href='/1952'>1952</a>, from the"
+        " north bank, before the mill burnt down.</div>"
+        f"<div class='media-box'><p>{STORY * 2}</p></div></div></body></html>"
+    ).encode()
+    assert sum(1 for marks in page_stated(html).values() if marks & NEGATIVE) == 2
+    kept = container_kept(html, compiled=False, clean_negative_names=True)
+    assert "before the mill burnt down" in kept
+    assert "The council met" not in kept
+    assert "The council met" in container_kept(html, compiled=False)
+
+
 def test_the_article_preset_reads_both_and_the_corpus_preset_neither() -> None:
     article = container_options(Preset.ARTICLE)
     corpus = container_options(Preset.CORPUS)
