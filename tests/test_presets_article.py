@@ -321,9 +321,10 @@ def test_the_article_preset_runs_the_rules_through_extract() -> None:
 
 
 #: The article preset on the gold sets, a little under the figures measured with
-#: these rules and article4's (in-sample 0.8927 / 0.9568 / 0.9654, presets.yaml);
-#: test_quality.py keeps the floors of the step before.
-ARTICLE_FLOORS = {"cleaneval-dev": 0.89, "cleanportaleval": 0.955, "readability": 0.962}
+#: these rules and article6's (in-sample 0.8927 / 0.9572 / 0.9669, presets.yaml);
+#: readability's is issue 13's target, which article6 passed. test_quality.py
+#: keeps the floors of the step before.
+ARTICLE_FLOORS = {"cleaneval-dev": 0.89, "cleanportaleval": 0.955, "readability": 0.965}
 
 
 @pytest.mark.parametrize("set_name", sorted(ARTICLE_FLOORS))
