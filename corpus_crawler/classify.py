@@ -642,8 +642,11 @@ def _parent(xpath: str) -> str:
 
 def _outermost_list(xpath: str) -> int:
     """Where the step of the outermost <ul>/<ol> on an xpath starts (-1: none)."""
-    found = [i for i in (xpath.find("/ul["), xpath.find("/ol[")) if i >= 0]
-    return min(found) if found else -1
+    ul = xpath.find("/ul[")
+    ol = xpath.find("/ol[")
+    if ul < 0 or ol < 0:
+        return max(ul, ol)
+    return min(ul, ol)
 
 
 class _Subtrees:
@@ -680,25 +683,23 @@ class _Subtrees:
                 continue
             xpath = p.xpath
             length = p.length
+            text = p.text
+            block_commas = sum(map(text.count, _COMMAS))
             chars[xpath] = chars.get(xpath, 0) + length
             links[xpath] = links.get(xpath, 0) + p.link_chars
             if count_commas:
-                commas[xpath] = commas.get(xpath, 0) + sum(map(p.text.count, _COMMAS))
-                # characters in lists, counted for the elements above the outermost list
+                commas[xpath] = commas.get(xpath, 0) + block_commas
+                # characters in lists, counted for the element above the outermost
+                # list here and for its ancestors when the totals go up below
                 cut = _outermost_list(xpath)
                 if cut > 0:
                     path = xpath[:cut]
-                    while cut > 0:
-                        listed[path] = listed.get(path, 0) + length
-                        cut = path.rfind("/")
-                        path = path[:cut]
+                    listed[path] = listed.get(path, 0) + length
             if length < min_length or p.heading or (no_select_points and p.in_select):
                 continue
             if p.link_density > item_link_density and xpath[xpath.rfind("/") + 1 :][:3] == "li[":
                 continue
-            text = p.text
-            block_points = 1 + min(length // per_point, max_length_points)
-            block_points += sum(map(text.count, _COMMAS))
+            block_points = 1 + min(length // per_point, max_length_points) + block_commas
             if p.link_density <= max_link_density:
                 # the region counts text, not link lists (a footer of them
                 # would pull it up to <body>)
@@ -728,6 +729,8 @@ class _Subtrees:
                 links[parent] = links.get(parent, 0) + links[path]
                 if path in commas:
                     commas[parent] = commas.get(parent, 0) + commas[path]
+                if path in listed:
+                    listed[parent] = listed.get(parent, 0) + listed[path]
                 if path in points:
                     points[parent] = points.get(parent, 0.0) + points[path]
                 if parent not in seen:
@@ -1087,6 +1090,8 @@ def main_region(
 
 
 def inside_containers(paragraphs: Sequence[Paragraph], containers: Sequence[str]) -> list[bool]:
+    if not containers:
+        return [False] * len(paragraphs)
     prefixes = tuple(c + "/" for c in containers)
     exact = frozenset(containers)
     return [p.xpath in exact or p.xpath.startswith(prefixes) for p in paragraphs]
