@@ -444,10 +444,11 @@ DEF N_MARKED = 7
 
 # Marks by the raw bytes of an element's tag and marked attributes. Template
 # pages repeat the same attribute sets thousands of times; a hit costs one
-# bytes object and a dict lookup instead of decoding six strings and calling
-# Python (which made reading the marks cost as much as the walk itself).
-cdef dict _mark_cache = {}
-cdef object _cache_marker = None
+# bytes object and a dict lookup instead of decoding seven strings and calling
+# Python (which made reading the marks cost as much as the walk itself). One
+# cache per marker (segment.py's two: with and without the stated marks), so
+# that presets taking turns in one process do not empty each other's.
+cdef dict _mark_caches = {}
 cdef Py_ssize_t _MARK_CACHE_SIZE = 65536
 
 
@@ -491,7 +492,6 @@ cdef str _attribute_value(xmlAttr* attr):
 
 cdef int _own_marks(xmlNode* node, object marker) except -1:
     """The marks of one element from its attributes (0 without a marked one)."""
-    global _cache_marker
     cdef xmlAttr* attr
     cdef xmlNode* child
     cdef const char* name
@@ -511,9 +511,12 @@ cdef int _own_marks(xmlNode* node, object marker) except -1:
         attr = attr.next
     if not any_found and strcmp(<const char*>node.name, "noscript") != 0:
         return 0
-    if marker is not _cache_marker:
-        _mark_cache.clear()
-        _cache_marker = marker
+    cdef dict cache = _mark_caches.get(marker)
+    if cache is None:
+        if len(_mark_caches) >= 4:
+            _mark_caches.clear()
+        cache = {}
+        _mark_caches[marker] = cache
     _key.size = 0
     _key.add(<const char*>node.name, strlen(<const char*>node.name))
     for i in range(N_MARKED):
@@ -527,14 +530,14 @@ cdef int _own_marks(xmlNode* node, object marker) except -1:
                 _key.add(<const char*>child.content, strlen(<const char*>child.content))
             child = child.next
     key = PyBytes_FromStringAndSize(_key.data, _key.size)
-    cached = _mark_cache.get(key)
+    cached = cache.get(key)
     if cached is not None:
         return cached
     values = [None if found[i] == NULL else _attribute_value(found[i]) for i in range(N_MARKED)]
     marks = marker(_name(node), *values)
-    if len(_mark_cache) >= _MARK_CACHE_SIZE:
-        _mark_cache.clear()
-    _mark_cache[key] = marks
+    if len(cache) >= _MARK_CACHE_SIZE:
+        cache.clear()
+    cache[key] = marks
     return marks
 
 

@@ -524,6 +524,12 @@ class ContainerOptions:
             or self.clean_negative_names
         )
 
+    @property
+    def uses_stated(self) -> bool:
+        """Whether the pass reads the marks elements state about themselves
+        (segment.stated_elements: elementmarks.NEGATIVE, BODY)."""
+        return self.article_body or self.clean_negative_names
+
     def __post_init__(self) -> None:
         for name in ("min_block_length", "length_per_point", "max_length_points"):
             value = getattr(self, name)

@@ -469,7 +469,10 @@ def combined(
     reference = config.preset is Preset.REFERENCE
     container = container_options(config.preset)
     segments = segment(
-        root, reference=reference, marked=container is not None and container.uses_marks
+        root,
+        reference=reference,
+        marked=container is not None and container.uses_marks,
+        stated=container is not None and container.uses_stated,
     )
     if container is not None and container.drop_hidden:
         segments = [s for s in segments if not s.marks & HIDDEN]

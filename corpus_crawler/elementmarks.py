@@ -1,8 +1,9 @@
 """What an element's attributes say about the text inside it (issue 13).
 
-Three marks, read from the attributes during the one segmentation walk (the
-compiled walk calls `element_marks` only for elements that carry one of
-`MARKED_ATTRIBUTES`, and caches the answer per attribute set):
+Marks read from the attributes during the one segmentation walk (the compiled
+walk calls `element_marks`, or `furniture_marks` for a preset that reads no
+stated mark, only for elements that carry one of `MARKED_ATTRIBUTES`, and caches
+the answer per attribute set):
 
 - HIDDEN: a browser does not show it (`hidden`, `aria-hidden="true"`, an inline
   style with `display: none` or `visibility: hidden`), as readability.js's
@@ -105,16 +106,23 @@ WEIGHED_TAGS = frozenset({"table", "ul", "div", "aside", "header", "footer", "se
 _NEVER_UNLIKELY = frozenset(("html", "body", "a"))
 
 
-@functools.lru_cache(maxsize=8192)
+def _contains_any(text: str, words: tuple[str, ...]) -> bool:
+    """Is one of `words` in `text`? (A plain loop: a generator in any() costs twice
+    as much, and a walk meeting a new template asks this for each class name.)"""
+    for word in words:  # noqa: SIM110
+        if word in text:
+            return True
+    return False
+
+
 def _furniture_names(names: str) -> bool:
     """Do class and id name page furniture and nothing that may be content?"""
     lowered = names.lower()
-    return any(word in lowered for word in _UNLIKELY_WORDS) and not any(
-        word in lowered for word in _MAYBE_CONTENT_WORDS
+    return _contains_any(lowered, _UNLIKELY_WORDS) and not _contains_any(
+        lowered, _MAYBE_CONTENT_WORDS
     )
 
 
-@functools.lru_cache(maxsize=8192)
 def _aside_names(names: str) -> bool:
     """Do these furniture names begin or end with a word of an aside (ASIDE)?"""
     for token in names.lower().split():
@@ -126,16 +134,15 @@ def _aside_names(names: str) -> bool:
     return False
 
 
-@functools.lru_cache(maxsize=8192)
 def _name_weight(name: str | None) -> int:
     """readability's weight of one class or id value (0 when absent)."""
     if not name:
         return 0
     lowered = name.lower()
     weight = 0
-    if any(word in lowered for word in _NEGATIVE_WORDS) or "hid" in lowered.split(" "):
+    if _contains_any(lowered, _NEGATIVE_WORDS) or "hid" in lowered.split(" "):
         weight -= 25
-    if any(word in lowered for word in _POSITIVE_WORDS):
+    if _contains_any(lowered, _POSITIVE_WORDS):
         weight += 25
     return weight
 
@@ -146,7 +153,7 @@ def _hiding_style(style: str) -> bool:
     return "display:none" in compact or "visibility:hidden" in compact
 
 
-def element_marks(
+def furniture_marks(
     tag: str,
     class_name: str | None,
     element_id: str | None,
@@ -156,8 +163,9 @@ def element_marks(
     style: str | None,
     itemprop: str | None = None,
 ) -> int:
-    """The marks of one element (HIDDEN, UNLIKELY, ASIDE, NEGATIVE, BODY bits)
-    from its tag and attribute values (None: the attribute is absent)."""
+    """The HIDDEN, UNLIKELY and ASIDE bits of one element from its tag and attribute
+    values (None: the attribute is absent): `element_marks` without the marks an
+    element states about itself, for a walk whose preset reads none of them."""
     marks = 0
     if (
         tag == "noscript"
@@ -174,12 +182,28 @@ def element_marks(
                 marks |= ASIDE
         elif role is not None and role.strip().lower() in _UNLIKELY_ROLES:
             marks |= UNLIKELY
-        if (
-            tag in WEIGHED_TAGS
-            and (class_name or element_id)
-            and _name_weight(class_name) + _name_weight(element_id) < 0
-        ):
-            marks |= NEGATIVE
+    return marks
+
+
+def element_marks(
+    tag: str,
+    class_name: str | None,
+    element_id: str | None,
+    role: str | None,
+    hidden: str | None,
+    aria_hidden: str | None,
+    style: str | None,
+    itemprop: str | None = None,
+) -> int:
+    """The marks of one element (HIDDEN, UNLIKELY, ASIDE, NEGATIVE, BODY bits)
+    from its tag and attribute values (None: the attribute is absent)."""
+    marks = furniture_marks(tag, class_name, element_id, role, hidden, aria_hidden, style)
+    if (
+        tag in WEIGHED_TAGS
+        and (class_name or element_id)
+        and _name_weight(class_name) + _name_weight(element_id) < 0
+    ):
+        marks |= NEGATIVE
     if itemprop is not None and "articleBody" in itemprop.split():
         marks |= BODY
     return marks

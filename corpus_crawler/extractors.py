@@ -98,6 +98,7 @@ def _justext(root: etree._Element, config: ExtractConfig) -> Extraction:
             reference=reference,
             max_blocks=config.max_blocks,
             marked=options is not None and options.uses_marks,
+            stated=options is not None and options.uses_stated,
             page_links_only=options is not None and options.page_links_only,
             drop_hidden_inline=options is not None and options.drop_hidden_inline,
         )

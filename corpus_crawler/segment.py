@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from types import ModuleType
 from typing import NamedTuple
 
@@ -31,6 +31,7 @@ from .elementmarks import (
     STATED,
     UNLIKELY,
     element_marks,
+    furniture_marks,
     links_elsewhere,
 )
 
@@ -318,6 +319,8 @@ def _walk_python(
 
 # Pages of a site repeat their template's attribute sets.
 _cached_marks = functools.lru_cache(maxsize=4096)(element_marks)
+# The same without the marks elements state about themselves (segment(stated=False)).
+_cached_furniture_marks = functools.lru_cache(maxsize=4096)(furniture_marks)
 
 
 def _own_marks(el: etree._Element) -> int:
@@ -332,11 +335,14 @@ class _Marks:
     """elementmarks bits of elements and their ancestors, with the ancestors
     that state a mark of their own (elementmarks.STATED), cached per element."""
 
-    __slots__ = ("_cache", "_paths", "_root")
+    __slots__ = ("_cache", "_marker", "_paths", "_root")
 
-    def __init__(self, root: etree._Element, paths: _Paths) -> None:
+    def __init__(
+        self, root: etree._Element, paths: _Paths, marker: Callable[..., int] = _cached_marks
+    ) -> None:
         self._root = root
         self._paths = paths
+        self._marker = marker
         self._cache: dict[etree._Element, tuple[int, tuple[tuple[str, int], ...]]] = {}
 
     def of(self, el: etree._Element | None) -> tuple[int, tuple[tuple[str, int], ...]]:
@@ -352,7 +358,7 @@ class _Marks:
         for node in reversed(chain):
             attrib = node.attrib
             if node.tag == "noscript" or any(name in attrib for name in MARKED_ATTRIBUTES):
-                own = _cached_marks(node.tag, *(attrib.get(n) for n in MARKED_ATTRIBUTES))
+                own = self._marker(node.tag, *(attrib.get(n) for n in MARKED_ATTRIBUTES))
                 marks |= own
                 if own & STATED:
                     stated = (*stated, (self._paths.of(node)[1], own & STATED))
@@ -388,6 +394,7 @@ def segment(
     compiled: bool | None = None,
     max_blocks: int = DEFAULT_MAX_BLOCKS,
     marked: bool = False,
+    stated: bool = True,
     page_links_only: bool = False,
     drop_hidden_inline: bool = False,
 ) -> list[Segment]:
@@ -396,7 +403,10 @@ def segment(
     `compiled` picks the walker (default: the compiled one when it was built);
     both give the same blocks. Raises TooManyBlocks past `max_blocks`.
     `marked` fills each block's `marks` from its element's and its ancestors'
-    attributes (corpus_crawler.elementmarks) during the same walk.
+    attributes (corpus_crawler.elementmarks) during the same walk; with
+    `stated=False` only the hidden and furniture marks (no NEGATIVE or BODY, and
+    no `Segment.stated`): a preset that reads none of them does not weigh class
+    names for them.
 
     Two options of the `article` preset (off: jusText's walk):
     `page_links_only` counts an <a>'s text as link text only when it links to a
@@ -415,7 +425,8 @@ def segment(
             root,
             reference,
             max_blocks,
-            _cached_marks if marked else None,
+            # uncached: the compiled walk keeps its own cache per attribute set
+            (element_marks if stated else furniture_marks) if marked else None,
             Segment,
             page_links_only,
             drop_hidden_inline,
@@ -425,7 +436,7 @@ def segment(
         blocks = found
     else:
         blocks = _segment_python(
-            root, reference, max_blocks, marked, page_links_only, drop_hidden_inline
+            root, reference, max_blocks, marked, page_links_only, drop_hidden_inline, stated
         )
     if not reference and _CONTROL_CHARS.search("".join([b.text for b in blocks])) is not None:
         cleaned = [b._replace(text=block_text(_CONTROL_CHARS.sub("", b.text))) for b in blocks]
@@ -440,6 +451,7 @@ def _segment_python(
     marked: bool = False,
     page_links_only: bool = False,
     drop_hidden_inline: bool = False,
+    stated: bool = True,
 ) -> list[Segment]:
     raw = _walk_python(
         root,
@@ -451,12 +463,13 @@ def _segment_python(
     if len(raw) > max_blocks:
         raise TooManyBlocks(f"more than {max_blocks} blocks")
     paths = _Paths(root)
-    marks = _Marks(root, paths) if marked else None
+    marker = _cached_marks if stated else _cached_furniture_marks
+    marks = _Marks(root, paths, marker) if marked else None
     blocks = []
     for nodes, link_chars, anchor, images in raw:
         text = block_text("".join(nodes))
         if text or images:
             dom_path, xpath = paths.of(anchor)
-            block_marks, stated = (0, ()) if marks is None else marks.of(anchor)
-            blocks.append(Segment(text, link_chars, dom_path, xpath, images, block_marks, stated))
+            block_marks, above = (0, ()) if marks is None else marks.of(anchor)
+            blocks.append(Segment(text, link_chars, dom_path, xpath, images, block_marks, above))
     return blocks

@@ -115,6 +115,28 @@ def test_blocks_list_the_elements_above_them_that_state_a_mark(compiled: bool) -
     assert all(b.stated == () for b in segment(root, compiled=compiled))
 
 
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "python"])
+def test_a_walk_without_stated_marks_weighs_no_names(compiled: bool) -> None:
+    """`corpus` reads no stated mark: its walk skips them (and the class weights)
+    and gives the same blocks with the same hidden and furniture marks."""
+    root = dom.preprocess_seed(dom.parse(PAGE))
+    full = segment(root, compiled=compiled, marked=True)
+    plain = segment(root, compiled=compiled, marked=True, stated=False)
+    assert [b.stated for b in plain] == [()] * len(plain)
+    assert [b.marks for b in plain] == [b.marks & ~STATED for b in full]
+    assert [b._replace(marks=0, stated=()) for b in plain] == [
+        b._replace(marks=0, stated=()) for b in full
+    ]
+    assert any(b.stated for b in full)
+
+
+def test_each_preset_walks_with_the_marks_it_reads() -> None:
+    article = container_options(Preset.ARTICLE)
+    corpus = container_options(Preset.CORPUS)
+    assert article is not None and article.uses_stated
+    assert corpus is not None and not corpus.uses_stated
+
+
 @pytest.mark.parametrize("gold_set", ["readability", "cleanportaleval"])
 def test_both_walkers_state_the_same_elements_on_gold_pages(
     gold_pages: GoldPages, gold_set: str
