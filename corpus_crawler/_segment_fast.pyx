@@ -264,7 +264,7 @@ cdef class _Walk:
     # the blocks read so far
     cdef list blocks
     cdef long emitted, max_blocks
-    # elementmarks.element_marks (cached), or None when marks are not wanted
+    # elementmarks.element_marks or furniture_marks, or None when marks are not wanted
     cdef object marker
     cdef int anchor_marks
     cdef tuple anchor_stated
@@ -543,7 +543,6 @@ cdef int _own_marks(xmlNode* node, object marker) except -1:
 
 #: elementmarks.HIDDEN
 cdef int _HIDDEN = 1
-
 
 
 cdef bint _href_links_elsewhere(str href):

@@ -17,7 +17,7 @@ from types import ModuleType
 from typing import Any, NamedTuple
 
 from .config import ConfigError, JustextParams
-from .elementmarks import ASIDE, BODY, NEGATIVE
+from .elementmarks import ASIDE, BODY, NEGATIVE, WEIGHED_TAGS
 from .model import Paragraph, ParagraphClass
 from .segment import HEADING_TAGS, Segment
 
@@ -516,13 +516,7 @@ class ContainerOptions:
     @property
     def uses_marks(self) -> bool:
         """Whether the blocks need their elementmarks (segment(..., marked=True))."""
-        return (
-            self.drop_hidden
-            or self.skip_unlikely
-            or self.drop_hidden_inline
-            or self.article_body
-            or self.clean_negative_names
-        )
+        return self.drop_hidden or self.skip_unlikely or self.drop_hidden_inline or self.uses_stated
 
     @property
     def uses_stated(self) -> bool:
@@ -993,7 +987,8 @@ def sibling_paragraphs(
 
 
 #: The elements readability cleans conditionally (readability-lxml's `sanitize`).
-_CLEANED_TAGS = frozenset({"table", "ul", "div", "aside", "header", "footer", "section"})
+#: readability-lxml's `sanitize` cleans these (the same the walk weighs by name)
+_CLEANED_TAGS = WEIGHED_TAGS
 _LIST_TAGS = frozenset({"ul", "ol"})
 #: readability.js exempts lists, and elements whose text is over 90% lists, from
 #: the link-density test (a blog's bulleted notes link on every line)

@@ -489,4 +489,5 @@ def combined(
     # The corpus and article presets add the main-container evidence to the votes.
     if config.preset is Preset.CORPUS and not options.corpus_container_shifts:
         container = replace(container, inside_shift=0, region_shift=0, outside_shift=0)
-    return preset_passes(voted, params, container, furniture(segments), stated_elements(segments))
+    stated = stated_elements(segments) if container.uses_stated else None
+    return preset_passes(voted, params, container, furniture(segments), stated)

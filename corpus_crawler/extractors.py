@@ -119,9 +119,8 @@ def _justext(root: etree._Element, config: ExtractConfig) -> Extraction:
     stoplist, params = stoplist_and_params(language, config)
     paragraphs = classify_segments(segments, stoplist, params, reference=reference)
     if options is not None:
-        paragraphs = preset_passes(
-            paragraphs, params, options, furniture(segments), stated_elements(segments)
-        )
+        stated = stated_elements(segments) if options.uses_stated else None
+        paragraphs = preset_passes(paragraphs, params, options, furniture(segments), stated)
     return Extraction(paragraphs, language, confidence)
 
 
