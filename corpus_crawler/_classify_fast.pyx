@@ -26,7 +26,7 @@ from cpython.object cimport PyObject
 import dataclasses
 import types
 
-from .elementmarks import ASIDE
+from .elementmarks import ASIDE, BODY, NEGATIVE
 from .model import Paragraph, ParagraphClass
 
 cdef extern from "structmember.h":
@@ -480,11 +480,47 @@ CONTAINER_FIELDS = frozenset((
     "retry_takes_longest",
     # a <select>'s options score no container points
     "select_scores_nothing",
+    # the `article` preset's readability rules (issue 13, article1-6): segments of
+    # one template, sibling paragraphs one or more levels up, the semantic <main>
+    # and <article>, list items' link density, furniture outside the container,
+    # the fallback when nothing is kept, and what the page states about itself
+    "join_segments", "segment_link_density", "article_segment_share",
+    "join_sibling_paragraphs", "paragraph_levels", "article_region",
+    "linked_paragraphs_inside", "item_link_density", "semantic_main",
+    "furniture_outside", "fallback_to_container", "article_body", "clean_negative_names",
 ))
 
-#: classify._CLEANED_TAGS and classify._LIST_TAGS
-cdef frozenset _CLEANED_TAGS = frozenset({"table", "ul", "div", "aside", "header", "footer", "section"})
-cdef frozenset _LIST_TAGS = frozenset({"ul", "ol"})
+#: elementmarks.NEGATIVE and BODY, what an element states about itself
+cdef int _NEGATIVE = NEGATIVE
+cdef int _BODY = BODY
+#: classify._NEGATIVE_WEIGHT, twice: the score that keeps a negative element in
+cdef double _NEGATIVE_KEEP = 2 * 25.0
+#: classify._BODY_LINK_DENSITY
+cdef double _BODY_LINK_DENSITY = 0.1
+
+# what a node's tag is, as the rules ask (classify._tag compares whole tags)
+cdef enum:
+    K_P = 1
+    K_DIV = 2
+    K_ARTICLE = 4
+    K_MAIN = 8
+    K_CLEANED = 16      # classify._CLEANED_TAGS (readability's `sanitize`)
+    K_LIST = 32         # classify._LIST_TAGS
+    K_TRIM = 64         # classify._ARTICLE_TRIM: a header, footer or aside step
+
+cdef dict _KINDS = {
+    "p": K_P,
+    "div": K_DIV | K_CLEANED,
+    "article": K_ARTICLE,
+    "main": K_MAIN,
+    "table": K_CLEANED,
+    "ul": K_CLEANED | K_LIST,
+    "ol": K_LIST,
+    "aside": K_CLEANED | K_TRIM,
+    "header": K_CLEANED | K_TRIM,
+    "footer": K_CLEANED | K_TRIM,
+    "section": K_CLEANED,
+}
 
 cdef enum:
     F_TEXT = 0
@@ -546,6 +582,13 @@ cdef class _Nodes:
     cdef long long* commas        # commas in the subtree (conditional cleaning only)
     cdef long long* listed        # characters in lists below the node (the same)
     cdef bint* cleaned            # the node or an ancestor is cleaned out of the container
+    cdef int* kinds               # K_* bits of the node's tag
+    cdef int* marks               # elementmarks.STATED bits the element states
+    cdef bint* counted            # a scored-over block lies at or below it (_Subtrees.chars)
+    cdef bint* wraps              # a counted node lies directly below it
+    cdef bint* extra              # a sibling paragraph joined above the container's parent
+    cdef char* framed             # 1: in the <article> frame, 2: in its header/footer/aside
+    cdef double held              # the containers' points, as classify.main_region sums them
     cdef dict ids                 # xpath -> node id
     cdef list paths               # node id -> xpath
 
@@ -568,6 +611,12 @@ cdef class _Nodes:
         PyMem_Free(self.commas)
         PyMem_Free(self.listed)
         PyMem_Free(self.cleaned)
+        PyMem_Free(self.kinds)
+        PyMem_Free(self.marks)
+        PyMem_Free(self.counted)
+        PyMem_Free(self.wraps)
+        PyMem_Free(self.extra)
+        PyMem_Free(self.framed)
 
     cdef int _grow(self) except -1:
         cdef Py_ssize_t cap = max(64, 2 * self.cap)
@@ -611,8 +660,9 @@ cdef class _Nodes:
         return parent
 
     cdef int allocate(self) except -1:
-        """Room for the sums, once every node is made."""
-        cdef Py_ssize_t n = max(self.count, 1)
+        """Room for the sums, once every node is made; each node's kind."""
+        cdef Py_ssize_t n = max(self.count, 1), node
+        cdef str step
         self.chars = <long long*>PyMem_Malloc(n * sizeof(long long))
         self.links = <long long*>PyMem_Malloc(n * sizeof(long long))
         self.points = <double*>PyMem_Malloc(n * sizeof(double))
@@ -626,10 +676,30 @@ cdef class _Nodes:
         self.commas = <long long*>PyMem_Malloc(n * sizeof(long long))
         self.listed = <long long*>PyMem_Malloc(n * sizeof(long long))
         self.cleaned = <bint*>PyMem_Malloc(n * sizeof(bint))
+        self.kinds = <int*>PyMem_Malloc(n * sizeof(int))
+        self.marks = <int*>PyMem_Malloc(n * sizeof(int))
+        self.counted = <bint*>PyMem_Malloc(n * sizeof(bint))
+        self.wraps = <bint*>PyMem_Malloc(n * sizeof(bint))
+        self.extra = <bint*>PyMem_Malloc(n * sizeof(bint))
+        self.framed = <char*>PyMem_Malloc(n * sizeof(char))
         if not (self.chars and self.links and self.points and self.score and self.final_score
                 and self.scored and self.has_score and self.chosen and self.inside
-                and self.in_region and self.commas and self.listed and self.cleaned):
+                and self.in_region and self.commas and self.listed and self.cleaned
+                and self.kinds and self.marks and self.counted and self.wraps and self.extra
+                and self.framed):
             raise MemoryError()
+        for node in range(self.count):
+            step = <str>self.paths[node]
+            step = step[step.rfind("/") + 1:]
+            bracket = step.find("[")
+            kind = _KINDS.get(step[:bracket] if bracket >= 0 else step, 0)
+            if bracket < 0:
+                # classify._in_trim looks for "/header[": a step without an index is none
+                kind &= ~K_TRIM
+            self.kinds[node] = kind
+            self.marks[node] = 0
+            self.extra[node] = False
+            self.framed[node] = 0
         return 0
 
     cdef inline void add_score(self, Py_ssize_t node, double value) noexcept:
@@ -639,6 +709,22 @@ cdef class _Nodes:
             self.scored[self.scored_count] = node
             self.scored_count += 1
         self.score[node] = self.score[node] + value
+
+    cdef inline bint below(self, Py_ssize_t node, Py_ssize_t ancestor) noexcept:
+        """Is `ancestor` strictly above `node`? (path.startswith(ancestor + "/"))"""
+        node = self.parent[node]
+        while node >= 0:
+            if node == ancestor:
+                return True
+            node = self.parent[node]
+        return False
+
+    cdef inline Py_ssize_t above(self, Py_ssize_t node, int kinds) noexcept:
+        """The nearest node strictly above `node` of one of `kinds` (-1: none)."""
+        node = self.parent[node]
+        while node >= 0 and not self.kinds[node] & kinds:
+            node = self.parent[node]
+        return node
 
 
 cdef struct Candidate:
@@ -652,6 +738,21 @@ cdef struct Candidate:
     bint aside           # in an aside (elementmarks.ASIDE), left out of the retry too
     long long commas     # its commas (counted for the conditional cleaning only)
     Py_ssize_t list_top  # the node above its outermost list (-1: none; cleaning only)
+    bint sibling         # readability's sibling-paragraph test (classify.sibling_paragraphs)
+
+
+cdef struct Rules:
+    # what the choice of the container reads of ContainerOptions
+    double share
+    bint tag_scores
+    double sibling_share
+    double sibling_min_score
+    bint article_body
+    bint semantic_main
+    bint join_segments
+    double segment_link_density
+    double article_segment_share
+    bint join_paragraphs
 
 
 cdef enum:
@@ -662,14 +763,15 @@ cdef enum:
 
 
 cdef int _subtrees(
-    _Nodes nodes, const Candidate* blocks, Py_ssize_t n, int skips, double share,
-    bint tag_scores, dict tag_table,
+    _Nodes nodes, const Candidate* blocks, Py_ssize_t n, int skips, const Rules* rules,
+    dict tag_table,
 ) except -1:
     """classify._Subtrees: characters, link characters and points per subtree,
     and each candidate's score (from its children and grandchildren); `skips`
     leaves out no block, the furniture, or the asides (elementmarks.ASIDE) only."""
     cdef Py_ssize_t i, node, parent, count = nodes.count
     cdef const Candidate* b
+    cdef double share = rules.share
     for node in range(count):
         nodes.chars[node] = 0
         nodes.links[node] = 0
@@ -677,12 +779,15 @@ cdef int _subtrees(
         nodes.has_score[node] = False
         nodes.commas[node] = 0
         nodes.listed[node] = 0
+        nodes.counted[node] = False
+        nodes.wraps[node] = False
     nodes.scored_count = 0
     for i in range(n):
         b = &blocks[i]
         if (skips == SKIP_FURNITURE and b.skipped) or (skips == SKIP_ASIDES and b.aside):
             continue
         node = b.node
+        nodes.counted[node] = True
         nodes.chars[node] += b.length
         nodes.links[node] += b.link_chars
         nodes.commas[node] += b.commas
@@ -708,7 +813,10 @@ cdef int _subtrees(
             nodes.links[parent] += nodes.links[node]
             nodes.commas[parent] += nodes.commas[node]
             nodes.points[parent] = nodes.points[parent] + nodes.points[node]
-    if tag_scores:
+            if nodes.counted[node]:
+                nodes.counted[parent] = True
+                nodes.wraps[parent] = True
+    if rules.tag_scores:
         for i in range(nodes.scored_count):
             node = nodes.scored[i]
             nodes.score[node] = nodes.score[node] + <double>tag_table.get(
@@ -724,12 +832,64 @@ cdef str _tag(str xpath):
     return step[:bracket] if bracket >= 0 else step
 
 
+cdef bint _same_template(str best, str other) except -1:
+    """classify._same_template: the same tags below the point where the paths part
+    (a template of bare <div>s only at the same depth)."""
+    cdef list best_steps = best.split("/")
+    cdef list other_steps = other.split("/")
+    cdef Py_ssize_t common = 0, k, deeper
+    cdef Py_ssize_t shorter = min(len(best_steps), len(other_steps))
+    while common < shorter and best_steps[common] == other_steps[common]:
+        common += 1
+    cdef list own = [_tag(<str>step) for step in best_steps[common + 1:]]
+    deeper = len(other_steps) - len(best_steps)
+    if not own or deeper < 0:
+        return False
+    if deeper:
+        for tag in own:
+            if tag != "div":
+                break
+        else:
+            return False
+    cdef Py_ssize_t start = len(other_steps) - len(own)
+    for k in range(len(own)):
+        if _tag(<str>other_steps[start + k]) != own[k]:
+            return False
+    return True
+
+
+cdef Py_ssize_t _semantic_main(_Nodes nodes, Py_ssize_t best) noexcept:
+    """classify.semantic_main: the <main> above the best candidate when the
+    candidate is in no <article> and the <main> holds at least 500 characters,
+    twice the candidate's, with link density <= 0.15."""
+    cdef Py_ssize_t node = best, main
+    cdef long long length, needed
+    while node >= 0:
+        if nodes.kinds[node] & K_ARTICLE:
+            return best
+        node = nodes.parent[node]
+    main = nodes.above(best, K_MAIN)
+    if main < 0:
+        return best
+    length = nodes.chars[main]
+    needed = 2 * nodes.chars[best]
+    if needed < 500:
+        needed = 500
+    if length < needed:
+        return best
+    if <double>nodes.links[main] > 0.15 * <double>length:
+        return best
+    return main
+
+
 cdef Py_ssize_t _main_containers(
-    _Nodes nodes, double sibling_min_score, double sibling_share
-) noexcept:
-    """classify.main_containers: marks the chosen nodes; the best one (-1: none)."""
-    cdef Py_ssize_t i, node, best = -1, parent
-    cdef double value, threshold, chars
+    _Nodes nodes, const Rules* rules, list bodies, const Candidate* blocks, Py_ssize_t n
+) except -2:
+    """classify.main_containers: marks the chosen nodes and sums their points into
+    `nodes.held` (a sibling paragraph's node once per block, as the Python list of
+    containers holds it); the best one (-1: none)."""
+    cdef Py_ssize_t i, node, best = -1, parent, frame, body
+    cdef double value, threshold, segment_threshold, chars, best_score
     for node in range(nodes.count):
         nodes.chosen[node] = False
     for i in range(nodes.scored_count):
@@ -744,15 +904,70 @@ cdef Py_ssize_t _main_containers(
             best = node
     if best < 0:
         return -1
-    threshold = nodes.final_score[best] * sibling_share
-    if not threshold > sibling_min_score:
-        threshold = sibling_min_score
+    if rules.article_body and bodies:
+        # classify.article_body: the first best-scoring body, in the page's order
+        body = -1
+        for item in bodies:
+            node = <Py_ssize_t>item
+            if nodes.has_score[node] and (
+                <double>nodes.links[node] <= _BODY_LINK_DENSITY * <double>nodes.chars[node]
+            ):
+                if body < 0 or nodes.final_score[node] > nodes.final_score[body]:
+                    body = node
+        if body >= 0:
+            best = body
+    if rules.semantic_main:
+        best = _semantic_main(nodes, best)
+    best_score = nodes.final_score[best] if nodes.has_score[best] else 0.0
+    threshold = best_score * rules.sibling_share
+    if not threshold > rules.sibling_min_score:
+        threshold = rules.sibling_min_score
     parent = nodes.parent[best]
     nodes.chosen[best] = True
+    nodes.held = nodes.points[best]
     for i in range(nodes.scored_count):
         node = nodes.scored[i]
-        if nodes.final_score[node] >= threshold and nodes.parent[node] == parent:
+        if node != best and nodes.final_score[node] >= threshold and nodes.parent[node] == parent:
             nodes.chosen[node] = True
+            nodes.held = nodes.held + nodes.points[node]
+    if rules.join_segments:
+        # classify.article_segments
+        frame = nodes.above(best, K_ARTICLE | K_MAIN)
+        segment_threshold = threshold
+        if frame >= 0 and nodes.kinds[frame] & K_ARTICLE:
+            segment_threshold = best_score * rules.article_segment_share
+            if not segment_threshold > rules.sibling_min_score:
+                segment_threshold = rules.sibling_min_score
+        for i in range(nodes.scored_count):
+            node = nodes.scored[i]
+            if (
+                nodes.final_score[node] < segment_threshold
+                or node == best
+                or nodes.parent[node] == parent
+            ):
+                continue
+            if frame >= 0 and not nodes.below(node, frame):
+                continue
+            if nodes.chars[node] and (
+                <double>nodes.links[node] / <double>nodes.chars[node] > rules.segment_link_density
+            ):
+                continue
+            if not _same_template(<str>nodes.paths[best], <str>nodes.paths[node]):
+                continue
+            nodes.chosen[node] = True
+            nodes.held = nodes.held + nodes.points[node]
+    if rules.join_paragraphs and parent >= 0:
+        # classify.sibling_paragraphs: tested against the containers chosen so
+        # far; two blocks of one element are two entries of the Python list
+        for i in range(n):
+            node = blocks[i].node
+            if blocks[i].sibling and nodes.parent[node] == parent and not nodes.chosen[node]:
+                nodes.extra[node] = True
+                nodes.held = nodes.held + nodes.points[node]
+        for node in range(nodes.count):
+            if nodes.extra[node]:
+                nodes.chosen[node] = True
+                nodes.extra[node] = False
     return best
 
 
@@ -772,26 +987,74 @@ cdef void _mark_region(_Nodes nodes, Py_ssize_t region) noexcept:
         nodes.in_region[node] = node == region or (parent >= 0 and nodes.in_region[parent])
 
 
-cdef int _mark_cleaned(_Nodes nodes, bint clean, double limit) except -1:
-    """classify.cleaned_elements per node (with its subtree): below a chosen
-    node, a table/ul/div/aside/header/footer/section with fewer than 10 commas,
-    not a list nor over 90% lists, and link density above `limit`."""
+cdef void _mark_frame(_Nodes nodes, Py_ssize_t frame) noexcept:
+    """classify.container_pass's article_region per node: 1 for the <article>
+    frame and what lies below it, 2 below a header, footer or aside inside it."""
+    cdef Py_ssize_t node, parent
+    cdef char state
+    for node in range(nodes.count):
+        parent = nodes.parent[node]
+        if node == frame:
+            state = 1
+        elif parent < 0 or nodes.framed[parent] == 0:
+            state = 0
+        elif nodes.framed[parent] == 2 or nodes.kinds[node] & K_TRIM:
+            state = 2
+        else:
+            state = 1
+        nodes.framed[node] = state
+
+
+cdef void _mark_paragraphs_above(
+    _Nodes nodes, Py_ssize_t best, const Candidate* blocks, Py_ssize_t n, long long levels
+) noexcept:
+    """classify.ancestor_paragraphs: `nodes.extra` for the sibling paragraphs of
+    the container's grandparent and `levels` - 2 elements above it."""
+    cdef Py_ssize_t i, node, above = nodes.parent[best]
+    cdef long long level
+    if above >= 0:
+        above = nodes.parent[above]
+    for level in range(levels - 1):
+        if above < 0:
+            break
+        for i in range(n):
+            node = blocks[i].node
+            if blocks[i].sibling and nodes.parent[node] == above and not nodes.chosen[node]:
+                nodes.extra[node] = True
+        above = nodes.parent[above]
+
+
+cdef int _mark_cleaned(_Nodes nodes, bint clean, double limit, bint negative) except -1:
+    """classify.cleaned_elements and negative_elements per node (with its
+    subtree): below a chosen node, a table/ul/div/aside/header/footer/section
+    with fewer than 10 commas, not a list nor over 90% lists, and link density
+    above `limit`; or (`negative`) an element whose class and id weigh under
+    zero, scoring under twice their weight, that is not a <div> of phrasing
+    content alone."""
     cdef Py_ssize_t node, parent
     cdef long long length
-    cdef str tag
+    cdef int kind
+    cdef double score
     for node in range(nodes.count):
         parent = nodes.parent[node]
         if parent >= 0 and nodes.cleaned[parent]:
             nodes.cleaned[node] = True
             continue
         nodes.cleaned[node] = False
-        if not clean or parent < 0 or not nodes.inside[parent]:
+        if parent < 0 or not nodes.inside[parent]:
             continue
         length = nodes.chars[node]
-        if not length or nodes.commas[node] >= 10:
+        if not length:
             continue
-        tag = _tag(<str>nodes.paths[node])
-        if tag not in _CLEANED_TAGS or tag in _LIST_TAGS:
+        kind = nodes.kinds[node]
+        if negative and nodes.marks[node] & _NEGATIVE:
+            score = nodes.score[node] if nodes.has_score[node] else 0.0
+            if score < _NEGATIVE_KEEP and (not kind & K_DIV or nodes.wraps[node]):
+                nodes.cleaned[node] = True
+                continue
+        if not clean or nodes.commas[node] >= 10:
+            continue
+        if not kind & K_CLEANED or kind & K_LIST:
             continue
         if <double>nodes.listed[node] > 0.9 * <double>length:
             continue
@@ -806,6 +1069,16 @@ cdef bint _ruled_bad(object paragraph, bint direct) except -1:
         return True
     cdef str text = <str>_field(paragraph, F_TEXT, direct)
     return "\u00a9" in text or "&copy" in text
+
+
+cdef bint _fallback_keeps(object paragraph, double limit, bint direct) except -1:
+    """classify._fallback_kept for one block of the candidate: text, not a link
+    list, not ruled bad."""
+    return (
+        bool(_field(paragraph, F_TEXT, direct))
+        and <double>_field(paragraph, F_LINK_DENSITY, direct) <= limit
+        and not _ruled_bad(paragraph, direct)
+    )
 
 
 cdef object _reclassified(object paragraph, int cf, int final, bint direct):
@@ -829,27 +1102,37 @@ cdef object _reclassified(object paragraph, int cf, int final, bint direct):
 
 cdef Py_ssize_t _main_region(_Nodes nodes, Py_ssize_t best, double region_share) noexcept:
     """classify.main_region: the region's node."""
-    cdef Py_ssize_t top = best, region = best, i, node
-    cdef double needed, held = 0
+    cdef Py_ssize_t top = best, region = best
+    cdef double needed, held = nodes.held
     while nodes.parent[top] >= 0:
         top = nodes.parent[top]
     needed = region_share * nodes.points[top]
-    # best first, then the siblings in the order they were scored, as the
-    # Python list of containers is summed
-    held = held + nodes.points[best]
-    for i in range(nodes.scored_count):
-        node = nodes.scored[i]
-        if nodes.chosen[node] and node != best:
-            held = held + nodes.points[node]
     while held < needed and nodes.parent[region] >= 0:
         region = nodes.parent[region]
         held = nodes.points[region]
     return region
 
 
+cdef bint _sentence_end(str text):
+    # classify._SENTENCE_END: "\.( |$)", where $ also matches before a final newline
+    return text.find(". ") >= 0 or text.endswith(".") or text.endswith(".\n")
+
+
+cdef Py_ssize_t _choose(
+    _Nodes nodes, const Rules* rules, list bodies, const Candidate* blocks, Py_ssize_t n,
+    int skips, dict tag_table,
+) except -2:
+    """The sums without the blocks `skips` leaves out, the chosen nodes and who
+    is inside them: classify._chosen_container's one attempt."""
+    _subtrees(nodes, blocks, n, skips, rules, tag_table)
+    cdef Py_ssize_t best = _main_containers(nodes, rules, bodies, blocks, n)
+    _mark_inside(nodes)
+    return best
+
+
 def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores,
                    templated=None, relaxed=None, functional=None, ad_labels=None,
-                   credited=None):
+                   credited=None, stated=None, bint furniture=False):
     """classify.container_pass for a non-empty tuple of Paragraphs and options
     with at least one shift; `unlikely` is the furniture flags only when they are
     used for scoring (skip_unlikely and some block is furniture), else None;
@@ -859,16 +1142,28 @@ def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores,
     `functional` is classify.function_blocks' flags when options.function_max_length
     is on, else None; `ad_labels` is classify._AD_OR_LOADING when
     options.drop_ad_labels is on, else None; `credited` is classify.credit_classes'
-    list when options.credits_inside is on, else None."""
+    list when options.credits_inside is on, else None; `stated` is
+    segment.stated_elements' map (xpath -> elementmarks.STATED bits) or None;
+    `furniture`: whether any block is page furniture (the fallback keeps
+    nothing on such a page when no container scores)."""
     cdef Py_ssize_t n = len(paragraphs)
     # whole-number options past any real length are clamped to what a C long holds
     cdef long long min_length = min(options.min_block_length, _LIMIT)
     cdef long long per_point = min(options.length_per_point, _LIMIT)
     cdef long long max_length_points = min(options.max_length_points, _LIMIT)
-    cdef double share = options.grandparent_share
-    cdef double sibling_share = options.sibling_share
-    cdef double sibling_min_score = options.sibling_min_score
+    cdef Rules rules
+    rules.share = options.grandparent_share
+    rules.tag_scores = options.tag_scores
+    rules.sibling_share = options.sibling_share
+    rules.sibling_min_score = options.sibling_min_score
+    rules.article_body = options.article_body
+    rules.semantic_main = options.semantic_main
+    rules.join_segments = options.join_segments
+    rules.segment_link_density = options.segment_link_density
+    rules.article_segment_share = options.article_segment_share
+    rules.join_paragraphs = options.join_sibling_paragraphs
     cdef double max_link_density = options.max_link_density
+    cdef double item_link_density = options.item_link_density
     cdef double region_share = options.region_share
     cdef int inside_shift = options.inside_shift
     cdef int region_shift = options.region_shift
@@ -880,25 +1175,34 @@ def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores,
     cdef bint use_functions = functional is not None and options.function_max_length != 0
     cdef bint clean = options.clean_conditionally
     cdef double clean_limit = options.clean_link_density
+    cdef bint clean_negative = options.clean_negative_names and bool(stated)
     cdef bint use_credits = credited is not None and options.credits_inside
     cdef bint linked_prose = options.linked_prose_inside
+    cdef bint linked_paragraphs = options.linked_paragraphs_inside
+    cdef bint furniture_outside = options.furniture_outside
+    cdef bint fallback = options.fallback_to_container
+    cdef bint article_region = options.article_region
+    cdef long long levels = min(options.paragraph_levels, _LIMIT)
     cdef long long length_high = min(params.length_high, _LIMIT)
     cdef double stopwords_high = params.stopwords_high
+    cdef double link_density
     cdef bint prose
     cdef bint is_inside, is_region
     cdef Py_ssize_t cut, cut_ol
     cdef str xpath
     cdef double params_max_link_density = params.max_link_density
     cdef long long min_container_chars = min(options.min_container_chars, _LIMIT)
-    cdef bint tag_scores_on = options.tag_scores
     cdef bint use_skips = unlikely is not None
+    cdef bint skips_left = False
     cdef bint keep_asides_out = options.retry_keeps_asides_out
     cdef bint asides_out = False
     cdef bint takes_longest = options.retry_takes_longest
     cdef bint no_select_points = options.select_scores_nothing
-    cdef Py_ssize_t first_best
+    cdef bint framed = False
+    cdef Py_ssize_t first_best, frame
     cdef long long retried_held
     cdef object mark
+    cdef list bodies = []
     cdef bint no_headings = params.no_headings
     cdef long max_distance = min(params.max_heading_distance, _LIMIT)
     cdef bint direct = _fast_paragraphs
@@ -936,9 +1240,10 @@ def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores,
     cdef int* moved = <int*>PyMem_Malloc(n * sizeof(int))
     cdef long* lengths = <long*>PyMem_Malloc(n * sizeof(long))
     cdef bint* headings = <bint*>PyMem_Malloc(n * sizeof(bint))
+    cdef bint* insides = <bint*>PyMem_Malloc(n * sizeof(bint))
     try:
         if not (blocks and classes and finals and old_finals and old_cf and moved and lengths
-                and headings):
+                and headings and insides):
             raise MemoryError()
         for i in range(n):
             if i & 4095 == 4095:
@@ -949,6 +1254,7 @@ def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores,
             b.node = nodes.node(xpath)
             b.commas = 0
             b.list_top = -1
+            b.sibling = False
             if clean:
                 cut = xpath.find("/ul[")
                 cut_ol = xpath.find("/ol[")
@@ -960,7 +1266,8 @@ def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores,
             length = _field(p, F_LENGTH, direct)
             b.length = length
             b.link_chars = _field(p, F_LINK_CHARS, direct)
-            b.low_links = <double>_field(p, F_LINK_DENSITY, direct) <= max_link_density
+            link_density = _field(p, F_LINK_DENSITY, direct)
+            b.low_links = link_density <= max_link_density
             if use_skips:
                 mark = unlikely[i]
                 b.skipped = bool(mark)
@@ -982,16 +1289,38 @@ def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores,
                 b.commas = count
                 if length >= min_length and not headings[i] and not (
                     no_select_points and _field(p, F_IN_SELECT, direct)
+                ) and not (
+                    # classify._Subtrees: a list item with too many links scores nothing
+                    link_density > item_link_density
+                    and xpath.startswith("li[", xpath.rfind("/") + 1)
                 ):
                     b.points = 1 + min(length // per_point, max_length_points) + count
+            if rules.join_paragraphs:
+                # classify.sibling_paragraphs' test, which does not depend on the choice
+                if length > 80:
+                    b.sibling = link_density < 0.25
+                else:
+                    b.sibling = b.link_chars == 0 and _sentence_end(
+                        <str>_field(p, F_TEXT, direct)
+                    )
         nodes.allocate()
+        if rules.join_paragraphs:
+            for i in range(n):
+                if blocks[i].sibling and not nodes.kinds[blocks[i].node] & (K_P | K_DIV):
+                    blocks[i].sibling = False
+        if stated:
+            for path, bits in stated.items():
+                found = nodes.ids.get(path)
+                if found is not None:
+                    nodes.marks[<Py_ssize_t>found] = bits
+                    if bits & _BODY:
+                        bodies.append(found)
 
-        _subtrees(
-            nodes, blocks, n, SKIP_FURNITURE if use_skips else SKIP_NONE, share,
-            tag_scores_on, tag_scores,
+        best = _choose(
+            nodes, &rules, bodies, blocks, n, SKIP_FURNITURE if use_skips else SKIP_NONE,
+            tag_scores,
         )
-        best = _main_containers(nodes, sibling_min_score, sibling_share)
-        _mark_inside(nodes)
+        skips_left = use_skips
         if use_skips:
             # readability's retry: too little text chosen without the furniture
             held = 0
@@ -999,7 +1328,7 @@ def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores,
                 if nodes.inside[blocks[i].node] and not blocks[i].skipped:
                     held += blocks[i].length
             if held < min_container_chars:
-                use_skips = False
+                skips_left = False
                 # classify.container_pass: asides stay out when asked
                 asides_out = False
                 if keep_asides_out:
@@ -1008,12 +1337,10 @@ def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores,
                             asides_out = True
                             break
                 first_best = best
-                _subtrees(
-                    nodes, blocks, n, SKIP_ASIDES if asides_out else SKIP_NONE, share,
-                    tag_scores_on, tag_scores,
+                best = _choose(
+                    nodes, &rules, bodies, blocks, n, SKIP_ASIDES if asides_out else SKIP_NONE,
+                    tag_scores,
                 )
-                best = _main_containers(nodes, sibling_min_score, sibling_share)
-                _mark_inside(nodes)
                 if takes_longest and first_best >= 0:
                     retried_held = 0
                     for i in range(n):
@@ -1022,26 +1349,40 @@ def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores,
                     if retried_held < held:
                         # classify.container_pass: the longest attempt wins
                         asides_out = False
-                        _subtrees(
-                            nodes, blocks, n, SKIP_FURNITURE, share, tag_scores_on, tag_scores,
+                        skips_left = True
+                        best = _choose(
+                            nodes, &rules, bodies, blocks, n, SKIP_FURNITURE, tag_scores,
                         )
-                        best = _main_containers(nodes, sibling_min_score, sibling_share)
-                        _mark_inside(nodes)
         if best < 0:
+            if fallback and not furniture:
+                return _kept_without_container(paragraphs, old_finals, max_link_density, direct)
             return paragraphs
         region = _main_region(nodes, best, region_share)
 
         _mark_region(nodes, region)
+        if article_region:
+            frame = nodes.above(best, K_ARTICLE)
+            if frame >= 0 and nodes.below(region, frame):
+                # the author's <article> around the container is the article's region
+                _mark_frame(nodes, frame)
+                framed = True
+        if levels > 1 and rules.join_paragraphs:
+            _mark_paragraphs_above(nodes, best, blocks, n, levels)
         # what readability's cleaning drops from its article is outside it here
-        _mark_cleaned(nodes, clean, clean_limit)
+        _mark_cleaned(nodes, clean, clean_limit, clean_negative)
         for i in range(n):
             b = &blocks[i]
-            is_inside = nodes.inside[b.node] and not nodes.cleaned[b.node]
-            is_region = nodes.in_region[b.node] and not nodes.cleaned[b.node]
-            if asides_out and b.aside:
-                # classify.container_pass: nor part of the container chosen again
+            is_inside = (nodes.inside[b.node] or nodes.extra[b.node]) and not nodes.cleaned[b.node]
+            is_region = (
+                nodes.in_region[b.node]
+                or (framed and nodes.framed[b.node] == 1 and not headings[i])
+            ) and not nodes.cleaned[b.node]
+            if (asides_out and b.aside) or (furniture_outside and skips_left and b.skipped):
+                # classify.container_pass: readability removed these before it
+                # chose, or the container chosen again keeps them out
                 is_inside = False
                 is_region = False
+            insides[i] = is_inside
             if is_inside:
                 # classify._linked_prose
                 prose = (
@@ -1049,7 +1390,11 @@ def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores,
                     and b.length >= length_high
                     and <double>_field(paragraphs[i], F_STOPWORD_DENSITY, direct) >= stopwords_high
                 )
-                steps = inside_shift if b.low_links or prose else 0
+                steps = (
+                    inside_shift
+                    if b.low_links or prose or (linked_paragraphs and nodes.kinds[b.node] & K_P)
+                    else 0
+                )
             elif is_region:
                 steps = region_shift
             else:
@@ -1094,10 +1439,23 @@ def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores,
             changed = changed or cls != old_cf[i]
             moved[i] = cls
             classes[i] = cls
+        if changed:
+            _later_phases(classes, headings, lengths, finals, n, max_distance,
+                          not no_headings, not no_headings)
+        else:
+            for i in range(n):
+                finals[i] = old_finals[i]
+        if fallback and _none_good(finals, n):
+            # classify.container_pass: nothing kept, the container's blocks are
+            count = 0
+            for i in range(n):
+                if insides[i] and _fallback_keeps(paragraphs[i], max_link_density, direct):
+                    moved[i] = C_GOOD
+                    finals[i] = C_GOOD
+                    count += 1
+            changed = changed or count > 0
         if not changed:
             return paragraphs
-        _later_phases(classes, headings, lengths, finals, n, max_distance,
-                      not no_headings, not no_headings)
         result = [None] * n
         for i in range(n):
             p = paragraphs[i]
@@ -1115,6 +1473,35 @@ def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores,
         PyMem_Free(moved)
         PyMem_Free(lengths)
         PyMem_Free(headings)
+        PyMem_Free(insides)
+
+
+cdef bint _none_good(const int* finals, Py_ssize_t n) noexcept:
+    cdef Py_ssize_t i
+    for i in range(n):
+        if finals[i] == C_GOOD:
+            return False
+    return True
+
+
+cdef tuple _kept_without_container(
+    tuple paragraphs, const int* old_finals, double limit, bint direct
+):
+    """classify._kept_without_container, on a page with no furniture: when
+    nothing is kept and nothing scored, every block with text is, unless some
+    block is a link list or ruled bad."""
+    cdef Py_ssize_t i, n = len(paragraphs)
+    if not _none_good(old_finals, n):
+        return paragraphs
+    for p in paragraphs:
+        if _field(p, F_TEXT, direct) and (
+            <double>_field(p, F_LINK_DENSITY, direct) > limit or _ruled_bad(p, direct)
+        ):
+            return paragraphs
+    return tuple(
+        _reclassified(p, C_GOOD, C_GOOD, direct) if _fallback_keeps(p, limit, direct) else p
+        for p in paragraphs
+    )
 
 
 # --------------------------------------------------------------------------- function blocks

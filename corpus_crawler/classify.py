@@ -1386,6 +1386,8 @@ def container_pass(
             else None,
             _AD_OR_LOADING if options.drop_ad_labels else None,
             credit_classes(paragraphs, params, options) if options.credits_inside else None,
+            stated if options.uses_stated else None,
+            options.fallback_to_container and unlikely is not None and any(unlikely),
         )
     choice = _chosen_container(paragraphs, options, skipped, stated)
     subtrees, containers, inside = choice.subtrees, choice.containers, choice.inside

@@ -239,8 +239,8 @@ def test_the_article_preset_reads_both_and_the_corpus_preset_neither() -> None:
     corpus = container_options(Preset.CORPUS)
     assert article is not None and article.article_body and article.clean_negative_names
     assert corpus is not None and not corpus.article_body and not corpus.clean_negative_names
-    # the compiled pass does not know them: the article preset runs the Python pass
-    assert not compiled_container_pass(article)
+    # the compiled pass knows them: the article preset runs compiled
+    assert compiled_container_pass(article)
     html = _slideshow_page()
     kept = extract(html, config=ExtractConfig(preset=Preset.ARTICLE, language="en")).text
     assert "The council met" in kept
