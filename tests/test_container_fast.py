@@ -655,3 +655,28 @@ def test_an_article_header_is_a_header_step_with_its_index() -> None:
     fast, slow = both(paragraphs, JustextParams(), options, None)
     assert fast == slow
     assert [p.cf_class for p in slow][2:] == [ParagraphClass.NEAR_GOOD, ParagraphClass.SHORT]
+
+
+def test_the_fallback_without_a_container_in_both() -> None:
+    """No block reaches readability's 25 characters, so nothing scores and no
+    block is kept: `fallback_to_container` keeps a short note's lines (headings
+    included), but not on a page with a link list or a copyright line, nor on
+    one with furniture. Random pages seldom reach it: their link densities veto it."""
+    lines = ("A short note.", "Back on Monday.", "Thanks, all.")
+    paragraphs = tuple(
+        _block(f"/html[1]/body[1]/div[1]/p[{i}]", text, ParagraphClass.SHORT)
+        for i, text in enumerate(lines, start=1)
+    )
+    options = ContainerOptions(inside_shift=2, fallback_to_container=True)
+    fast, slow = both(paragraphs, JustextParams(), options, None)
+    assert fast == slow
+    assert all(p.cf_class is p.final_class is ParagraphClass.GOOD for p in slow)
+    # page furniture anywhere: a navigation page, nothing kept
+    fast, slow = both(paragraphs, JustextParams(), options, [0, 0, 2])
+    assert fast == slow == paragraphs
+    # a link list or a copyright line: the same
+    linked = dataclasses.replace(paragraphs[2], link_chars=10, link_density=10 / 12)
+    for last in (linked, _block("/html[1]/body[1]/div[1]/p[3]", "\u00a9 2006 Me")):
+        page = (*paragraphs[:2], last)
+        fast, slow = both(page, JustextParams(), options, None)
+        assert fast == slow == page
