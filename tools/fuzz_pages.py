@@ -14,7 +14,9 @@ Pages: tag soup from a grammar of HTML elements, attributes, entities and
 broken markup; then mutations (byte flips, cuts, splices, repeated chunks,
 deep nesting, huge attributes and URLs, hostile `<base>`/meta-refresh/href
 values, wrong encodings and BOMs). With `--gold`, pages of a folder of real HTML
-(e.g. the unpacked gold set) are mutated too.
+(e.g. the unpacked gold set) are mutated too. The pages take turns through four
+extractions (CONFIGS): `seed`, `reference`, and the `corpus` and `article` presets with
+their marked walk and container pass.
 """
 
 from __future__ import annotations
@@ -246,9 +248,13 @@ class FuzzReport:
         return "\n".join(lines)
 
 
+#: The pages take turns: the library's default, jusText's, and the two presets with
+#: a container pass (`corpus` is what a crawl's workers run by default).
 CONFIGS = (
     ExtractConfig(language="auto", preset=Preset.SEED),
     ExtractConfig(language="en", preset=Preset.REFERENCE),
+    ExtractConfig(language="auto", preset=Preset.CORPUS),
+    ExtractConfig(language="en", preset=Preset.ARTICLE),
 )
 
 
