@@ -22,7 +22,9 @@ cannot restart), with the same spider, scope, concurrency and robots.txt:
     process's writer thread instead (the format pipeline left out), the other
     way to tokenise only kept documents; it competes with the reactor for the GIL;
 (e) ``full+vert-dedup``, on request: (c) with dedup off, so every extracted page
-    is kept and the workers tokenise it with the page (about 10x the documents).
+    is kept and the workers tokenise it with the page (about 10x the documents);
+(f) ``full@article``, on request: (b) with the `article` preset instead of the
+    profile's default `corpus` (`extraction.preset`), for a news or article crawl.
 
 Printed per run: pages/s, CPU seconds and cores used by the crawl (its process
 and its workers, sampled from /proc; "main" is the crawl process alone), peak
@@ -237,6 +239,7 @@ network:
   allowed_networks: [127.0.0.1/32]
 extraction:
   language: en
+  preset: {preset}
 output:
   directory: "{out}"
   progress_interval: 0
@@ -254,6 +257,7 @@ RUNS = {
     "full+vert": (True, True),
     "full+vert@writer": (True, True),
     "full+vert-dedup": (True, True),
+    "full@article": (True, False),
 }
 
 
@@ -295,6 +299,7 @@ def crawl(
             out=out,
             full="true" if full else "false",
             vertical="true" if vertical else "false",
+            preset="article" if name.endswith("@article") else "corpus",
         ),
         encoding="utf-8",
     )
