@@ -26,7 +26,7 @@ from cpython.object cimport PyObject
 import dataclasses
 import types
 
-from .elementmarks import ASIDE, BODY, NEGATIVE
+from .elementmarks import ASIDE, BODY, NEGATIVE, WEIGHED_TAGS
 from .model import Paragraph, ParagraphClass
 
 cdef extern from "structmember.h":
@@ -510,17 +510,18 @@ cdef enum:
 
 cdef dict _KINDS = {
     "p": K_P,
-    "div": K_DIV | K_CLEANED,
+    "div": K_DIV,
     "article": K_ARTICLE,
     "main": K_MAIN,
-    "table": K_CLEANED,
-    "ul": K_CLEANED | K_LIST,
+    "ul": K_LIST,
     "ol": K_LIST,
-    "aside": K_CLEANED | K_TRIM,
-    "header": K_CLEANED | K_TRIM,
-    "footer": K_CLEANED | K_TRIM,
-    "section": K_CLEANED,
+    "aside": K_TRIM,
+    "header": K_TRIM,
+    "footer": K_TRIM,
 }
+for _name in WEIGHED_TAGS:
+    # the tags readability cleans, defined once (classify._CLEANED_TAGS is this set)
+    _KINDS[_name] = _KINDS.get(_name, 0) | K_CLEANED
 
 cdef enum:
     F_TEXT = 0
