@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 from tool_loader import load_tool
 
+from corpus_crawler.model import Paragraph, ParagraphClass
+
 STORY = (
     "The committee met on Tuesday to discuss the new budget and the plans for the coming"
     " year, which were not accepted by all of the members who were there at the time."
@@ -61,3 +63,35 @@ def test_each_preset_and_an_overridden_option(
         capsys, ["--gold", gold, "--worst", "0", "--option", "retry_keeps_asides_out=false"]
     )
     assert without.startswith("blogs: F1 0.") and " R 0.0000 " in without
+
+
+def test_the_block_oracle_keeps_the_blocks_in_the_gold(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--oracle` scores the best any decision over the page's blocks could do: here
+    the post alone, whatever the preset kept (corpus keeps the comments too). Its
+    recall is under 1: the gold's shingles across its heading and first sentence
+    span two blocks."""
+    gold = str(_gold_set(tmp_path))
+    argv = ["--gold", gold, "--preset", "corpus", "--worst", "0", "--oracle"]
+    assert load_tool("article_losses").main(argv) == 0
+    preset, oracle = capsys.readouterr().out.splitlines()[:2]
+    assert oracle.startswith("  block oracle: F1 ") and " P 1.0000 " in oracle, oracle
+    assert " P 1.0000 " not in preset
+    assert float(oracle.split()[3]) > float(preset.split()[2])
+
+
+def test_the_oracle_keeps_a_block_only_when_most_of_it_is_in_the_gold() -> None:
+    tool = load_tool("article_losses")
+    bad = ParagraphClass.BAD
+    words = "one two three four five six seven eight nine ten eleven twelve"
+    paragraphs = [
+        Paragraph(STORY, bad, bad),
+        Paragraph(REPLY, bad, bad),
+        Paragraph(words, bad, bad),
+    ]
+    # the third block has 9 shingles of 4 words: 5 of them in the gold is more than half
+    kept = tool.oracle_text(paragraphs, f"{STORY}\none two three four five six seven eight")
+    assert kept == f"{STORY}\n{words}"
+    # 4 of 9 is not
+    assert tool.oracle_text(paragraphs, f"{STORY}\none two three four five six seven") == STORY

@@ -11,6 +11,10 @@ container pass, as benchmarks/extractor_table.py does), so trying options is fas
     python tools/article_losses.py --gold ../shared/data/gold --set readability \
         --option sibling_paragraphs=true --worst 0
 
+`--oracle` also scores the block oracle: each page's blocks kept when more than
+half of their shingles are in the gold, dropped otherwise, which is as far as any
+decision over these blocks can go.
+
 `--option key=value` (repeatable) overrides the shipped `article:` options
 (configs/extractors/presets.yaml) for the run; the summary line per set is the
 benchmark's (mean precision, mean recall, their harmonic mean).
@@ -21,6 +25,7 @@ from __future__ import annotations
 import argparse
 import pickle
 import sys
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
@@ -91,6 +96,19 @@ def _options(shipped: ContainerOptions, items: Sequence[str], flag: str) -> Cont
     return ContainerOptions.from_mapping({**asdict(shipped), **overrides}, flag)
 
 
+def _in_gold(block: Counter[tuple[str, ...]], gold: Counter[tuple[str, ...]]) -> float:
+    """The share of a block's shingles that the gold text holds (0 for a block of none)."""
+    total = sum(block.values())
+    return sum(min(c, gold.get(k, 0)) for k, c in block.items()) / total if total else 0.0
+
+
+def oracle_text(paragraphs: Sequence[Paragraph], gold: str) -> str:
+    """The text of the blocks more than half of whose shingles are in the gold: the
+    best any decision over these blocks can keep (the page's block oracle)."""
+    gold_shingles = shingles(gold)
+    return "\n".join(p.text for p in paragraphs if _in_gold(shingles(p.text), gold_shingles) > 0.5)
+
+
 def _block_report(paragraphs: Sequence[Paragraph], gold: str, limit: int) -> list[str]:
     gold_shingles = shingles(gold)
     lost, extra = [], []
@@ -99,7 +117,7 @@ def _block_report(paragraphs: Sequence[Paragraph], gold: str, limit: int) -> lis
         total = sum(block.values())
         if not total:
             continue
-        in_gold = sum(min(c, gold_shingles.get(k, 0)) for k, c in block.items()) / total
+        in_gold = _in_gold(block, gold_shingles)
         kept = p.final_class is ParagraphClass.GOOD
         tail = "/".join(p.xpath.split("/")[-3:])
         line = (
@@ -136,6 +154,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--base", action="append", default=[], help="key=value override of the compared options"
     )
+    parser.add_argument(
+        "--oracle",
+        action="store_true",
+        help="also score the block oracle: the blocks more than half in the gold kept, the"
+        " rest dropped (how far any decision over these blocks could go)",
+    )
     args = parser.parse_args(argv)
 
     preset = Preset(args.preset)
@@ -149,12 +173,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             continue
         scored = []
         base_scores = []
+        oracle_scores = []
         for page_id, paragraphs, params, unlikely, stated, gold in rows:
             passed = (
                 preset_passes(paragraphs, params, options, unlikely, stated) if paragraphs else ()
             )
             score = page_scores(_text(passed) if paragraphs else "", gold)
             scored.append((page_id, passed, gold, score))
+            if args.oracle:
+                oracle_scores.append(page_scores(oracle_text(paragraphs, gold), gold))
             if args.compare:
                 base_passed = (
                     preset_passes(paragraphs, params, base_options, unlikely, stated)
@@ -167,6 +194,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"{set_name}: F1 {summary.f1:.4f} P {summary.precision:.4f} R {summary.recall:.4f}"
             f" ({summary.pages} pages)"
         )
+        if args.oracle:
+            oracle = Summary.of(oracle_scores)
+            print(
+                f"  block oracle: F1 {oracle.f1:.4f} P {oracle.precision:.4f}"
+                f" R {oracle.recall:.4f} (the blocks more than half in the gold)"
+            )
         if args.compare:
             for (page_id, _, _, score), base in zip(scored, base_scores, strict=True):
                 if abs(score.f1 - base.f1) > 0.001:
