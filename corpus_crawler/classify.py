@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 
 from .config import ConfigError, JustextParams
 from .elementmarks import ASIDE, BODY, NEGATIVE, WEIGHED_TAGS
-from .model import Paragraph, ParagraphClass
+from .model import Paragraph, ParagraphClass, reclassified
 from .segment import HEADING_TAGS, Segment
 
 _fast: ModuleType | None
@@ -1522,7 +1522,7 @@ def container_pass(
     if not changed:
         return tuple(paragraphs)
     return tuple(
-        p if p.cf_class is cf and p.final_class is fin else _reclassified(p, cf, fin)
+        p if p.cf_class is cf and p.final_class is fin else reclassified(p, cf, fin)
         for p, cf, fin in zip(paragraphs, cf_classes, final, strict=True)
     )
 
@@ -1542,8 +1542,7 @@ def _kept_without_container(
         return tuple(paragraphs)
     kept = _fallback_kept(paragraphs, [True] * len(paragraphs), options)
     return tuple(
-        _reclassified(p, GOOD, GOOD) if keep else p
-        for p, keep in zip(paragraphs, kept, strict=True)
+        reclassified(p, GOOD, GOOD) if keep else p for p, keep in zip(paragraphs, kept, strict=True)
     )
 
 
@@ -1667,7 +1666,7 @@ def code_pass(paragraphs: Sequence[Paragraph], params: JustextParams) -> tuple[P
     lengths = [p.length for p in paragraphs]
     final = revise(cf_classes, headings, lengths, params)
     return tuple(
-        p if p.cf_class is cf and p.final_class is fin else _reclassified(p, cf, fin)
+        p if p.cf_class is cf and p.final_class is fin else reclassified(p, cf, fin)
         for p, cf, fin in zip(paragraphs, cf_classes, final, strict=True)
     )
 
@@ -1690,26 +1689,3 @@ def _context_free_class(
         p.image,
     )
     return classify_context_free([features], params)[0]
-
-
-def _reclassified(p: Paragraph, cf: ParagraphClass, final: ParagraphClass) -> Paragraph:
-    # dataclasses.replace looks the fields up on every call: a third of the pass's time
-    return Paragraph(
-        p.text,
-        cf,
-        final,
-        p.length,
-        p.word_count,
-        p.link_chars,
-        p.link_density,
-        p.stopword_count,
-        p.stopword_density,
-        p.dom_path,
-        p.xpath,
-        p.heading,
-        p.headline,
-        p.in_select,
-        p.image,
-        p.kind,
-        p.scores,
-    )

@@ -35,7 +35,7 @@ from .elementmarks import HIDDEN
 from .kimatu import DEFAULT_KIMATU_OPTIONS, KimatuOptions, kimatu
 from .kimatu import load_kimatu_options as _load_kimatu_options
 from .language_setup import choose_language, stoplist_and_params
-from .model import Paragraph, ParagraphClass
+from .model import Paragraph, ParagraphClass, reclassified
 from .presets import container_options
 from .segment import furniture, segment, stated_elements
 
@@ -420,9 +420,7 @@ def vote(
         )
         scores["shift"] = float(shifts[index])
         scores["kimatu_fallback"] = 1.0 if fallback else 0.0
-        paragraphs.append(
-            replace(paragraph, cf_class=cf_classes[index], final_class=final[index], scores=scores)
-        )
+        paragraphs.append(reclassified(paragraph, cf_classes[index], final[index], scores))
     return tuple(paragraphs)
 
 

@@ -93,6 +93,37 @@ class Paragraph:
         return self.final_class is not ParagraphClass.GOOD
 
 
+def reclassified(
+    p: Paragraph,
+    cf_class: ParagraphClass,
+    final_class: ParagraphClass,
+    scores: Mapping[str, float] | None = None,
+) -> Paragraph:
+    """The same block with other classes (and, given, other scores), as a plain
+    Paragraph: what `dataclasses.replace` gives, at a quarter of its cost (it looks
+    the fields up on every call, a third of the container pass's time when it was
+    used there)."""
+    return Paragraph(
+        p.text,
+        cf_class,
+        final_class,
+        p.length,
+        p.word_count,
+        p.link_chars,
+        p.link_density,
+        p.stopword_count,
+        p.stopword_density,
+        p.dom_path,
+        p.xpath,
+        p.heading,
+        p.headline,
+        p.in_select,
+        p.image,
+        p.kind,
+        p.scores if scores is None else scores,
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class Document:
     """The result of `extract()`: page metadata plus every paragraph, good or not."""
