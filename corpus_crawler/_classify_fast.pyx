@@ -26,7 +26,7 @@ from cpython.object cimport PyObject
 import dataclasses
 import types
 
-from .elementmarks import ASIDE, BODY, NEGATIVE, WEIGHED_TAGS
+from .elementmarks import ASIDE, BODY, CLASS_WEIGHT, NEGATIVE, WEIGHED_TAGS
 from .model import Paragraph, ParagraphClass
 
 cdef extern from "structmember.h":
@@ -493,8 +493,8 @@ CONTAINER_FIELDS = frozenset((
 #: elementmarks.NEGATIVE and BODY, what an element states about itself
 cdef int _NEGATIVE = NEGATIVE
 cdef int _BODY = BODY
-#: classify._NEGATIVE_WEIGHT, twice: the score that keeps a negative element in
-cdef double _NEGATIVE_KEEP = 2 * 25.0
+#: classify.NEGATIVE_KEEP_SCORE: the score that keeps a negative element in
+cdef double _NEGATIVE_KEEP = 2 * CLASS_WEIGHT
 #: classify._BODY_LINK_DENSITY
 cdef double _BODY_LINK_DENSITY = 0.1
 

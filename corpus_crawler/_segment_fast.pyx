@@ -21,6 +21,8 @@ from cpython.ref cimport Py_INCREF
 from cpython.tuple cimport PyTuple_SET_ITEM
 from libc.string cimport memcpy, strcmp, strlen
 
+from .elementmarks import STATED
+
 
 cdef extern from "Python.h":
     bint Py_UNICODE_ISSPACE(Py_UCS4 ch)
@@ -32,8 +34,8 @@ cdef extern from "Python.h":
         allocfunc tp_alloc
 
 
-#: elementmarks.STATED (NEGATIVE | BODY)
-cdef int _STATED = 8 | 16
+#: elementmarks.STATED (NEGATIVE | BODY), the marks listed per element
+cdef int _STATED = STATED
 
 
 cdef inline object _block(type block_type, str text, long link_chars, tuple path,

@@ -17,7 +17,7 @@ from types import ModuleType
 from typing import Any, NamedTuple
 
 from .config import ConfigError, JustextParams
-from .elementmarks import ASIDE, BODY, NEGATIVE, WEIGHED_TAGS
+from .elementmarks import ASIDE, BODY, CLASS_WEIGHT, NEGATIVE, WEIGHED_TAGS
 from .model import Paragraph, ParagraphClass, reclassified
 from .segment import HEADING_TAGS, Segment
 
@@ -986,8 +986,8 @@ def sibling_paragraphs(
     return found
 
 
-#: The elements readability cleans conditionally (readability-lxml's `sanitize`).
-#: readability-lxml's `sanitize` cleans these (the same the walk weighs by name)
+#: The elements readability cleans conditionally (readability-lxml's `sanitize`),
+#: the same the walk weighs by name.
 _CLEANED_TAGS = WEIGHED_TAGS
 _LIST_TAGS = frozenset({"ul", "ol"})
 #: readability.js exempts lists, and elements whose text is over 90% lists, from
@@ -1023,10 +1023,10 @@ def cleaned_elements(containers: Sequence[str], subtrees: _Subtrees, limit: floa
     return cleaned
 
 
-#: readability's weight of a class or id that names furniture
-#: (elementmarks.NEGATIVE); readability-lxml counts it twice against a candidate:
-#: in the candidate's score and again when it cleans.
-_NEGATIVE_WEIGHT = 25
+#: The score that keeps an element whose class and id name furniture
+#: (elementmarks.NEGATIVE) in the container: readability-lxml counts the class
+#: weight twice against it, in its score and again when it cleans.
+NEGATIVE_KEEP_SCORE = 2 * CLASS_WEIGHT
 
 
 def negative_elements(
@@ -1049,7 +1049,7 @@ def negative_elements(
         if marks & NEGATIVE
         and path.startswith(prefixes)
         and chars.get(path)
-        and scores.get(path, 0.0) < 2 * _NEGATIVE_WEIGHT
+        and scores.get(path, 0.0) < NEGATIVE_KEEP_SCORE
     ]
     if not found:
         return found
@@ -1057,6 +1057,24 @@ def negative_elements(
     # no block below it) into a <p> before it cleans: a paragraph, not a wrapper
     wrappers = {_parent(path) for path in chars}
     return [path for path in found if _tag(path) != "div" or path in wrappers]
+
+
+def dropped_elements(
+    containers: Sequence[str],
+    subtrees: _Subtrees,
+    options: ContainerOptions,
+    stated: Mapping[str, int] | None,
+) -> list[str]:
+    """What readability's cleaning takes out of the container, as the options
+    ask: `cleaned_elements` (link density) and `negative_elements` (class weight)."""
+    dropped = (
+        cleaned_elements(containers, subtrees, options.clean_link_density)
+        if options.clean_conditionally
+        else []
+    )
+    if options.clean_negative_names and stated:
+        dropped += negative_elements(containers, subtrees, stated)
+    return dropped
 
 
 def main_region(
@@ -1420,13 +1438,7 @@ def container_pass(
         # nor part of it when the container chosen again holds them
         inside = [i and not c for i, c in zip(inside, kept_out, strict=True)]
         in_region = [r and not c for r, c in zip(in_region, kept_out, strict=True)]
-    dropped = (
-        cleaned_elements(containers, subtrees, options.clean_link_density)
-        if options.clean_conditionally
-        else []
-    )
-    if options.clean_negative_names and stated:
-        dropped += negative_elements(containers, subtrees, stated)
+    dropped = dropped_elements(containers, subtrees, options, stated)
     if dropped:
         cleaned = inside_containers(paragraphs, dropped)
         if any(cleaned):

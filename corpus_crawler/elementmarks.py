@@ -98,6 +98,9 @@ _POSITIVE_WORDS = (
     "article", "body", "content", "entry", "hentry", "h-entry", "main", "page",
     "pagination", "post", "text", "blog", "story",
 )  # fmt: skip
+#: readability's weight of one class or id value that names content (+) or
+#: furniture (-) (readability.js `_getClassWeight`).
+CLASS_WEIGHT = 25
 #: The elements readability cleans by their class weight (readability-lxml's
 #: `sanitize`: tables, lists, divs, sections, asides, headers, footers); only
 #: these are weighed (NEGATIVE).
@@ -141,9 +144,9 @@ def _name_weight(name: str | None) -> int:
     lowered = name.lower()
     weight = 0
     if _contains_any(lowered, _NEGATIVE_WORDS) or "hid" in lowered.split(" "):
-        weight -= 25
+        weight -= CLASS_WEIGHT
     if _contains_any(lowered, _POSITIVE_WORDS):
-        weight += 25
+        weight += CLASS_WEIGHT
     return weight
 
 

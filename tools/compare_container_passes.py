@@ -10,7 +10,7 @@ with variants of them:
         --variant '{"min_container_chars": 1000000}' --variant '{"join_segments": false}'
 
 Each page is walked and classified as the preset's extractor does it (its walk
-options, its stated marks, `--lang auto`), once per preset; then both passes run
+options, `--lang auto`), once per preset; then both passes run
 on the same blocks. A line per preset and variant gives the pages whose
 Paragraphs differ, the blocks the pass moved (so that agreeing is not agreeing
 on nothing) and each pass's time a page. The exit status is 1 when any page differs.
@@ -27,57 +27,37 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from corpus_crawler import ExtractConfig, Preset, dom
-from corpus_crawler.classify import classify_segments, container_pass
-from corpus_crawler.decode import decode_html
-from corpus_crawler.evaluate import find_gold_sets, load_gold_set
-from corpus_crawler.extractors import furniture, visible
-from corpus_crawler.language_setup import choose_language, stoplist_and_params
-from corpus_crawler.model import Paragraph
-from corpus_crawler.presets import CONTAINER_PRESETS, container_options
-from corpus_crawler.segment import segment, stated_elements
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from extractor_table import _preset_blocks  # noqa: E402
+
+from corpus_crawler import ExtractConfig, Preset  # noqa: E402
+from corpus_crawler.classify import container_pass  # noqa: E402
+from corpus_crawler.evaluate import find_gold_sets, load_gold_set  # noqa: E402
+from corpus_crawler.model import Paragraph  # noqa: E402
+from corpus_crawler.presets import CONTAINER_PRESETS, container_options  # noqa: E402
 
 #: What a page gives the pass: its id, blocks, parameters, furniture and stated marks.
-Page = tuple[str, tuple[Paragraph, ...], Any, list[int], dict[str, int] | None]
+Page = tuple[str, tuple[Paragraph, ...], Any, list[int], dict[str, int]]
 
 
 def classified_pages(gold: Sequence[Path], preset: Preset) -> list[Page]:
-    """Every page of the sets, walked and classified as `preset`'s extractor does."""
-    options = container_options(preset)
-    assert options is not None
+    """Every page of the sets, walked and classified as `preset`'s extractor does
+    (extractor_table's `_preset_blocks`, which the tuning table and
+    tools/article_losses.py use too)."""
     config = ExtractConfig(preset=preset)
     pages: list[Page] = []
     for path in gold:
         for sets in find_gold_sets(path):
             gold_set = load_gold_set(sets)
             for page in gold_set.pages:
-                root = dom.parse(decode_html(page.html, None).text)
-                if root is None:
-                    continue
-                segments = segment(
-                    dom.preprocess_seed(root),
-                    marked=options.uses_marks,
-                    stated=options.uses_stated,
-                    page_links_only=options.page_links_only,
-                    drop_hidden_inline=options.drop_hidden_inline,
-                )
-                if options.drop_hidden:
-                    segments = visible(segments)
-                if not segments:
-                    continue
-                language, _ = choose_language([s.text for s in segments], config)
-                stoplist, params = stoplist_and_params(language, config)
-                paragraphs = classify_segments(segments, stoplist, params)
-                stated = stated_elements(segments) if options.uses_stated else None
-                pages.append(
-                    (
-                        f"{gold_set.name}/{page.id}",
-                        paragraphs,
-                        params,
-                        furniture(segments),
-                        stated,
+                paragraphs, params, unlikely, stated = _preset_blocks(page.html, config)
+                if paragraphs:
+                    pages.append(
+                        (f"{gold_set.name}/{page.id}", paragraphs, params, unlikely, stated)
                     )
-                )
     return pages
 
 

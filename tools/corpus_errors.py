@@ -29,11 +29,10 @@ from corpus_crawler import ExtractConfig, Preset, dom
 from corpus_crawler.classify import (
     _Subtrees,
     classify_segments,
-    cleaned_elements,
+    dropped_elements,
     inside_containers,
     main_containers,
     main_region,
-    negative_elements,
     preset_passes,
 )
 from corpus_crawler.decode import decode_html
@@ -104,14 +103,7 @@ def page_blocks(html: bytes, gold: str, preset: Preset) -> tuple[list[Block], st
     inside = inside_containers(seeded, containers)
     in_region = inside_containers(seeded, [region] if region else [])
     # what readability's cleaning takes out of the container (its own place)
-    dropped = (
-        cleaned_elements(containers, subtrees, options.clean_link_density)
-        if options.clean_conditionally
-        else []
-    )
-    if options.clean_negative_names:
-        dropped += negative_elements(containers, subtrees, stated)
-    cleaned = inside_containers(seeded, dropped)
+    cleaned = inside_containers(seeded, dropped_elements(containers, subtrees, options, stated))
     gold_shingles = shingles(gold)
     # a block shorter than a shingle yields one shingle of its own tokens, which
     # no 4-token gold shingle matches: look its tokens up as a run instead
