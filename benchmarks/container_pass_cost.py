@@ -49,7 +49,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     assert shipped is not None
     classified = []
     for html in pages:
-        root = dom.parse(decode_html(html, None).text)
+        root = dom.parse_page(decode_html(html, None).text, scripting=True)
         if root is None:
             continue
         segments = visible(segment(dom.preprocess_seed(root), marked=True))

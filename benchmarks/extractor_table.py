@@ -56,6 +56,7 @@ from corpus_crawler.evaluate import (
     load_gold_set,
     page_scores,
 )
+from corpus_crawler.extract import only_headings
 from corpus_crawler.extractors import furniture, visible
 from corpus_crawler.language_setup import choose_language, stoplist_and_params
 from corpus_crawler.model import Paragraph, ParagraphClass
@@ -210,7 +211,7 @@ def parse_times(gold_sets: Sequence[GoldSet], rounds: int = 3) -> dict[str, floa
 def _text(paragraphs: Sequence[Paragraph]) -> str:
     # what extract() keeps: nothing when only headings are GOOD (extract._finish)
     good = [p for p in paragraphs if p.final_class is ParagraphClass.GOOD]
-    if all(p.heading for p in good):
+    if only_headings(good):
         return ""
     return "\n".join(p.text for p in good)
 
@@ -222,7 +223,7 @@ def _preset_blocks(
     their container pass, with each block's furniture marks and the elements
     that state a mark (extractors._justext up to the pass; both presets share
     these steps but for the walk options, the preset's or `walk`'s)."""
-    root = dom.parse(decode_html(html, None).text)
+    root = dom.parse_page(decode_html(html, None).text, scripting=True)
     if root is None:
         return (), JustextParams(), [], {}
     options = walk or container_options(config.preset)

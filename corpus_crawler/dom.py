@@ -14,12 +14,15 @@ import threading
 
 from lxml import etree
 
+from . import repair
+
 _local = threading.local()
 
 _XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*\?>", re.IGNORECASE)
 _FULL_HTML = re.compile(r"^\s*<(?:html|!doctype)", re.IGNORECASE)
 _FULL_HTML_BYTES = re.compile(rb"^\s*<(?:html|!doctype)", re.IGNORECASE)
 _WHITESPACE = re.compile(r"\s+")
+
 
 #: Seed 000, "Pre-processing": removed with their contents.
 SEED_REMOVED_TAGS = ("head", "meta", "title", "script", "style")
@@ -64,6 +67,25 @@ def parse(text: str) -> etree._Element | None:
         return etree.fromstring(text, _parser())
     except (etree.ParserError, etree.XMLSyntaxError, ValueError):
         return None
+
+
+def parse_page(text: str, *, scripting: bool) -> etree._Element | None:
+    """Parse a page's decoded text as `parse` does, then recover the page from an
+    element that libxml2 let run past its end (`repair`): a <title> never closed
+    and, with `scripting` (an extractor that leaves <noscript> out, as a browser
+    running scripts does), a <noscript> with a tag left open inside it. Such
+    pages are rare; only they are parsed a second time."""
+    root = parse(text)
+    if root is None:
+        return None
+    repaired = repair.unclosed_title(root, text)
+    if repaired is not None:
+        text, root = repaired, parse(repaired)
+    if scripting and root is not None:
+        repaired = repair.open_noscript(root, text)
+        if repaired is not None:
+            root = parse(repaired)
+    return root
 
 
 def title_of(root: etree._Element) -> str | None:

@@ -10,16 +10,16 @@ from __future__ import annotations
 
 import logging
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import date
 from typing import Any
 
 from . import dom
 from .classify import classify_segments
-from .config import DEFAULT_CONFIG, ExtractConfig, Preset, UnknownLanguage
+from .config import DEFAULT_CONFIG, ExtractConfig, JustextParams, Preset, UnknownLanguage
 from .decode import Decoded, clean_text, decode_html, decode_like_justext
-from .extractors import run_extractor
+from .extractors import hides_noscript, run_extractor
 from .language_setup import accepted, choose_language, stoplist_and_params
 from .model import Document, DropReason, Paragraph, ParagraphClass
 from .pagedate import published_date
@@ -28,6 +28,8 @@ from .pagedate import published_date
 __all__ = ["choose_language", "classify_segments", "extract", "stoplist_and_params"]
 
 log = logging.getLogger(__name__)
+
+_LONG_BLOCK = JustextParams().length_high
 
 
 def extract(
@@ -99,7 +101,10 @@ def _extract(
         extractor=config.extractor,
         preset=config.preset.value,
     )
-    root = dom.parse_like_reference(decoded.text, data) if reference else dom.parse(decoded.text)
+    if reference:
+        root = dom.parse_like_reference(decoded.text, data)
+    else:
+        root = dom.parse_page(decoded.text, scripting=hides_noscript(config))
     if root is None:
         return _replace(base, drop_reason=DropReason.EMPTY, drop_detail="no HTML document")
     if on_tree is not None:
@@ -139,13 +144,23 @@ def _finish(doc: Document, paragraphs: tuple[Paragraph, ...]) -> Document:
     good = [p for p in paragraphs if p.final_class is ParagraphClass.GOOD]
     if not good:
         return _replace(doc, drop_reason=DropReason.NO_GOOD_PARAGRAPH)
-    if all(p.heading for p in good):
-        # The seed keeps every H1; a page whose only good blocks are headings
-        # has no running text for a corpus.
+    if only_headings(good):
         return _replace(
             doc, drop_reason=DropReason.NO_GOOD_PARAGRAPH, drop_detail="only headings are good"
         )
     return doc
+
+
+def only_headings(good: Sequence[Paragraph]) -> bool:
+    """Whether a page's good blocks hold no running text: each is a heading
+    shorter than a long block.
+
+    The seed keeps every H1, so a page of headings alone would be kept; it has no
+    running text for a corpus. A heading as long as a block that jusText judges
+    on its own (`length_high`, 200 characters by default) is text, though: a tag
+    left open (`<h6>` never closed) puts a whole page in one heading.
+    """
+    return all(p.heading and len(p.text) < _LONG_BLOCK for p in good)
 
 
 def _replace(doc: Document, **changes: object) -> Document:

@@ -164,6 +164,16 @@ EXTRACTORS: Mapping[Extractor, ExtractorFunction] = {
 }
 
 
+def hides_noscript(config: ExtractConfig) -> bool:
+    """Whether the extractor leaves <noscript> out, as a browser running scripts
+    does (every extractor but the jusText presets without `drop_hidden`): its
+    page is then parsed with `dom.parse_page(scripting=True)`."""
+    if Extractor(config.extractor) is not Extractor.JUSTEXT:
+        return True
+    options = container_options(config.preset)
+    return options is not None and options.drop_hidden
+
+
 def run_extractor(name: str | Extractor, root: etree._Element, config: ExtractConfig) -> Extraction:
     """The registered extractor `name` on a preprocessed tree."""
     try:

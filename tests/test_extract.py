@@ -363,3 +363,29 @@ def test_cli_language_independent_with_a_parameter(
     assert code == 0
     record = json.loads(out)
     assert ARTICLE.strip() in record["text"]
+
+
+@pytest.mark.parametrize("preset", [Preset.SEED, Preset.CORPUS, Preset.ARTICLE])
+def test_a_page_of_short_headings_alone_has_no_running_text(preset: Preset) -> None:
+    html = (
+        b"<html><body><h1>Welcome to our site</h1><h2>404 : Page Not Found</h2>"
+        b'<ul><li><a href="/">Home</a></li></ul></body></html>'
+    )
+    doc = no_error(extract(html, config=ExtractConfig(preset=preset, language="en")))
+    assert doc.drop_reason is DropReason.NO_GOOD_PARAGRAPH
+    assert doc.drop_detail == "only headings are good"
+
+
+@pytest.mark.parametrize("preset", [Preset.SEED, Preset.CORPUS, Preset.ARTICLE])
+def test_running_text_inside_a_heading_left_open_is_kept(preset: Preset) -> None:
+    """An `<h6>` never closed puts the whole page in one heading (a shop page of
+    the CleanEval final set was dropped whole): a heading as long as a long block
+    is running text."""
+    html = (
+        "<html><body><center><h6>Welcome to our shop.<br>"
+        f"{ARTICLE}<br>{ARTICLE * 2}<br>{ARTICLE}</center></body></html>"
+    ).encode()
+    doc = no_error(extract(html, config=ExtractConfig(preset=preset, language="en")))
+    assert doc.drop_reason is None, doc.drop_detail
+    assert all(p.heading for p in doc.paragraphs if p.is_good)
+    assert ARTICLE.strip() in doc.text

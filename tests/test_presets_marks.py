@@ -215,6 +215,55 @@ def test_noscript_text_is_hidden() -> None:
     assert "I think that the committee" not in _kept(Preset.ARTICLE, html)
 
 
+# A fallback for a `document.write` that opens the page's wrapper: the <div> is
+# left open inside the <noscript>, so libxml2 ignores the </noscript> (a page of
+# the CleanEval final set was lost whole this way).
+_OPEN_IN_NOSCRIPT = (
+    "<html><body><p>Skip to content</p>"
+    "<script>document.write('<div id=wrap>')</script>"
+    '<noscript><div id="wrap"> </noscript>'
+    "<h1>The plan</h1>" + "".join(f"<p>{SENTENCE * 2}</p>" for _ in range(3)) + "</div>"
+    "<noscript><p>Please enable JavaScript to see the comments.</p></noscript>"
+    "</body></html>"
+)
+
+
+def test_libxml2_puts_the_page_after_a_tag_left_open_in_noscript_inside_it() -> None:
+    """The premise of repair.open_noscript: the plain parse hides the article."""
+    root = dom.parse(_OPEN_IN_NOSCRIPT)
+    assert root is not None
+    inside = "".join(root.find(".//noscript").itertext())
+    assert "The committee said" in inside
+
+
+@pytest.mark.parametrize(
+    ("extractor", "preset"),
+    [
+        ("justext", Preset.CORPUS),
+        ("justext", Preset.ARTICLE),
+        ("combined", Preset.CORPUS),
+        ("kimatu", Preset.SEED),
+        ("declutter", Preset.SEED),
+    ],
+)
+def test_a_tag_left_open_in_noscript_does_not_hide_the_rest_of_the_page(
+    extractor: str, preset: Preset
+) -> None:
+    """Extractors that leave <noscript> out read it as a browser running scripts
+    does: its content ends at </noscript>, whatever it left open."""
+    config = ExtractConfig(extractor=extractor, preset=preset, language="en")
+    doc = extract(_OPEN_IN_NOSCRIPT.encode(), config=config)
+    assert doc.drop_reason is None, doc.drop_detail
+    assert doc.text.count("The committee said") == 6
+    assert "enable JavaScript" not in doc.text
+
+
+def test_the_seed_preset_still_walks_noscript_content() -> None:
+    """The seed keeps <noscript> text, so its parse is the plain one."""
+    doc = extract(_OPEN_IN_NOSCRIPT.encode(), config=ExtractConfig(language="en"))
+    assert doc.text.count("The committee said") == 6
+
+
 def test_furniture_is_ignored_when_it_leaves_too_little_for_a_container() -> None:
     """readability's retry: a site that names its whole page wrapper `header-...`
     would leave no article; with less than `min_container_chars` in the container

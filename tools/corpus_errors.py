@@ -45,6 +45,7 @@ from corpus_crawler.evaluate import (
     shingles,
     tokens,
 )
+from corpus_crawler.extract import only_headings
 from corpus_crawler.extractors import furniture, visible
 from corpus_crawler.language_setup import choose_language, stoplist_and_params
 from corpus_crawler.model import Paragraph, ParagraphClass
@@ -77,7 +78,7 @@ def page_blocks(html: bytes, gold: str, preset: Preset) -> tuple[list[Block], st
     config = ExtractConfig(preset=preset)
     options = container_options(preset)
     assert options is not None
-    root = dom.parse(decode_html(html, None).text)
+    root = dom.parse_page(decode_html(html, None).text, scripting=True)
     if root is None:
         return [], ""
     # the preset's own walk (corpus: hidden inline text left out)
@@ -127,7 +128,7 @@ def page_blocks(html: bytes, gold: str, preset: Preset) -> tuple[list[Block], st
             place += "+furniture"
         blocks.append(Block(p, place, in_gold))
     good = [p for p in passed if p.final_class is GOOD]
-    text = "" if all(p.heading for p in good) else "\n".join(p.text for p in good)
+    text = "" if only_headings(good) else "\n".join(p.text for p in good)
     return blocks, text
 
 

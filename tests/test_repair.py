@@ -1,0 +1,131 @@
+"""repair: pages whose parse put the rest of the page inside one element."""
+
+from __future__ import annotations
+
+import pytest
+from lxml import etree
+
+from corpus_crawler import ExtractConfig, Preset, dom, extract, repair
+
+TEXT = (
+    "The committee said that it would meet again in the spring, and that the members were"
+    " not yet sure whether the plan could go ahead as it was first written. "
+)
+BODY = f"<body><h1>The plan</h1><p>{TEXT * 2}</p><p>{TEXT * 2}</p></body></html>"
+
+
+def _tree(text: str) -> etree._Element:
+    root = dom.parse(text)
+    assert root is not None
+    return root
+
+
+def _title(root: etree._Element | None) -> str | None:
+    assert root is not None
+    return dom.title_of(root)
+
+
+# ----------------------------------------------------------------------- <title>
+
+
+def test_libxml2_reads_a_page_after_an_unclosed_title_as_its_text() -> None:
+    """The premise: without </title> the whole page is the title's text."""
+    html = f"<html><head><title>The plan\n{BODY}"
+    root = _tree(html)
+    assert root.find("body") is None
+    assert "The committee said" in (root.find("head/title").text or "")
+
+
+@pytest.mark.parametrize(
+    "head",
+    [
+        "<title>The plan\n",
+        # bytes lost in the middle of the head (pages of the L3S-GN1 set)
+        "<TITLE>Gale to drive Nation'?' + OAS_query + '\"><\\/SCRIPT>');\n</SCRIPT>\n",
+        '<title lang="en">The plan<meta name="x" content="y">',
+    ],
+)
+def test_an_unclosed_title_ends_at_its_first_tag(head: str) -> None:
+    html = f"<html><head>{head}</head>{BODY}"
+    repaired = repair.unclosed_title(_tree(html), html)
+    assert repaired is not None
+    root = dom.parse_page(html, scripting=False)
+    assert root is not None
+    assert "The committee said" in "".join(root.find("body").itertext())
+    title = _title(root)
+    assert title is not None and "committee" not in title
+
+
+@pytest.mark.parametrize(
+    "html",
+    [
+        f"<html><head><title>The plan</title></head>{BODY}",
+        # a literal < in a title is written &lt; and the title is closed
+        f"<html><head><title>Use &lt;div&gt; for blocks</title></head>{BODY}",
+        # a title without a tag after it
+        "<html><head><title>The plan",
+        f"<html>{BODY}",
+    ],
+)
+def test_a_title_that_lost_nothing_is_left_alone(html: str) -> None:
+    assert repair.unclosed_title(_tree(html), html) is None
+    root = dom.parse_page(html, scripting=False)
+    assert root is not None
+    assert etree.tostring(root) == etree.tostring(_tree(html))
+
+
+@pytest.mark.parametrize("preset", [Preset.SEED, Preset.CORPUS, Preset.ARTICLE])
+def test_a_page_after_an_unclosed_title_is_extracted(preset: Preset) -> None:
+    html = f"<html><head><title>The plan\n<link rel=stylesheet href=a.css></head>{BODY}"
+    doc = extract(html.encode(), config=ExtractConfig(preset=preset, language="en"))
+    assert doc.drop_reason is None, doc.drop_detail
+    assert doc.text.count("The committee said") == 4
+    assert doc.title == "The plan"
+
+
+def test_the_reference_preset_parses_as_justext_does() -> None:
+    """jusText 3.0.2 finds nothing on such a page; the reference preset agrees."""
+    html = f"<html><head><title>The plan\n{BODY}"
+    doc = extract(html.encode(), config=ExtractConfig(preset=Preset.REFERENCE, language="en"))
+    assert doc.drop_reason is not None
+    assert doc.text == ""
+
+
+# -------------------------------------------------------------------- <noscript>
+
+OPEN_IN_NOSCRIPT = (
+    "<html><body><script>document.write('<div id=wrap>')</script>"
+    f'<noscript><div id="wrap"> </noscript><p>{TEXT}</p></div></body></html>'
+)
+
+
+def test_a_tag_left_open_in_noscript_is_repaired_only_when_scripting() -> None:
+    plain = dom.parse_page(OPEN_IN_NOSCRIPT, scripting=False)
+    scripting = dom.parse_page(OPEN_IN_NOSCRIPT, scripting=True)
+    assert plain is not None and scripting is not None
+    assert "The committee" in "".join(plain.find(".//noscript").itertext())
+    assert "".join(scripting.find(".//noscript").itertext()) == ""
+    assert "The committee" in "".join(scripting.find("body").itertext())
+
+
+@pytest.mark.parametrize(
+    "noscript",
+    [
+        f"<noscript><p>{TEXT}</p></noscript>",
+        '<noscript><img src="pixel.gif"><iframe src="x"></iframe></noscript>',
+        # left open, but the close of its parent ends it: nothing swallowed
+        "<div><noscript><span>Enable JavaScript</noscript></div>",
+    ],
+)
+def test_a_noscript_that_ends_where_its_source_does_is_left_alone(noscript: str) -> None:
+    html = f"<html><body><p>{TEXT}</p>{noscript}<p>{TEXT}</p></body></html>"
+    assert repair.open_noscript(_tree(html), html) is None
+    root = dom.parse_page(html, scripting=True)
+    assert root is not None
+    assert etree.tostring(root) == etree.tostring(_tree(html))
+
+
+def test_a_noscript_never_closed_is_left_alone() -> None:
+    """No </noscript> at all: a browser running scripts shows nothing after it either."""
+    html = f"<html><body><p>{TEXT}</p><noscript><div><p>{TEXT}</p></body></html>"
+    assert repair.open_noscript(_tree(html), html) is None
