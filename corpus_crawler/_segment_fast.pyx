@@ -21,7 +21,7 @@ from cpython.ref cimport Py_INCREF
 from cpython.tuple cimport PyTuple_SET_ITEM
 from libc.string cimport memcpy, strcmp, strlen
 
-from .elementmarks import STATED
+from .elementmarks import HIDDEN_TAGS, STATED
 
 
 cdef extern from "Python.h":
@@ -438,11 +438,21 @@ cdef class _Walk:
         return <tuple>self.paths[depth]
 
 
+cdef inline bint _hidden_tag(const char* name):
+    cdef bytes tag
+    for tag in _HIDDEN_TAGS:
+        if strcmp(name, <const char*>tag) == 0:
+            return True
+    return False
+
+
 #: The attributes `_own_marks` reads, in `elementmarks.element_marks`' argument order.
 cdef tuple _MARKED = (
     b"class", b"id", b"role", b"hidden", b"aria-hidden", b"style", b"itemprop"
 )
 DEF N_MARKED = 7
+#: elementmarks.HIDDEN_TAGS as bytes: marked by their tag alone.
+cdef tuple _HIDDEN_TAGS = tuple(sorted(tag.encode() for tag in HIDDEN_TAGS))
 
 # Marks by the raw bytes of an element's tag and marked attributes. Template
 # pages repeat the same attribute sets thousands of times; a hit costs one
@@ -511,7 +521,7 @@ cdef int _own_marks(xmlNode* node, object marker) except -1:
                 any_found = True
                 break
         attr = attr.next
-    if not any_found and strcmp(<const char*>node.name, "noscript") != 0:
+    if not any_found and not _hidden_tag(<const char*>node.name):
         return 0
     cdef dict cache = _mark_caches.get(marker)
     if cache is None:

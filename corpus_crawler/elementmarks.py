@@ -8,8 +8,10 @@ the answer per attribute set):
 - HIDDEN: a browser does not show it (`hidden`, `aria-hidden="true"`, an inline
   style with `display: none` or `visibility: hidden`), as readability.js's
   `_isProbablyVisible` decides, or it is a NOSCRIPT element, which a browser
-  running scripts never shows (readability removes them). Text nobody sees is
-  not the page's text.
+  running scripts never shows (readability removes them), or an IFRAME, whose
+  content is a fallback no current browser shows (libxml2 keeps it as text:
+  an ad's `<a href=...><img ...>` markup). Text nobody sees is not the page's
+  text.
 - UNLIKELY: its class or id names page furniture (comments, footers, menus,
   sidebars, share and related-post boxes...) and nothing that names content,
   or its ARIA role is navigation, a menu, a dialog or complementary content.
@@ -63,8 +65,11 @@ BODY = 16
 #: The marks an element states about itself, listed per element (Segment.stated).
 STATED = NEGATIVE | BODY
 
-#: Attributes the walk reads; an element with none of them (and not NOSCRIPT) has no marks.
+#: Attributes the walk reads; an element with none of them (and none of HIDDEN_TAGS) has no marks.
 MARKED_ATTRIBUTES = ("class", "id", "role", "hidden", "aria-hidden", "style", "itemprop")
+#: Elements whose content a browser never shows: NOSCRIPT when it runs scripts, and an
+#: IFRAME's fallback content (libxml2 keeps it as text; a browser shows the framed page).
+HIDDEN_TAGS = frozenset(("noscript", "iframe"))
 
 # readability.js REGEXPS.unlikelyCandidates and okMaybeItsACandidate: plain
 # substrings, matched case-blind. Substring tests on the lowered names are ~10x
@@ -171,7 +176,7 @@ def furniture_marks(
     element states about itself, for a walk whose preset reads none of them."""
     marks = 0
     if (
-        tag == "noscript"
+        tag in HIDDEN_TAGS
         or hidden is not None
         or (aria_hidden is not None and aria_hidden.strip().lower() == "true")
         or (style is not None and _hiding_style(style))

@@ -27,6 +27,7 @@ from lxml import etree
 from .elementmarks import (
     ASIDE,
     HIDDEN,
+    HIDDEN_TAGS,
     MARKED_ATTRIBUTES,
     STATED,
     UNLIKELY,
@@ -326,7 +327,7 @@ _cached_furniture_marks = functools.lru_cache(maxsize=4096)(furniture_marks)
 def _own_marks(el: etree._Element) -> int:
     """elementmarks bits of one element, without its ancestors'."""
     attrib = el.attrib
-    if el.tag != "noscript" and not any(name in attrib for name in MARKED_ATTRIBUTES):
+    if el.tag not in HIDDEN_TAGS and not any(name in attrib for name in MARKED_ATTRIBUTES):
         return 0
     return _cached_marks(el.tag, *(attrib.get(n) for n in MARKED_ATTRIBUTES))
 
@@ -357,7 +358,7 @@ class _Marks:
         marks, stated = (0, ()) if node is None else cache[node]
         for node in reversed(chain):
             attrib = node.attrib
-            if node.tag == "noscript" or any(name in attrib for name in MARKED_ATTRIBUTES):
+            if node.tag in HIDDEN_TAGS or any(name in attrib for name in MARKED_ATTRIBUTES):
                 own = self._marker(node.tag, *(attrib.get(n) for n in MARKED_ATTRIBUTES))
                 marks |= own
                 if own & STATED:

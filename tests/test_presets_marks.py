@@ -215,6 +215,26 @@ def test_noscript_text_is_hidden() -> None:
     assert "I think that the committee" not in _kept(Preset.ARTICLE, html)
 
 
+@pytest.mark.parametrize("preset", [Preset.CORPUS, Preset.ARTICLE])
+def test_iframe_fallback_text_is_hidden(preset: Preset) -> None:
+    """An IFRAME's content is shown by no current browser (it shows the framed
+    page); libxml2 keeps it as text, so an ad's fallback markup became words of
+    the page (`<a href="http://ads...">` on CleanEval and L3S-GN1 pages)."""
+    assert _marks("iframe") == HIDDEN
+    assert _marks("iframe", **{"class": "comments"}) == HIDDEN | UNLIKELY | ASIDE
+    fallback = (
+        '<a href="http://ads.example.com/click?id=1"><img src="http://ads.example.com/i"></a>'
+    )
+    paragraph = (
+        f"<p>{SENTENCE}<iframe src='/ad'>{fallback} Your browser shows no frames.</iframe></p>"
+    )
+    html = _article_page(hidden=paragraph)
+    assert "ads.example.com" in _kept(Preset.SEED, html)
+    kept = _kept(preset, html)
+    assert "ads.example.com" not in kept and "no frames" not in kept
+    assert kept.count("The committee said") == 7
+
+
 # A fallback for a `document.write` that opens the page's wrapper: the <div> is
 # left open inside the <noscript>, so libxml2 ignores the </noscript> (a page of
 # the CleanEval final set was lost whole this way).
