@@ -183,6 +183,19 @@ def _many_links(rng: random.Random, data: bytearray) -> str:
     return f"links-{count}"
 
 
+def _open_raw(rng: random.Random, data: bytearray) -> str:
+    """An element that libxml2 lets run past its end (repair.py mends these)."""
+    kind = rng.choice(("title", "noscript", "noscript-many"))
+    element = {
+        "title": b"<title>" + rng.randbytes(rng.randint(0, 40)).replace(b"<", b"") + b"\n<p>",
+        "noscript": b'<noscript><div id="w"><span></noscript>',
+        "noscript-many": b"<noscript><div></noscript>x" * rng.randint(10, 3_000),
+    }[kind]
+    at = rng.randint(0, len(data))
+    data[at:at] = element
+    return f"open-{kind}"
+
+
 MUTATIONS: tuple[Callable[[random.Random, bytearray], str], ...] = (
     _flip,
     _cut,
@@ -191,6 +204,7 @@ MUTATIONS: tuple[Callable[[random.Random, bytearray], str], ...] = (
     _nest,
     _huge_value,
     _many_links,
+    _open_raw,
 )
 
 
