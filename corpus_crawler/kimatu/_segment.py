@@ -78,6 +78,9 @@ class _Frame:
     child_counts: dict[str, int] = field(default_factory=dict)
     #: Tag plus aspect attributes, computed when an aspect first needs it.
     look: str | None = None
+    #: Its dom_path and xpath (the frames from the root to it), computed when a
+    #: text element first needs them, from its parent's.
+    paths: tuple[str, str] | None = None
 
 
 @dataclass(slots=True)
@@ -128,6 +131,8 @@ class _Walker:
         frame = _Frame(el, tag, position, block)
         self.frames.append(frame)
         if block:
+            # The enclosing block's text so far is one text element; its text
+            # after this block is the next (this flush leaves it a fresh one).
             self.flush()
             self.blocks.append(len(self.frames) - 1)
             self.pending.append(_Pending(len(self.blocks)))
@@ -135,11 +140,11 @@ class _Walker:
 
     def pop(self) -> None:
         if self.frames[-1].block:
-            self.flush()
+            pending = self.pending[-1]
+            if pending.has_words:
+                self.flush()
             self.pending.pop()
             self.blocks.pop()
-            # The enclosing block's text resumes as a new text element.
-            self.flush()
         self.frames.pop()
 
     # ------------------------------------------------------------------ text
@@ -194,7 +199,8 @@ class _Walker:
         pending = self.pending[-1]
         if not pending.has_words:
             # Only whitespace so far (the common case between blocks): reuse it.
-            pending.parts.clear()
+            if pending.parts:
+                pending.parts.clear()
             pending.link_count = 0
             pending.br_pending = False
             return
@@ -210,8 +216,7 @@ class _Walker:
         aspect += f"/{self.descriptor(block)}"
         if pending.inline:
             aspect += "".join(f">{self.descriptor(frame)}" for frame in pending.inline)
-        path = self.frames[max(0, block_index + 1 - MAX_PATH_STEPS) : block_index + 1]
-        prefix = "" if block_index + 1 <= MAX_PATH_STEPS else "/"
+        dom_path, xpath = self.paths(block_index)
         self.elements.append(
             TextElement(
                 index=len(self.elements),
@@ -223,61 +228,114 @@ class _Walker:
                 boundary_count=boundary_count(text),
                 link_count=pending.link_count,
                 link_chars=min(pending.link_chars, len(text)),
-                dom_path=".".join(frame.tag for frame in path),
-                xpath=prefix + "".join(f"/{frame.tag}[{frame.position}]" for frame in path),
+                dom_path=dom_path,
+                xpath=xpath,
                 heading=self.heading_depth > 0,
                 in_select=self.select_depth > 0,
             )
         )
+
+    def paths(self, index: int) -> tuple[str, str]:
+        """dom_path and xpath of the open frame at `index`: its last MAX_PATH_STEPS
+        frames, built once per frame from its parent's."""
+        frames = self.frames
+        if index >= MAX_PATH_STEPS:
+            # a pathologically deep page: a window of the path, made afresh
+            path = frames[index + 1 - MAX_PATH_STEPS : index + 1]
+            return (
+                ".".join(frame.tag for frame in path),
+                "/" + "".join(f"/{frame.tag}[{frame.position}]" for frame in path),
+            )
+        start = index
+        while start >= 0 and frames[start].paths is None:
+            start -= 1
+        dom_path, xpath = ("", "") if start < 0 else frames[start].paths  # type: ignore[misc]
+        for frame in frames[start + 1 : index + 1]:
+            dom_path = f"{dom_path}.{frame.tag}" if dom_path else frame.tag
+            xpath = f"{xpath}/{frame.tag}[{frame.position}]"
+            frame.paths = (dom_path, xpath)
+        return dom_path, xpath
 
 
 def _tag_name(el: etree._Element) -> str | None:
     tag = el.tag
     if not isinstance(tag, str):
         return None  # comment or processing instruction
-    if tag.startswith("{"):
-        tag = tag.rpartition("}")[2]
-    # lxml's HTML parser lower-cases tag names already; other builders may not.
-    return tag if tag.islower() else tag.lower()
+    name = _TAG_NAMES.get(tag)
+    if name is None:
+        name = tag.rpartition("}")[2] if tag.startswith("{") else tag
+        # lxml's HTML parser lower-cases tag names already; other builders may not.
+        name = name if name.islower() else name.lower()
+        if len(_TAG_NAMES) < 4096:
+            _TAG_NAMES[tag] = name
+    return name
+
+
+#: Raw tag -> the name the walk uses (a page has a few dozen distinct tags).
+_TAG_NAMES: dict[str, str] = {}
+#: What a start tag does besides opening a frame (the tag's counter, or a call).
+_HEADING, _SELECT, _LINK, _BR = 1, 2, 3, 4
+_ACTIONS = {
+    **dict.fromkeys(HEADING_TAGS, _HEADING),
+    **dict.fromkeys(_SELECT_TAGS, _SELECT),
+    "a": _LINK,
+    "br": _BR,
+}
 
 
 def text_elements(root: etree._Element, options: KimatuOptions) -> tuple[TextElement, ...]:
     """The text elements of the tree under `root`, in document order."""
     walker = _Walker(options)
+    add_text = walker.add_text
     events = etree.iterwalk(root, events=("start", "end", "comment", "pi"))
+    # Per open element, whether it opened a frame (-1: skipped) and what its start
+    # did, undone at its end.
+    undo: list[int] = []
     for event, el in events:
-        if event in ("comment", "pi"):
-            # Left in by a caller that did not preprocess: invisible, but their tail is text.
-            if el is not root:
-                walker.add_text(el.tail)
-            continue
-        tag = _tag_name(el)
         if event == "start":
+            tag = _tag_name(el)
             if tag is None or tag in SKIP_TAGS:
                 events.skip_subtree()
+                undo.append(-1)  # its end event comes: no frame, but the tail
                 continue
             walker.push(el, tag)
-            if tag in HEADING_TAGS:
+            action = _ACTIONS.get(tag, 0)
+            if action == _HEADING:
                 walker.heading_depth += 1
-            elif tag in _SELECT_TAGS:
+            elif action == _SELECT:
                 walker.select_depth += 1
-            elif tag == "a" and el.get("href") is not None:
-                walker.link_depth += 1
-                walker.link()
-            elif tag == "br":
+            elif action == _LINK:
+                if el.get("href") is not None:
+                    walker.link_depth += 1
+                    walker.link()
+                else:
+                    action = 0
+            elif action == _BR:
                 walker.line_break()
-            walker.add_text(el.text)
-        else:
-            if tag is not None and tag not in SKIP_TAGS:
+            undo.append(action)
+            text = el.text
+            if text:
+                add_text(text)
+        elif event == "end":
+            action = undo.pop() if undo else -1
+            if action >= 0:
                 # Pop first: the element's text is flushed while its heading/select flags hold.
                 walker.pop()
-                if tag in HEADING_TAGS:
+                if action == _HEADING:
                     walker.heading_depth -= 1
-                elif tag in _SELECT_TAGS:
+                elif action == _SELECT:
                     walker.select_depth -= 1
-                elif tag == "a" and el.get("href") is not None:
+                elif action == _LINK:
                     walker.link_depth -= 1
             if el is not root:
-                walker.add_text(el.tail)
+                tail = el.tail
+                if tail:
+                    add_text(tail)
+        elif el is not root:
+            # A comment or processing instruction left in by a caller that did not
+            # preprocess: invisible, but its tail is text.
+            tail = el.tail
+            if tail:
+                add_text(tail)
     walker.flush()
     return tuple(walker.elements)
