@@ -23,7 +23,6 @@ _FULL_HTML = re.compile(r"^\s*<(?:html|!doctype)", re.IGNORECASE)
 _FULL_HTML_BYTES = re.compile(rb"^\s*<(?:html|!doctype)", re.IGNORECASE)
 _WHITESPACE = re.compile(r"\s+")
 
-
 #: Seed 000, "Pre-processing": removed with their contents.
 SEED_REMOVED_TAGS = ("head", "meta", "title", "script", "style")
 
