@@ -35,7 +35,7 @@ def extensions() -> list[Extension]:
             include_dirs=lxml.get_include(),
             optional=True,
         )
-        for name in ("_segment_fast", "_classify_fast")
+        for name in ("_segment_fast", "_classify_fast", "_kimatu_fast")
     ]
     # the seen filter's probes of the campaign state (pure-Python twin in state.py)
     exts.append(

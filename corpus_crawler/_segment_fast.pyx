@@ -14,7 +14,7 @@ identical output on every gold page and on generated pages.
 
 from cpython.exc cimport PyErr_CheckSignals
 from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
-from cpython.unicode cimport PyUnicode_4BYTE_KIND, PyUnicode_DecodeUTF8, PyUnicode_FromKindAndData
+from cpython.unicode cimport PyUnicode_4BYTE_KIND, PyUnicode_FromKindAndData
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.object cimport PyObject, PyTypeObject
 from cpython.ref cimport Py_INCREF
@@ -69,6 +69,8 @@ from lxml.includes.tree cimport (
     XML_TEXT_NODE,
     xmlNode,
 )
+
+from ._libxml cimport attribute_text, node_name, text_run
 
 cetree.import_lxml__etree()
 
@@ -129,18 +131,6 @@ cdef TagKind _kind(const char* n) noexcept nogil:
         if _is(n, "option") or _is(n, "optgroup"):
             return BLOCK
     return OTHER
-
-
-cdef inline str _text(xmlNode* node):
-    cdef const char* content = <const char*>node.content
-    if content == NULL:
-        return ""
-    return PyUnicode_DecodeUTF8(content, strlen(content), "replace")
-
-
-cdef inline str _name(xmlNode* node):
-    cdef const char* name = <const char*>node.name
-    return PyUnicode_DecodeUTF8(name, strlen(name), "replace")
 
 
 cdef class _Folder:
@@ -431,7 +421,7 @@ cdef class _Walk:
             found = <tuple>self.paths[k]
             dom, xpath = found
         for k in range(k + 1, depth + 1):
-            name = _name(self.frames[k].node)
+            name = node_name(self.frames[k].node)
             dom = dom + "." + name if dom else name
             xpath = f"{xpath}/{name}[{self.frames[k].order}]"
             self.paths[k] = (dom, xpath)
@@ -492,16 +482,6 @@ cdef class _KeyBuffer:
 cdef _KeyBuffer _key = _KeyBuffer()
 
 
-cdef str _attribute_value(xmlAttr* attr):
-    cdef xmlNode* child = attr.children
-    cdef str value = ""
-    while child != NULL:
-        if child.content != NULL:
-            value += _text(child)
-        child = child.next
-    return value
-
-
 cdef int _own_marks(xmlNode* node, object marker) except -1:
     """The marks of one element from its attributes (0 without a marked one)."""
     cdef xmlAttr* attr
@@ -545,8 +525,8 @@ cdef int _own_marks(xmlNode* node, object marker) except -1:
     cached = cache.get(key)
     if cached is not None:
         return cached
-    values = [None if found[i] == NULL else _attribute_value(found[i]) for i in range(N_MARKED)]
-    marks = marker(_name(node), *values)
+    values = [None if found[i] == NULL else attribute_text(found[i]) for i in range(N_MARKED)]
+    marks = marker(node_name(node), *values)
     if len(cache) >= _MARK_CACHE_SIZE:
         cache.clear()
     cache[key] = marks
@@ -572,7 +552,7 @@ cdef bint _links_elsewhere(xmlNode* node):
     cdef xmlAttr* attr = node.properties
     while attr != NULL:
         if strcmp(<const char*>attr.name, "href") == 0:
-            return _href_links_elsewhere(_attribute_value(attr))
+            return _href_links_elsewhere(attribute_text(attr))
         attr = attr.next
     return False
 
@@ -595,7 +575,6 @@ def walk(root_element, bint reference, long max_blocks=100_000, marker=None,
     cdef xmlNode* root = (<cetree._Element>root_element)._c_node
     cdef xmlNode* parent = root
     cdef xmlNode* cur
-    cdef xmlNode* last
     cdef TagKind kind
     cdef xmlNode* anchor = NULL
     cdef long elements = 0
@@ -701,14 +680,7 @@ def walk(root_element, bint reference, long max_blocks=100_000, marker=None,
             continue
         if cur.type == XML_TEXT_NODE or cur.type == XML_CDATA_SECTION_NODE:
             # Adjacent text nodes are one `.text`/`.tail` for lxml, and for jusText.
-            content = _text(cur)
-            last = cur
-            while last.next != NULL and (
-                last.next.type == XML_TEXT_NODE or last.next.type == XML_CDATA_SECTION_NODE
-            ):
-                last = last.next
-                content = content + _text(last)
-            cur = last.next
+            content = text_run(cur, &cur)
             if content:
                 pending = w.text.pending
                 w.text.feed(content, &nonspace, &runs)

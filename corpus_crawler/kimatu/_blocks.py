@@ -58,11 +58,11 @@ def detect_blocks(elements: Sequence[TextElement], options: KimatuOptions) -> tu
     open_group: dict[str, int] = {}
     for element in elements:
         group = open_group.get(element.aspect)
-        if group is not None and element.index - groups[group][-1] - 1 <= options.block_gap:
-            groups[group].append(element.index)
+        if group is not None and element.number - groups[group][-1] - 1 <= options.block_gap:
+            groups[group].append(element.number)
         else:
             open_group[element.aspect] = len(groups)
-            groups.append([element.index])
+            groups.append([element.number])
     blocks = []
     for number, members in enumerate(groups):
         chosen = [elements[i] for i in members]

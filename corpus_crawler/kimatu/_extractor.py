@@ -68,7 +68,7 @@ def _paragraphs(
             owner[index] = block.id
     paragraphs = []
     for element in elements:
-        block_id = owner[element.index]
+        block_id = owner[element.number]
         ratio = ratios[block_id]
         scores: dict[str, float] = {
             "relevance": ratio.relevance,

@@ -14,11 +14,19 @@ One pass of `etree.iterwalk`; features are counted once, when an element ends.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from types import ModuleType
+from typing import NamedTuple
 
 from lxml import etree
 
 from ._options import KimatuOptions
 from ._text import boundary_count, normalize_space, word_count
+
+_fast: ModuleType | None
+try:  # the compiled walk (corpus_crawler/_kimatu_fast.pyx), built by pip install
+    from .. import _kimatu_fast as _fast
+except ImportError:  # no compiler: the walk below
+    _fast = None
 
 BLOCK_TAGS = frozenset(
     {
@@ -47,11 +55,13 @@ MAX_INLINE_ASPECT = 8
 MAX_PATH_STEPS = 256
 
 
-@dataclass(frozen=True, slots=True)
-class TextElement:
-    """One text element with every feature the ratios need, counted once."""
+class TextElement(NamedTuple):
+    """One text element with every feature the ratios need, counted once (a named
+    tuple: the walk makes ~170 a page, and a frozen dataclass's `__init__` cost a
+    third of the compiled walk)."""
 
-    index: int
+    #: Its place in the page's sequence of text elements, from 0.
+    number: int
     text: str
     tag: str
     aspect: str
@@ -219,19 +229,19 @@ class _Walker:
         dom_path, xpath = self.paths(block_index)
         self.elements.append(
             TextElement(
-                index=len(self.elements),
-                text=text,
-                tag=block.tag,
-                aspect=aspect,
-                length=len(text),
-                word_count=word_count(text),
-                boundary_count=boundary_count(text),
-                link_count=pending.link_count,
-                link_chars=min(pending.link_chars, len(text)),
-                dom_path=dom_path,
-                xpath=xpath,
-                heading=self.heading_depth > 0,
-                in_select=self.select_depth > 0,
+                len(self.elements),
+                text,
+                block.tag,
+                aspect,
+                len(text),
+                word_count(text),
+                boundary_count(text),
+                pending.link_count,
+                min(pending.link_chars, len(text)),
+                dom_path,
+                xpath,
+                self.heading_depth > 0,
+                self.select_depth > 0,
             )
         )
 
@@ -283,8 +293,37 @@ _ACTIONS = {
 }
 
 
-def text_elements(root: etree._Element, options: KimatuOptions) -> tuple[TextElement, ...]:
-    """The text elements of the tree under `root`, in document order."""
+def text_elements(
+    root: etree._Element, options: KimatuOptions, *, compiled: bool | None = None
+) -> tuple[TextElement, ...]:
+    """The text elements of the tree under `root`, in document order.
+
+    `compiled` picks the walk: the compiled twin in corpus_crawler/_kimatu_fast.pyx
+    (the default when it is built; the same elements, ~6x faster) or this module's.
+    """
+    if compiled is None:
+        compiled = _fast is not None
+    if compiled and _fast is not None:
+        return _fast.text_elements(
+            root,
+            options.aspect_attributes,
+            options.aspect_inline,
+            options.aspect_ancestor_levels,
+            MAX_PATH_STEPS,
+            MAX_INLINE_ASPECT,
+            BLOCK_TAGS,
+            SKIP_TAGS,
+            HEADING_TAGS,
+            _SELECT_TAGS,
+            normalize_space,
+            word_count,
+            boundary_count,
+            TextElement,
+        )
+    return _text_elements_python(root, options)
+
+
+def _text_elements_python(root: etree._Element, options: KimatuOptions) -> tuple[TextElement, ...]:
     walker = _Walker(options)
     add_text = walker.add_text
     events = etree.iterwalk(root, events=("start", "end", "comment", "pi"))
