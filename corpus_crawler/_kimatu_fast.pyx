@@ -121,6 +121,8 @@ cdef class _Walk:
         cdef int flags
         if found is None:
             name = node_name(node)
+            if not name.islower():
+                name = name.lower()  # lxml's HTML parser lower-cases; other builders may not
             flags = (
                 (BLOCK_FLAG if name in self.block_tags else 0)
                 | (SKIP_FLAG if name in self.skip_tags else 0)

@@ -117,6 +117,16 @@ def test_both_walks_agree_on_a_page_deeper_than_the_path_window() -> None:
     _both(root, SHIPPED)
 
 
+def test_both_walks_agree_on_a_tree_built_with_upper_case_tags() -> None:
+    """A tree not from the HTML parser: tag names are read lower-cased by both."""
+    root = etree.Element("HTML")
+    body = etree.SubElement(root, "Body")
+    for tag in ("P", "Div", "H2", "p"):
+        etree.SubElement(body, tag, {"class": "Mixed Case"}).text = f"text in {tag}"
+    _both(root, SHIPPED)
+    assert [e.tag for e in text_elements(root, SHIPPED, compiled=True)] == ["p", "div", "h2", "p"]
+
+
 def test_both_walks_agree_on_a_subtree() -> None:
     """A walk from an element that is not the document root (its tail unread)."""
     root = _tree("<html><body><div id=a><p>in</p>tail text</div><p>out</p></body></html>")
