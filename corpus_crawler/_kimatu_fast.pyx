@@ -15,12 +15,11 @@ generated pages.
 from cpython.exc cimport PyErr_CheckSignals
 from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
 from cpython.object cimport PyObject
-from libc.string cimport strcmp
 
 cimport lxml.includes.etreepublic as cetree
 from lxml.includes.tree cimport XML_ELEMENT_NODE, xmlAttr, xmlNode
 
-from ._libxml cimport attribute_text, is_text, node_name, text_run
+from ._libxml cimport attribute_text, find_attribute, is_text, node_name, text_run
 
 cetree.import_lxml__etree()
 
@@ -54,16 +53,6 @@ cdef struct Pending:
     xmlNode* inline[MAX_INLINE]
     bint br_pending
     bint has_words
-
-
-cdef str _attribute(xmlNode* node, bytes name):
-    """`el.get(name)`: the first attribute of that name, or None."""
-    cdef xmlAttr* attr = node.properties
-    while attr != NULL:
-        if strcmp(<const char*>attr.name, <const char*>name) == 0:
-            return attribute_text(attr)
-        attr = attr.next
-    return None
 
 
 cdef class _Walk:
@@ -141,10 +130,12 @@ cdef class _Walk:
         cdef str look = self.looks.get(key)
         cdef list parts
         cdef str value
+        cdef xmlAttr* attr
         if look is None:
             parts = [self.tag_of(node)[0]]
             for name, raw in self.attributes:
-                value = _attribute(node, raw)
+                attr = find_attribute(node, <const char*>raw)
+                value = None if attr == NULL else attribute_text(attr)
                 if value:
                     parts.append(f"[{name}={self.normalize_space(value).lower()}]")
             look = "".join(parts)
@@ -352,15 +343,6 @@ cdef class _Walk:
         return (dom_path, xpath)
 
 
-cdef inline bint _has_href(xmlNode* node):
-    cdef xmlAttr* attr = node.properties
-    while attr != NULL:
-        if strcmp(<const char*>attr.name, "href") == 0:
-            return True
-        attr = attr.next
-    return False
-
-
 def text_elements(root_element, tuple aspect_attributes, bint aspect_inline,
                   Py_ssize_t levels, Py_ssize_t max_path_steps, Py_ssize_t max_inline,
                   frozenset block_tags,
@@ -371,10 +353,8 @@ def text_elements(root_element, tuple aspect_attributes, bint aspect_inline,
     cdef xmlNode* root = (<cetree._Element>root_element)._c_node
     cdef xmlNode* parent
     cdef xmlNode* cur
-    cdef TagKind kind
     cdef long elements = 0
     cdef _Walk w = _Walk()
-    cdef tuple info
     cdef str tag
     cdef int flags
     w.block_tags = block_tags
@@ -441,7 +421,7 @@ cdef int _start(_Walk w, xmlNode* node, int kind) except -1:
         w.heading_depth += 1
     elif kind == SELECT:
         w.select_depth += 1
-    elif kind == LINK and _has_href(node):
+    elif kind == LINK and find_attribute(node, "href") != NULL:
         w.link_depth += 1
         if w.nblocks:
             w.pending[w.nblocks - 1].link_count += 1
@@ -457,6 +437,6 @@ cdef int _end(_Walk w, int kind, xmlNode* node) except -1:
         w.heading_depth -= 1
     elif kind == SELECT:
         w.select_depth -= 1
-    elif kind == LINK and _has_href(node):
+    elif kind == LINK and find_attribute(node, "href") != NULL:
         w.link_depth -= 1
     return 0

@@ -4,7 +4,7 @@
 links against libxml2 or modifies a node."""
 
 from cpython.unicode cimport PyUnicode_DecodeUTF8
-from libc.string cimport strlen
+from libc.string cimport strcmp, strlen
 from lxml.includes.tree cimport XML_CDATA_SECTION_NODE, XML_TEXT_NODE, xmlAttr, xmlNode
 
 
@@ -19,6 +19,16 @@ cdef inline str node_text(xmlNode* node):
 cdef inline str node_name(xmlNode* node):
     cdef const char* name = <const char*>node.name
     return PyUnicode_DecodeUTF8(name, strlen(name), "replace")
+
+
+cdef inline xmlAttr* find_attribute(xmlNode* node, const char* name) noexcept:
+    """The element's first attribute of that name (as `el.get` finds it), or NULL."""
+    cdef xmlAttr* attr = node.properties
+    while attr != NULL:
+        if strcmp(<const char*>attr.name, name) == 0:
+            return attr
+        attr = attr.next
+    return NULL
 
 
 cdef inline str attribute_text(xmlAttr* attr):

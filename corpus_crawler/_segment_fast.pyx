@@ -70,7 +70,7 @@ from lxml.includes.tree cimport (
     xmlNode,
 )
 
-from ._libxml cimport attribute_text, node_name, text_run
+from ._libxml cimport attribute_text, find_attribute, node_name, text_run
 
 cetree.import_lxml__etree()
 
@@ -549,12 +549,8 @@ cdef bint _links_elsewhere(xmlNode* node):
     """Does this <a> link to a page (an href that is not empty, not "#" and not
     a `javascript:` action)? Its text is link text only then (segment.py's
     `links_elsewhere` is the specification)."""
-    cdef xmlAttr* attr = node.properties
-    while attr != NULL:
-        if strcmp(<const char*>attr.name, "href") == 0:
-            return _href_links_elsewhere(attribute_text(attr))
-        attr = attr.next
-    return False
+    cdef xmlAttr* attr = find_attribute(node, "href")
+    return attr != NULL and _href_links_elsewhere(attribute_text(attr))
 
 
 def walk(root_element, bint reference, long max_blocks=100_000, marker=None,

@@ -299,7 +299,9 @@ def text_elements(
     """The text elements of the tree under `root`, in document order.
 
     `compiled` picks the walk: the compiled twin in corpus_crawler/_kimatu_fast.pyx
-    (the default when it is built; the same elements, ~6x faster) or this module's.
+    (the default when it is built; the same elements in half the time: 1.4 against
+    2.8 ms a page, most of the rest being the text helpers both call) or this
+    module's.
     """
     if compiled is None:
         compiled = _fast is not None
