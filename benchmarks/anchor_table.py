@@ -89,6 +89,7 @@ OURS: dict[str, ExtractConfig] = {
     "seed": ExtractConfig(language="auto"),
     "corpus": ExtractConfig(language="auto", preset=Preset.CORPUS),
     "article": ExtractConfig(language="auto", preset=Preset.ARTICLE),
+    "article-comments": ExtractConfig(language="auto", preset=Preset.ARTICLE_COMMENTS),
     "combined + corpus": ExtractConfig(language="auto", extractor="combined", preset=Preset.CORPUS),
 }
 

@@ -84,6 +84,7 @@ CANDIDATES = (
     Candidate(COMBINED, ExtractConfig(extractor="combined")),
     Candidate("justext (corpus)", ExtractConfig(preset=Preset.CORPUS)),
     Candidate("justext (article)", ExtractConfig(preset=Preset.ARTICLE)),
+    Candidate("justext (article-comments)", ExtractConfig(preset=Preset.ARTICLE_COMMENTS)),
     Candidate("combined (corpus)", ExtractConfig(extractor="combined", preset=Preset.CORPUS)),
     Candidate("combined (article)", ExtractConfig(extractor="combined", preset=Preset.ARTICLE)),
 )

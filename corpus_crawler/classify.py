@@ -17,7 +17,7 @@ from types import ModuleType
 from typing import Any, NamedTuple
 
 from .config import ConfigError, JustextParams
-from .elementmarks import ASIDE, BODY, CLASS_WEIGHT, NEGATIVE, WEIGHED_TAGS
+from .elementmarks import ASIDE, BODY, CLASS_WEIGHT, COMMENTS, NEGATIVE, WEIGHED_TAGS
 from .model import Paragraph, ParagraphClass, reclassified
 from .segment import HEADING_TAGS, Segment
 
@@ -374,6 +374,11 @@ class ContainerOptions:
     inside_shift: int = 0
     region_shift: int = 0
     outside_shift: int = 0
+    #: Class steps for a block outside the container and region that lies in a
+    #: reader's comment section (elementmarks.COMMENTS), instead of
+    #: `outside_shift` (None: as any block outside). The `article-comments`
+    #: preset keeps an article's comment thread: 0 judges it as jusText does.
+    comment_shift: int | None = None
     #: Blocks a browser does not show (elementmarks.HIDDEN) are left out of the page.
     drop_hidden: bool = False
     #: Blocks inside page furniture (elementmarks.UNLIKELY: comment, footer,
@@ -536,7 +541,10 @@ class ContainerOptions:
         value = self.function_max_length
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise ConfigError(f"function_max_length must be a whole number >= 0, got {value!r}")
-        for name in ("inside_shift", "region_shift", "outside_shift", "template_shift"):
+        shifts = ["inside_shift", "region_shift", "outside_shift", "template_shift"]
+        if self.comment_shift is not None:
+            shifts.append("comment_shift")
+        for name in shifts:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or not -3 <= value <= 3:
                 raise ConfigError(
@@ -1372,6 +1380,7 @@ def container_pass(
         options.region_shift,
         options.outside_shift,
         options.template_shift,
+        options.comment_shift or 0,
     )
     if not paragraphs or not any(shifts):
         return tuple(paragraphs)
@@ -1406,6 +1415,9 @@ def container_pass(
             credit_classes(paragraphs, params, options) if options.credits_inside else None,
             stated if options.uses_stated else None,
             options.fallback_to_container and unlikely is not None and any(unlikely),
+            [bool(u & COMMENTS) for u in unlikely]
+            if options.comment_shift is not None and unlikely is not None
+            else None,
         )
     choice = _chosen_container(paragraphs, options, skipped, stated)
     subtrees, containers, inside = choice.subtrees, choice.containers, choice.inside
@@ -1460,10 +1472,11 @@ def container_pass(
         )
     else:
         functional = [False] * len(paragraphs)
+    marked = unlikely if unlikely is not None else [0] * len(paragraphs)
     cf_classes = []
     changed = False
-    for p, is_inside, is_in_region, is_templated, is_function in zip(
-        paragraphs, inside, in_region, templated, functional, strict=True
+    for p, is_inside, is_in_region, is_templated, is_function, marks in zip(
+        paragraphs, inside, in_region, templated, functional, marked, strict=True
     ):
         if is_inside:
             steps = (
@@ -1475,6 +1488,8 @@ def container_pass(
             )
         elif is_in_region:
             steps = options.region_shift
+        elif options.comment_shift is not None and marks & COMMENTS:
+            steps = options.comment_shift
         else:
             steps = options.outside_shift
         if (
@@ -1650,9 +1665,10 @@ def preset_passes(
     unlikely: Sequence[int] | None = None,
     stated: Mapping[str, int] | None = None,
 ) -> tuple[Paragraph, ...]:
-    """What a preset with a main container (`corpus`, `article`) runs on jusText's
-    classes: `container_pass`, then `code_pass` where `drop_program_code` says so.
-    The extractors, the tuning table and the error tools call this one function."""
+    """What a preset with a main container (`corpus`, `article`, `article-comments`)
+    runs on jusText's classes: `container_pass`, then `code_pass` where
+    `drop_program_code` says so. The extractors, the tuning table and the error
+    tools call this one function."""
     passed = container_pass(paragraphs, params, options, unlikely, stated=stated)
     return code_pass(passed, params) if options.drop_program_code else passed
 

@@ -35,6 +35,10 @@ class Preset(enum.Enum):
     #: The seed with the main-container evidence promoting blocks inside it and
     #: demoting those outside: the main article only (issue 13).
     ARTICLE = "article"
+    #: `article` with the reader comments below the article kept, judged as
+    #: jusText judges them and lifted one class step: a news or blog post and
+    #: its discussion (issue 13).
+    ARTICLE_COMMENTS = "article-comments"
 
     def __str__(self) -> str:
         return self.value
@@ -43,7 +47,7 @@ class Preset(enum.Enum):
     def composes_unicode(self) -> bool:
         """Whether block texts are put in Unicode NFC before classification: the
         corpus presets, not the two that must match the seed and jusText exactly."""
-        return self in (Preset.CORPUS, Preset.ARTICLE)
+        return self in (Preset.CORPUS, Preset.ARTICLE, Preset.ARTICLE_COMMENTS)
 
     @classmethod
     def parse(cls, value: str | Preset) -> Preset:

@@ -30,6 +30,10 @@ the answer per attribute set):
   no name. The `corpus` and `article` presets keep asides out of the container
   even when they choose again with the furniture
   (ContainerOptions.retry_keeps_asides_out).
+- COMMENTS: an aside named by one of the comment words (comment, comments,
+  commentlist, disqus, replies): a reader's comment thread. The
+  `article-comments` preset judges its blocks as jusText does, where `article`
+  demotes them with everything outside the article (ContainerOptions.comment_shift).
 
 - NEGATIVE: a table, list, div, section, aside, header or footer
   (WEIGHED_TAGS) whose class and id weigh under zero by readability's class weight
@@ -62,6 +66,8 @@ UNLIKELY = 2
 ASIDE = 4
 NEGATIVE = 8
 BODY = 16
+#: An aside that is a comment section (a subset of ASIDE, so of UNLIKELY).
+COMMENTS = 32
 #: The marks an element states about itself, listed per element (Segment.stated).
 STATED = NEGATIVE | BODY
 
@@ -87,9 +93,8 @@ _MAYBE_CONTENT_WORDS = ("and", "article", "body", "column", "content", "main", "
 _UNLIKELY_ROLES = frozenset(
     ("menu", "menubar", "complementary", "navigation", "alert", "alertdialog", "dialog")
 )
-_ASIDE_WORDS = frozenset(
-    ("comment", "comments", "commentlist", "disqus", "replies", "footer", "sidebar")
-)
+_COMMENT_WORDS = frozenset(("comment", "comments", "commentlist", "disqus", "replies"))
+_ASIDE_WORDS = _COMMENT_WORDS | {"footer", "sidebar"}
 _NAME_PARTS = re.compile(r"[^a-z0-9]+")
 # readability.js REGEXPS.negative and REGEXPS.positive (the class weight): plain
 # substrings matched case-blind, as readability matches them, but for its
@@ -131,15 +136,22 @@ def _furniture_names(names: str) -> bool:
     )
 
 
-def _aside_names(names: str) -> bool:
-    """Do these furniture names begin or end with a word of an aside (ASIDE)?"""
+def _aside_marks(names: str) -> int:
+    """ASIDE when these furniture names begin or end with a word of an aside, with
+    COMMENTS when one of those words names a comment section (0: neither)."""
+    marks = 0
     for token in names.lower().split():
         if "://" in token:
             continue
         parts = [part for part in _NAME_PARTS.split(token) if part]
-        if parts and (parts[0] in _ASIDE_WORDS or parts[-1] in _ASIDE_WORDS):
-            return True
-    return False
+        if not parts:
+            continue
+        for word in (parts[0], parts[-1]):
+            if word in _COMMENT_WORDS:
+                return ASIDE | COMMENTS
+            if word in _ASIDE_WORDS:
+                marks = ASIDE
+    return marks
 
 
 def _name_weight(name: str | None) -> int:
@@ -171,7 +183,7 @@ def furniture_marks(
     style: str | None,
     itemprop: str | None = None,
 ) -> int:
-    """The HIDDEN, UNLIKELY and ASIDE bits of one element from its tag and attribute
+    """The HIDDEN, UNLIKELY, ASIDE and COMMENTS bits of one element from its tag and attribute
     values (None: the attribute is absent): `element_marks` without the marks an
     element states about itself, for a walk whose preset reads none of them."""
     marks = 0
@@ -185,9 +197,7 @@ def furniture_marks(
     if tag not in _NEVER_UNLIKELY:
         names = f"{class_name or ''} {element_id or ''}" if class_name or element_id else ""
         if names and _furniture_names(names):
-            marks |= UNLIKELY
-            if _aside_names(names):
-                marks |= ASIDE
+            marks |= UNLIKELY | _aside_marks(names)
         elif role is not None and role.strip().lower() in _UNLIKELY_ROLES:
             marks |= UNLIKELY
     return marks
@@ -203,7 +213,7 @@ def element_marks(
     style: str | None,
     itemprop: str | None = None,
 ) -> int:
-    """The marks of one element (HIDDEN, UNLIKELY, ASIDE, NEGATIVE, BODY bits)
+    """The marks of one element (HIDDEN, UNLIKELY, ASIDE, COMMENTS, NEGATIVE, BODY bits)
     from its tag and attribute values (None: the attribute is absent)."""
     marks = furniture_marks(tag, class_name, element_id, role, hidden, aria_hidden, style)
     if (

@@ -14,7 +14,7 @@ from .classify import ContainerOptions
 from .config import ConfigError, JustextParams, Preset
 
 #: The presets whose blocks take the main-container evidence, by their section.
-CONTAINER_PRESETS = (Preset.CORPUS, Preset.ARTICLE)
+CONTAINER_PRESETS = (Preset.CORPUS, Preset.ARTICLE, Preset.ARTICLE_COMMENTS)
 
 
 @functools.lru_cache(maxsize=1)

@@ -343,7 +343,8 @@ class Extraction:
     #: false: archive pages and follow links, but extract no text.
     enabled: bool = True
     extractor: str = "justext"
-    #: seed, reference, language-independent, corpus or article (corpus_crawler.config.Preset).
+    #: seed, reference, language-independent, corpus, article or article-comments
+    #: (corpus_crawler.config.Preset).
     preset: str = "corpus"
     #: A language code or name, `auto` to detect it per page, or null for no stoplist.
     language: str | None = "auto"

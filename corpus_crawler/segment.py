@@ -26,6 +26,7 @@ from lxml import etree
 
 from .elementmarks import (
     ASIDE,
+    COMMENTS,
     HIDDEN,
     HIDDEN_TAGS,
     MARKED_ATTRIBUTES,
@@ -374,8 +375,9 @@ class TooManyBlocks(ValueError):
 def furniture(segments: Sequence[Segment]) -> list[int]:
     """Per block, its furniture marks: elementmarks.UNLIKELY when it lies in page
     furniture, with ASIDE when that furniture is a comment section, a sidebar or a
-    footer (0: neither); what the presets' container pass takes as `unlikely`."""
-    return [s.marks & (UNLIKELY | ASIDE) for s in segments]
+    footer, and COMMENTS when it is a comment section (0: neither); what the
+    presets' container pass takes as `unlikely`."""
+    return [s.marks & (UNLIKELY | ASIDE | COMMENTS) for s in segments]
 
 
 def stated_elements(segments: Sequence[Segment]) -> dict[str, int]:

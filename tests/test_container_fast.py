@@ -29,7 +29,7 @@ from corpus_crawler.classify import (
 )
 from corpus_crawler.config import ExtractConfig, JustextParams, Preset
 from corpus_crawler.decode import decode_html
-from corpus_crawler.elementmarks import ASIDE, BODY, NEGATIVE, UNLIKELY
+from corpus_crawler.elementmarks import ASIDE, BODY, COMMENTS, NEGATIVE, UNLIKELY
 from corpus_crawler.extract import classify_segments, stoplist_and_params
 from corpus_crawler.extractors import furniture, visible
 from corpus_crawler.model import Paragraph, ParagraphClass
@@ -167,6 +167,7 @@ def both(
 PYTHON_ONLY: dict[Preset, frozenset[str]] = {
     Preset.CORPUS: frozenset(),
     Preset.ARTICLE: frozenset(),
+    Preset.ARTICLE_COMMENTS: frozenset(),
 }
 
 
@@ -409,6 +410,7 @@ _article_rules = st.fixed_dictionaries(
         "retry_keeps_asides_out": st.booleans(),
         "retry_takes_longest": st.booleans(),
         "select_scores_nothing": st.booleans(),
+        "comment_shift": st.none() | st.integers(-3, 3),
     }
 )
 _NOT_GOOD = [ParagraphClass.BAD, ParagraphClass.SHORT, ParagraphClass.NEAR_GOOD]
@@ -452,7 +454,10 @@ def test_compiled_and_python_article_rules_agree_on_generated_pages(
     unlikely = (
         None
         if rng.random() < 0.3
-        else [rng.choice([0, 0, UNLIKELY, UNLIKELY | ASIDE]) for _ in paragraphs]
+        else [
+            rng.choice([0, 0, UNLIKELY, UNLIKELY | ASIDE, UNLIKELY | ASIDE | COMMENTS])
+            for _ in paragraphs
+        ]
     )
     stated = None if rng.random() < 0.2 else _stated(rng, paragraphs)
     fast, slow = both(paragraphs, params, options, unlikely, stated)

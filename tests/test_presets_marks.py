@@ -15,7 +15,7 @@ from corpus_crawler import ExtractConfig, Preset, dom, extract
 from corpus_crawler import segment as segment_module
 from corpus_crawler.classify import ConfigError, ContainerOptions
 from corpus_crawler.decode import decode_html
-from corpus_crawler.elementmarks import ASIDE, HIDDEN, STATED, UNLIKELY, element_marks
+from corpus_crawler.elementmarks import ASIDE, COMMENTS, HIDDEN, STATED, UNLIKELY, element_marks
 from corpus_crawler.segment import segment
 
 GoldPages = Callable[[str], Iterator[tuple[str, bytes, str, dict[str, object]]]]
@@ -48,7 +48,7 @@ def test_hidden_attributes_and_styles_mark_an_element_hidden() -> None:
 
 
 def test_furniture_names_and_roles_mark_an_element_unlikely() -> None:
-    assert _marks(**{"class": "comment-list"}) == UNLIKELY | ASIDE
+    assert _marks(**{"class": "comment-list"}) == UNLIKELY | ASIDE | COMMENTS
     assert _marks(id="site-footer") == UNLIKELY | ASIDE
     assert _marks(id="site-header") == UNLIKELY
     assert _marks(role="navigation") == UNLIKELY
@@ -60,26 +60,22 @@ def test_furniture_names_and_roles_mark_an_element_unlikely() -> None:
     assert _marks("body", **{"class": "has-sidebar"}) == 0
     assert _marks("a", **{"class": "comment-link"}) == 0
     assert _marks(**{"class": "story"}) == 0
-    assert _marks(**{"class": "comments"}, hidden="") == HIDDEN | UNLIKELY | ASIDE
+    assert _marks(**{"class": "comments"}, hidden="") == HIDDEN | UNLIKELY | ASIDE | COMMENTS
 
 
 def test_asides_are_marked_by_the_first_or_last_word_of_their_names() -> None:
     """ASIDE: furniture whose class or id begins or ends with comment(s),
     commentlist, disqus, replies, sidebar or footer; not a word inside a longer
     name (a layout's), nor a word that merely contains one."""
-    for names in (
-        "comments",
-        "commentlist",
-        "comment-list",
-        "js_replies",
-        "disqus_thread",
-        "primary-sidebar",
-        "sidebar-right",
-        "site-footer",
-        "footer-widgets",
-    ):
+    for names in ("comments", "commentlist", "comment-list", "js_replies", "disqus_thread"):
+        assert _marks(**{"class": f"x {names}"}) == UNLIKELY | ASIDE | COMMENTS, names
+    for names in ("primary-sidebar", "sidebar-right", "site-footer", "footer-widgets"):
         assert _marks(**{"class": f"x {names}"}) == UNLIKELY | ASIDE, names
-    assert _marks(id="comments") == UNLIKELY | ASIDE
+    assert _marks(id="comments") == UNLIKELY | ASIDE | COMMENTS
+    # a comment word at either end of any one name makes the comment section
+    assert _marks(**{"class": "site-footer comments-wrap"}) == UNLIKELY | ASIDE | COMMENTS
+    assert _marks(**{"class": "comments-in-sidebar"}) == UNLIKELY | ASIDE | COMMENTS
+    assert _marks(**{"class": "sidebar-comments-x"}) == UNLIKELY | ASIDE
     # furniture of other kinds, layout names and words that only contain the letters
     assert _marks(**{"class": "menu"}) == UNLIKELY
     assert _marks(**{"class": "panel-two-col-sidebar-right-mix"}) == UNLIKELY
@@ -107,8 +103,8 @@ def test_blocks_carry_the_marks_of_their_element_and_its_ancestors(compiled: boo
     root = dom.preprocess_seed(dom.parse(PAGE))
     found = {b.text: b.marks & ~STATED for b in segment(root, compiled=compiled, marked=True)}
     assert found == {
-        "one two": UNLIKELY | ASIDE,
-        "hid": UNLIKELY | ASIDE | HIDDEN,
+        "one two": UNLIKELY | ASIDE | COMMENTS,
+        "hid": UNLIKELY | ASIDE | COMMENTS | HIDDEN,
         "after two brs": UNLIKELY,  # a block begun at a BR keeps the BR's marks
         "h2": HIDDEN,
         "ok": 0,
@@ -179,6 +175,57 @@ def test_a_comment_section_longer_than_the_article_does_not_become_the_container
     assert "I think that the committee" in corpus
 
 
+SHORT_REPLIES = (
+    "I agree with you, and I think that it is the best plan we have had in years.",
+    "Thanks for writing this up, it was more than I had heard about it at the meeting.",
+    "We were there too and it was not at all as the paper said it was on the day.",
+)
+
+
+def _discussed_page() -> bytes:
+    """An article, a sidebar of running text, and a thread of short replies, each
+    between its author's name and a Reply link (what a blog's comments look like)."""
+    article = "".join(f"<p>{SENTENCE * 2}</p>" for _ in range(3))
+    thread = "".join(
+        f'<li><div class="author">Reader {i} says:</div><p>{reply}</p>'
+        f'<a href="/reply/{i}">Reply</a></li>'
+        for i, reply in enumerate(SHORT_REPLIES)
+    )
+    links = "".join(f'<li><a href="/t{i}">Town news {i}</a></li>' for i in range(4))
+    about = f"<ul>{links}</ul><p>{REPLY * 2}</p><ul>{links}</ul>"
+    return (
+        "<html><body>"
+        f'<div class="sidebar"><h3>About the town</h3>{about}</div>'
+        f'<div class="post"><h1>The plan</h1>{article}</div>'
+        f'<div id="comments" class="comments-area"><ol class="commentlist">{thread}</ol></div>'
+        "</body></html>"
+    ).encode()
+
+
+def test_the_article_comments_preset_keeps_the_thread_and_not_the_sidebar() -> None:
+    """`article-comments` is `article` with the reader comments under the article
+    kept (configs/extractors/presets.yaml): a short reply between its byline and a
+    Reply link is NEAR_GOOD alone and BAD in jusText's context (two of the three
+    here); one class step up keeps it, with its byline and Reply link, which
+    Dragnet's comment golds keep too. The sidebar is not in a comment section
+    and stays out, as in `article` (here between link lists and apart from the
+    thread: jusText's context pass carries a NEAR_GOOD block next to a kept one,
+    in any preset)."""
+    html = _discussed_page()
+    article = _kept(Preset.ARTICLE, html)
+    assert "The committee said" in article
+    assert not any(reply in article for reply in SHORT_REPLIES)
+    # jusText alone drops most short replies, so the preset's step is what keeps them
+    seed = _kept(Preset.SEED, html)
+    assert sum(reply in seed for reply in SHORT_REPLIES) == 1
+    discussed = _kept(Preset.ARTICLE_COMMENTS, html)
+    assert "The committee said" in discussed
+    assert all(reply in discussed for reply in SHORT_REPLIES)
+    assert "I think that the committee" not in discussed  # the sidebar
+    assert "I think that the committee" not in article
+    assert "I think that the committee" in seed
+
+
 def test_without_the_furniture_rule_the_comments_win() -> None:
     """The page above is a fair test: the container pass alone picks the comments,
     and with furniture left out of the scoring it picks the article."""
@@ -221,7 +268,7 @@ def test_iframe_fallback_text_is_hidden(preset: Preset) -> None:
     page); libxml2 keeps it as text, so an ad's fallback markup became words of
     the page (`<a href="http://ads...">` on CleanEval and L3S-GN1 pages)."""
     assert _marks("iframe") == HIDDEN
-    assert _marks("iframe", **{"class": "comments"}) == HIDDEN | UNLIKELY | ASIDE
+    assert _marks("iframe", **{"class": "comments"}) == HIDDEN | UNLIKELY | ASIDE | COMMENTS
     fallback = (
         '<a href="http://ads.example.com/click?id=1"><img src="http://ads.example.com/i"></a>'
     )

@@ -1,4 +1,5 @@
-"""Where a preset (`article`, or `corpus` with --preset) loses on a gold set: the worst pages.
+"""Where a preset (`article`, or `corpus` or `article-comments` with --preset) loses
+on a gold set: the worst pages.
 
 For each page, the blocks the preset keeps and drops are split by whether their
 shingles are in the gold text; a page's precision loss is the kept text that
@@ -142,7 +143,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--gold", type=Path, required=True, help="a folder of gold sets")
     parser.add_argument(
         "--preset",
-        choices=[Preset.ARTICLE.value, Preset.CORPUS.value],
+        choices=[Preset.ARTICLE.value, Preset.CORPUS.value, Preset.ARTICLE_COMMENTS.value],
         default=Preset.ARTICLE.value,
         help="the preset whose shipped options are overridden (article)",
     )

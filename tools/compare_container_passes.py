@@ -90,7 +90,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--preset",
         choices=[p.value for p in CONTAINER_PRESETS],
         action="append",
-        help="only this preset (repeatable; default: both)",
+        help="only this preset (repeatable; default: all of them)",
     )
     parser.add_argument(
         "--variant",

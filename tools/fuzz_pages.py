@@ -262,13 +262,14 @@ class FuzzReport:
         return "\n".join(lines)
 
 
-#: The pages take turns: the library's default, jusText's, and the two presets with
+#: The pages take turns: the library's default, jusText's, and the three presets with
 #: a container pass (`corpus` is what a crawl's workers run by default).
 CONFIGS = (
     ExtractConfig(language="auto", preset=Preset.SEED),
     ExtractConfig(language="en", preset=Preset.REFERENCE),
     ExtractConfig(language="auto", preset=Preset.CORPUS),
     ExtractConfig(language="en", preset=Preset.ARTICLE),
+    ExtractConfig(language="auto", preset=Preset.ARTICLE_COMMENTS),
 )
 
 
