@@ -112,6 +112,8 @@ SHIFT_GRID: dict[Preset, dict[str, tuple[object, ...]]] = {
         "clean_conditionally": (False, True),
         # a long block that reads as prose moves with the container whatever its links
         "linked_prose_inside": (False, True),
+        # page furniture outside the container (comment sections kept: comment_shift 0)
+        "furniture_shift": (0, -1, -2),
     },
     Preset.ARTICLE: {
         "inside_shift": (1, 2, 3),
@@ -383,6 +385,7 @@ def _point_text(point: Any) -> str:
         "clean_conditionally": "cleaning",
         "linked_prose_inside": "linked-prose",
         "comment_shift": "comments",
+        "furniture_shift": "furniture",
     }
     return " ".join(f"{short.get(k, 'share')} {v}" for k, v in point)
 

@@ -488,8 +488,9 @@ CONTAINER_FIELDS = frozenset((
     "join_sibling_paragraphs", "paragraph_levels", "article_region",
     "linked_paragraphs_inside", "item_link_density", "semantic_main",
     "furniture_outside", "fallback_to_container", "article_body", "clean_negative_names",
-    # the `article-comments` preset: comment sections outside the article move their own steps
-    "comment_shift",
+    # comment sections and other furniture outside the container move their own steps
+    # (classify.outside_steps: the `article-comments` and `corpus` presets)
+    "comment_shift", "furniture_shift",
 ))
 
 #: elementmarks.NEGATIVE and BODY, what an element states about itself
@@ -1135,7 +1136,7 @@ cdef Py_ssize_t _choose(
 
 def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores,
                    templated=None, relaxed=None, functional=None, ad_labels=None,
-                   credited=None, stated=None, bint furniture=False, commented=None):
+                   credited=None, stated=None, bint furniture=False, outside=None):
     """classify.container_pass for a non-empty tuple of Paragraphs and options
     with at least one shift; `unlikely` is the furniture flags only when they are
     used for scoring (skip_unlikely and some block is furniture), else None;
@@ -1148,9 +1149,9 @@ def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores,
     list when options.credits_inside is on, else None; `stated` is
     segment.stated_elements' map (xpath -> elementmarks.STATED bits) or None;
     `furniture`: whether any block is page furniture (the fallback keeps
-    nothing on such a page when no container scores); `commented` is, per block,
-    whether it lies in a comment section (elementmarks.COMMENTS) when
-    options.comment_shift is set, else None."""
+    nothing on such a page when no container scores); `outside` is
+    classify.outside_steps' list (per block, its steps outside the container and
+    region) or None (every block moves options.outside_shift)."""
     cdef Py_ssize_t n = len(paragraphs)
     # whole-number options past any real length are clamped to what a C long holds
     cdef long long min_length = min(options.min_block_length, _LIMIT)
@@ -1174,8 +1175,7 @@ def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores,
     cdef int region_shift = options.region_shift
     cdef int outside_shift = options.outside_shift
     cdef int template_shift = options.template_shift
-    cdef bint use_comments = commented is not None and options.comment_shift is not None
-    cdef int comment_shift = options.comment_shift if use_comments else 0
+    cdef bint use_outside = outside is not None
     cdef bint use_templates = templated is not None and template_shift != 0
     cdef bint relax_inside = relaxed is not None and options.container_link_density
     cdef bint relax_region = relaxed is not None and options.region_link_density
@@ -1404,8 +1404,8 @@ def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores,
                 )
             elif is_region:
                 steps = region_shift
-            elif use_comments and commented[i]:
-                steps = comment_shift
+            elif use_outside:
+                steps = <int>outside[i]
             else:
                 steps = outside_shift
             if (

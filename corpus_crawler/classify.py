@@ -17,7 +17,7 @@ from types import ModuleType
 from typing import Any, NamedTuple
 
 from .config import ConfigError, JustextParams
-from .elementmarks import ASIDE, BODY, CLASS_WEIGHT, COMMENTS, NEGATIVE, WEIGHED_TAGS
+from .elementmarks import ASIDE, BODY, CLASS_WEIGHT, COMMENTS, NEGATIVE, UNLIKELY, WEIGHED_TAGS
 from .model import Paragraph, ParagraphClass, reclassified
 from .segment import HEADING_TAGS, Segment
 
@@ -379,6 +379,11 @@ class ContainerOptions:
     #: `outside_shift` (None: as any block outside). The `article-comments`
     #: preset keeps an article's comment thread: 0 judges it as jusText does.
     comment_shift: int | None = None
+    #: Class steps added to `outside_shift` for a block outside the container and
+    #: region that lies in page furniture (elementmarks.UNLIKELY: sidebars,
+    #: footers, menus, share and related boxes) and not in a comment section
+    #: (see `outside_steps`).
+    furniture_shift: int = 0
     #: Blocks a browser does not show (elementmarks.HIDDEN) are left out of the page.
     drop_hidden: bool = False
     #: Blocks inside page furniture (elementmarks.UNLIKELY: comment, footer,
@@ -541,7 +546,13 @@ class ContainerOptions:
         value = self.function_max_length
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise ConfigError(f"function_max_length must be a whole number >= 0, got {value!r}")
-        shifts = ["inside_shift", "region_shift", "outside_shift", "template_shift"]
+        shifts = [
+            "inside_shift",
+            "region_shift",
+            "outside_shift",
+            "template_shift",
+            "furniture_shift",
+        ]
         if self.comment_shift is not None:
             shifts.append("comment_shift")
         for name in shifts:
@@ -1145,6 +1156,21 @@ def _linked_prose(p: Paragraph, params: JustextParams) -> bool:
     return p.length >= params.length_high and p.stopword_density >= params.stopwords_high
 
 
+def outside_steps(unlikely: Sequence[int] | None, options: ContainerOptions) -> list[int] | None:
+    """Per block, the class steps it moves when it lies outside the container and
+    region, from its furniture marks (segment.furniture): `comment_shift` in a
+    comment section (elementmarks.COMMENTS) when set; `outside_shift` plus
+    `furniture_shift` in other page furniture (UNLIKELY); `outside_shift`
+    elsewhere. None when every block moves `outside_shift` (no marks, or neither
+    option set). Both container passes read it."""
+    if unlikely is None or (options.comment_shift is None and not options.furniture_shift):
+        return None
+    plain = options.outside_shift
+    furnished = plain + options.furniture_shift
+    commented = furnished if options.comment_shift is None else options.comment_shift
+    return [commented if u & COMMENTS else furnished if u & UNLIKELY else plain for u in unlikely]
+
+
 def _ruled_bad(p: Paragraph) -> bool:
     # The seed's hard rules (copyright, <select>, images) are not evidence a
     # container can outweigh.
@@ -1381,6 +1407,7 @@ def container_pass(
         options.outside_shift,
         options.template_shift,
         options.comment_shift or 0,
+        options.furniture_shift,
     )
     if not paragraphs or not any(shifts):
         return tuple(paragraphs)
@@ -1415,9 +1442,7 @@ def container_pass(
             credit_classes(paragraphs, params, options) if options.credits_inside else None,
             stated if options.uses_stated else None,
             options.fallback_to_container and unlikely is not None and any(unlikely),
-            [bool(u & COMMENTS) for u in unlikely]
-            if options.comment_shift is not None and unlikely is not None
-            else None,
+            outside_steps(unlikely, options),
         )
     choice = _chosen_container(paragraphs, options, skipped, stated)
     subtrees, containers, inside = choice.subtrees, choice.containers, choice.inside
@@ -1472,11 +1497,11 @@ def container_pass(
         )
     else:
         functional = [False] * len(paragraphs)
-    marked = unlikely if unlikely is not None else [0] * len(paragraphs)
+    outside = outside_steps(unlikely, options) or [options.outside_shift] * len(paragraphs)
     cf_classes = []
     changed = False
-    for p, is_inside, is_in_region, is_templated, is_function, marks in zip(
-        paragraphs, inside, in_region, templated, functional, marked, strict=True
+    for p, is_inside, is_in_region, is_templated, is_function, outside_step in zip(
+        paragraphs, inside, in_region, templated, functional, outside, strict=True
     ):
         if is_inside:
             steps = (
@@ -1488,10 +1513,8 @@ def container_pass(
             )
         elif is_in_region:
             steps = options.region_shift
-        elif options.comment_shift is not None and marks & COMMENTS:
-            steps = options.comment_shift
         else:
-            steps = options.outside_shift
+            steps = outside_step
         if (
             is_templated
             and (is_inside or is_in_region)

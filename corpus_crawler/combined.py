@@ -485,6 +485,7 @@ def combined(
     if container is None:
         return voted
     # The corpus and article presets add the main-container evidence to the votes.
+    # The furniture step stays either way (combined.yaml: corpus_container_shifts).
     if config.preset is Preset.CORPUS and not options.corpus_container_shifts:
         container = replace(container, inside_shift=0, region_shift=0, outside_shift=0)
     stated = stated_elements(segments) if container.uses_stated else None

@@ -25,11 +25,12 @@ def page_stated(html: bytes) -> dict[str, int]:
 def container_kept(html: bytes, *, compiled: bool, **changes: object) -> str:
     """The text the container pass keeps of `html` (English, seed classes) with the
     shipped `corpus` options changed by `changes`, and every block outside the
-    container made BAD (outside_shift -3), so that what is kept is what the container
-    holds."""
+    container made BAD (outside_shift -3, comment sections and other furniture
+    included), so that what is kept is what the container holds."""
     shipped = container_options(Preset.CORPUS)
     assert shipped is not None
-    options = replace(shipped, outside_shift=-3, **changes)  # type: ignore[arg-type]
+    everything_outside = {"outside_shift": -3, "comment_shift": None, "furniture_shift": 0}
+    options = replace(shipped, **{**everything_outside, **changes})  # type: ignore[arg-type]
     doc = extract(html, config=ExtractConfig(language="en"))
     passed = container_pass(
         doc.paragraphs,

@@ -7,6 +7,7 @@ in test_quality.py.
 from __future__ import annotations
 
 import ast
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -133,6 +134,15 @@ def test_shipped_preset_options_load_and_bad_ones_name_the_fix() -> None:
         ContainerOptions.from_mapping({"inside_shfit": 1}, "presets.yaml corpus")
     with pytest.raises(ConfigError, match="between -3 and 3"):
         ContainerOptions(outside_shift=-4)
+    with pytest.raises(ConfigError, match="furniture_shift must be a whole number"):
+        ContainerOptions(furniture_shift=-5)
+    with pytest.raises(ConfigError, match="comment_shift must be a whole number"):
+        ContainerOptions(comment_shift=True)  # type: ignore[arg-type]
+    assert ContainerOptions(comment_shift=None).comment_shift is None
+    # article-comments is article with its comment sections lifted, nothing else
+    comments = container_options(Preset.ARTICLE_COMMENTS)
+    assert comments is not None and comments.comment_shift == 1
+    assert dataclasses.replace(comments, comment_shift=article.comment_shift) == article
     with pytest.raises(ConfigError, match="region_share must be between 0 and 1"):
         ContainerOptions(region_share=1.5)
 

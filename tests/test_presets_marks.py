@@ -226,6 +226,52 @@ def test_the_article_comments_preset_keeps_the_thread_and_not_the_sidebar() -> N
     assert "I think that the committee" in seed
 
 
+def test_corpus_leaves_page_furniture_out_and_keeps_the_comments() -> None:
+    """`corpus` moves a block outside the container one class step down when it lies
+    in page furniture (furniture_shift -1: a sidebar's blurb, a footer), and judges a
+    comment section as jusText does (comment_shift 0): CleanEval keeps comments, and a
+    site's blurb is on every page of the site. Without the step the blurb is kept."""
+    from dataclasses import replace
+
+    from container_kept import page_marks, page_stated
+
+    from corpus_crawler.classify import container_pass
+    from corpus_crawler.config import JustextParams
+    from corpus_crawler.model import ParagraphClass
+    from corpus_crawler.presets import container_options
+
+    html = _discussed_page()
+    corpus = _kept(Preset.CORPUS, html)
+    seed = _kept(Preset.SEED, html)
+    assert "The committee said" in corpus
+    assert "I think that the committee" in seed
+    assert "I think that the committee" not in corpus  # the sidebar's blurb
+    # the comment thread as jusText judges it
+    assert [r in corpus for r in SHORT_REPLIES] == [r in seed for r in SHORT_REPLIES]
+    assert any(r in corpus for r in SHORT_REPLIES)
+    shipped = container_options(Preset.CORPUS)
+    assert shipped is not None and shipped.furniture_shift == -1
+    doc = extract(html, config=ExtractConfig(language="en"))
+    for compiled in (True, False):
+        kept = {
+            step: " ".join(
+                p.text
+                for p in container_pass(
+                    doc.paragraphs,
+                    JustextParams(),
+                    replace(shipped, furniture_shift=step),
+                    page_marks(html),
+                    compiled=compiled,
+                    stated=page_stated(html),
+                )
+                if p.final_class is ParagraphClass.GOOD
+            )
+            for step in (0, -1)
+        }
+        assert "I think that the committee" in kept[0]
+        assert "I think that the committee" not in kept[-1]
+
+
 def test_without_the_furniture_rule_the_comments_win() -> None:
     """The page above is a fair test: the container pass alone picks the comments,
     and with furniture left out of the scoring it picks the article."""

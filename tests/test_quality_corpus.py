@@ -3,13 +3,16 @@
 
 Measured with `python benchmarks/extractor_table.py` (tests/data/gold.tar.xz,
 --lang auto), cleaneval-dev / cleanportaleval / readability:
-  justext (corpus)   0.923 / 0.878 / 0.927 (template pooling, the container's
+  justext (corpus)   0.923 / 0.918 / 0.937 (template pooling, the container's
                      link limit in its region, function blocks; corpus5: hidden
                      inline text out, readability's conditional cleaning, ad
                      labels, photo credits, linked prose; program code out;
+                     page furniture outside the container one step down, comment
+                     sections kept, 2026-11-29: 0.878 -> 0.918 on the portals;
                      presets.yaml)
-  combined (corpus)  0.925 / 0.888 / 0.923 (votes without the container shifts,
-                     combined.yaml corpus_container_shifts; program code out)
+  combined (corpus)  0.924 / 0.910 / 0.932 (votes without the container shifts,
+                     combined.yaml corpus_container_shifts; program code out;
+                     the furniture step as above)
 The readability floors came down (0.93 -> 0.925, 0.926 -> 0.92) when `corpus` stopped
 keeping program code (`drop_program_code`): Mozilla's gold keeps an article's code
 listings, a corpus of a language does not (tests/test_program_code.py). The other
@@ -33,11 +36,11 @@ GoldReport = Callable[[str, ExtractConfig], SetReport]
 FLOORS = {
     "justext (corpus)": (
         ExtractConfig(preset=Preset.CORPUS),
-        {"cleaneval-dev": 0.92, "cleanportaleval": 0.875, "readability": 0.925},
+        {"cleaneval-dev": 0.92, "cleanportaleval": 0.915, "readability": 0.932},
     ),
     "combined (corpus)": (
         ExtractConfig(extractor="combined", preset=Preset.CORPUS),
-        {"cleaneval-dev": 0.92, "cleanportaleval": 0.883, "readability": 0.92},
+        {"cleaneval-dev": 0.92, "cleanportaleval": 0.905, "readability": 0.927},
     ),
 }
 
