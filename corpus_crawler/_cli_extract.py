@@ -81,9 +81,10 @@ def add_extractor_arguments(parser: argparse.ArgumentParser) -> None:
         default=Preset.SEED.value,
         help="seed: the algorithm of the specification (default); reference:"
         " output identical to jusText 3.0.2; language-independent: no stoplist;"
-        " corpus: all running text of a page, comments and lists included (what a"
-        " corpus wants, the crawl's default); article: the main article only;"
-        " article-comments: the main article and its reader comments",
+        " corpus: all running text of a page, comments and lists included, sidebars"
+        " and footers left out (what a corpus wants, the crawl's default); article:"
+        " the main article only; article-comments: the main article and its reader"
+        " comments",
     )
     parser.add_argument(
         "--lang",

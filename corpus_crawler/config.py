@@ -30,7 +30,8 @@ class Preset(enum.Enum):
     #: No stoplist; stop-word thresholds act as 0 (jusText's `-s None`).
     LANGUAGE_INDEPENDENT = "language-independent"
     #: The seed with the main-container evidence promoting blocks inside it:
-    #: all running text of a page, comments and lists included (issue 13).
+    #: all running text of a page, comments and lists included, page furniture
+    #: (sidebars, footers, menus) outside it demoted (issue 13).
     CORPUS = "corpus"
     #: The seed with the main-container evidence promoting blocks inside it and
     #: demoting those outside: the main article only (issue 13).
