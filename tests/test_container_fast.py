@@ -411,6 +411,7 @@ _article_rules = st.fixed_dictionaries(
         "retry_takes_longest": st.booleans(),
         "select_scores_nothing": st.booleans(),
         "comment_shift": st.none() | st.integers(-3, 3),
+        "furniture_shift": st.integers(-3, 3),
     }
 )
 _NOT_GOOD = [ParagraphClass.BAD, ParagraphClass.SHORT, ParagraphClass.NEAR_GOOD]
