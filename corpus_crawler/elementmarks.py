@@ -31,9 +31,10 @@ the answer per attribute set):
   even when they choose again with the furniture
   (ContainerOptions.retry_keeps_asides_out).
 - COMMENTS: an aside named by one of the comment words (comment, comments,
-  commentlist, disqus, replies): a reader's comment thread. The
-  `article-comments` preset judges its blocks as jusText does, where `article`
-  demotes them with everything outside the article (ContainerOptions.comment_shift).
+  commentlist, disqus, replies): a reader's comment thread. Outside the
+  container, `article` demotes its blocks with everything else, `article-comments`
+  lifts them one class step, and `corpus` judges them as jusText does while it
+  demotes other furniture (ContainerOptions.comment_shift and furniture_shift).
 
 - NEGATIVE: a table, list, div, section, aside, header or footer
   (WEIGHED_TAGS) whose class and id weigh under zero by readability's class weight
