@@ -479,11 +479,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                     print(f"  {report.errors} pages failed", file=sys.stderr)
                 results[candidate.name][gold_set.name] = report
         # the presets of the rows asked for (all without --only)
-        tuned = [
-            preset
-            for preset in OBJECTIVES
-            if not args.only or any(f"({preset.value})" in name for name in args.only)
-        ]
+        asked = {c.config.preset for c in candidates}
+        tuned = [preset for preset in OBJECTIVES if preset in asked]
         tuning = (
             []
             if args.no_tuning or not tuned

@@ -4,17 +4,15 @@ other, since the bundled golds drop comments."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
-import sys
 from pathlib import Path
 from types import ModuleType
 
+from tool_loader import BENCHMARKS, load_tool
+
 from corpus_crawler import Preset
 from corpus_crawler.evaluate import load_gold_set
-
-BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
 
 STORY = (
     "The committee met on Tuesday to discuss the new budget and the plans for the coming"
@@ -28,14 +26,7 @@ REPLIES = (
 
 
 def _extractor_table() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "extractor_table", BENCHMARKS / "extractor_table.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["extractor_table"] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_tool("extractor_table", BENCHMARKS)
 
 
 def _posts(folder: Path, name: str, pages: int = 10) -> Path:

@@ -7,15 +7,19 @@ walkers (compiled and pure Python) must give the same marks.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 
 import pytest
-from container_kept import container_kept, page_marks
+from container_kept import container_kept, page_marks, page_stated
 
 from corpus_crawler import ExtractConfig, Preset, dom, extract
 from corpus_crawler import segment as segment_module
-from corpus_crawler.classify import ConfigError, ContainerOptions
+from corpus_crawler.classify import ConfigError, ContainerOptions, container_pass
+from corpus_crawler.config import JustextParams
 from corpus_crawler.decode import decode_html
 from corpus_crawler.elementmarks import ASIDE, COMMENTS, HIDDEN, STATED, UNLIKELY, element_marks
+from corpus_crawler.model import ParagraphClass
+from corpus_crawler.presets import container_options
 from corpus_crawler.segment import segment
 
 GoldPages = Callable[[str], Iterator[tuple[str, bytes, str, dict[str, object]]]]
@@ -231,14 +235,6 @@ def test_corpus_leaves_page_furniture_out_and_keeps_the_comments() -> None:
     in page furniture (furniture_shift -1: a sidebar's blurb, a footer), and judges a
     comment section as jusText does (comment_shift 0): CleanEval keeps comments, and a
     site's blurb is on every page of the site. Without the step the blurb is kept."""
-    from dataclasses import replace
-
-    from container_kept import page_marks, page_stated
-
-    from corpus_crawler.classify import container_pass
-    from corpus_crawler.config import JustextParams
-    from corpus_crawler.model import ParagraphClass
-    from corpus_crawler.presets import container_options
 
     html = _discussed_page()
     corpus = _kept(Preset.CORPUS, html)
@@ -381,9 +377,6 @@ def test_furniture_is_ignored_when_it_leaves_too_little_for_a_container() -> Non
     """readability's retry: a site that names its whole page wrapper `header-...`
     would leave no article; with less than `min_container_chars` in the container
     chosen without the furniture, the container is chosen with it."""
-    from corpus_crawler.classify import container_pass
-    from corpus_crawler.config import JustextParams
-    from corpus_crawler.model import ParagraphClass
 
     article = "".join(f"<p>{SENTENCE * 2}</p>" for _ in range(4))
     links = "".join(f'<li><a href="/r{i}">Related story number {i}</a></li>' for i in range(8))
@@ -402,7 +395,6 @@ def test_furniture_is_ignored_when_it_leaves_too_little_for_a_container() -> Non
     retried = container_pass(doc.paragraphs, JustextParams(), options, unlikely)
     kept = [p.text for p in retried if p.final_class is ParagraphClass.GOOD]
     assert len(kept) == 4 and all(t.startswith("The committee") for t in kept)
-    from dataclasses import replace
 
     no_retry = container_pass(
         doc.paragraphs, JustextParams(), replace(options, min_container_chars=1), unlikely
@@ -451,7 +443,6 @@ def test_the_article_preset_keeps_a_short_post_and_not_its_comments() -> None:
     """End to end as a crawl extracts a page: both shipped presets run the rule; the
     corpus preset still keeps the comments (it demotes nothing outside the container,
     and jusText keeps them), the article preset does not."""
-    from corpus_crawler.presets import container_options
 
     article = container_options(Preset.ARTICLE)
     corpus = container_options(Preset.CORPUS)
