@@ -5,7 +5,8 @@
     python benchmarks/anchor_table.py --gold /data/held-out   # tools/gold_sets.py lays them out
 
 The anchors are run at their defaults, as `../shared/data/README.md` measured them:
-jusText 3.0.2 with the English stoplist, trafilatura (`extract(html, url=url)`),
+jusText 3.0.2 with the English stoplist and without a stoplist (its mode for a
+language that has none, as Chinese, Japanese and Thai), trafilatura (`extract(html, url=url)`),
 readability-lxml (`Document(html).summary()`, its text content) and resiliparse
 (`extract_plain_text(..., main_content=True)` on the bytes decoded by its own
 detector). An anchor whose package is missing is named with the package to install.
@@ -46,6 +47,17 @@ def _justext() -> ExtractFn:
     return run
 
 
+def _justext_without_stoplist() -> ExtractFn:
+    import justext
+
+    def run(html: bytes, url: str | None) -> str:
+        # jusText's own mode for a language without a stoplist (`-s None`)
+        paragraphs = justext.justext(html, frozenset(), stopwords_low=0, stopwords_high=0)
+        return "\n".join(p.text for p in paragraphs if not p.is_boilerplate)
+
+    return run
+
+
 def _trafilatura() -> ExtractFn:
     import trafilatura
 
@@ -80,6 +92,7 @@ def _resiliparse() -> ExtractFn:
 #: name -> (factory, the package that provides it)
 ANCHORS: dict[str, tuple[Callable[[], ExtractFn], str]] = {
     "jusText 3.0.2 (English)": (_justext, "justext==3.0.2"),
+    "jusText 3.0.2 (no stoplist)": (_justext_without_stoplist, "justext==3.0.2"),
     "trafilatura": (_trafilatura, "trafilatura"),
     "readability-lxml": (_readability, "readability-lxml"),
     "resiliparse": (_resiliparse, "resiliparse"),

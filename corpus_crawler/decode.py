@@ -112,6 +112,8 @@ _WEB_ENCODINGS = [
     "big5",
     "cp949",
 ]
+#: The detector's multi-byte candidates, where one bad byte fails a whole page.
+_MULTIBYTE = ("gb18030", "big5", "shift_jis", "euc_jp", "cp949")
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,14 +166,27 @@ def _utf8_or_none(data: bytes) -> str | None:
     characters) still count as UTF-8; a legacy-encoded page fails on nearly
     every non-ASCII byte.
     """
+    return _decode_damaged(data, "utf-8")
+
+
+def _decode_damaged(data: bytes, codec: str) -> str | None:
+    """`data` in `codec`, allowing for the damage a crawl meets; None when it is more.
+
+    A character cut at the end (a size cap, a truncated download: a GBK or
+    Shift_JIS page cut after a lead byte as well as a UTF-8 one) is left out, and
+    a few undecodable bytes (at most 1 in 100 of the non-ASCII bytes: a stray
+    byte, a spliced fragment) become U+FFFD, as a browser shows them. Bytes
+    mostly in another encoding fail on far more than that.
+    """
     try:
-        return data.decode("utf-8")
+        return data.decode(codec)
     except UnicodeDecodeError as exc:
-        if exc.reason == "unexpected end of data" and exc.start >= len(data) - 3:
-            return data[: exc.start].decode("utf-8", "replace")
-    text = data.decode("utf-8", "replace")
-    damaged = text.count("\ufffd") - data.count(b"\xef\xbf\xbd")
-    # UTF-8 spends 2-4 bytes on a non-ASCII character: 1 damaged in 50 ~ 1 in 100 bytes
+        if exc.end >= len(data) and exc.start >= len(data) - 3:
+            # only the last character is cut: everything before it decodes
+            return data[: exc.start].decode(codec, "replace")
+    text = data.decode(codec, "replace")
+    written = "\ufffd".encode(codec, "ignore")  # U+FFFD the page itself holds
+    damaged = text.count("\ufffd") - (data.count(written) if written else 0)
     high_bytes = len(data.translate(None, _ASCII_BYTES))
     if damaged * 100 <= high_bytes:
         return text
@@ -183,10 +198,6 @@ def _is_unicode_family(name: str) -> bool:
 
 
 def _detect(data: bytes) -> str | None:
-    try:
-        from charset_normalizer import from_bytes
-    except ImportError:  # pragma: no cover - declared dependency
-        return None
     if _SHARED_PUNCTUATION.search(data) is None:
         return "cp1252"
     # Accented stop words (très, že, für...) settle a Latin page without the
@@ -194,8 +205,35 @@ def _detect(data: bytes) -> str | None:
     latin, evidence = _latin_code_page_scores(data, "cp1252")
     if evidence >= _LATIN_EVIDENCE:
         return latin
+    sample = data[:_DETECT_SAMPLE]
+    found = _run_detector(sample)
+    if found in _MULTIBYTE:
+        return found
+    # One bad byte (a page cut inside a character, a stray byte) rules a multi-byte
+    # encoding out of the detector's running, and a GBK page then reads as
+    # windows-1251: ask again without the bytes that encoding cannot decode.
+    for codec in _MULTIBYTE:
+        try:
+            sample.decode(codec)
+            continue  # valid throughout: the detector has weighed it already
+        except UnicodeDecodeError:
+            pass
+        text = _decode_damaged(sample, codec)
+        if (
+            text is not None
+            and _run_detector(text.replace("\ufffd", "").encode(codec, "ignore")) == codec
+        ):
+            return codec
+    return found
+
+
+def _run_detector(sample: bytes) -> str | None:
     try:
-        best = from_bytes(data[:_DETECT_SAMPLE], cp_isolation=_WEB_ENCODINGS).best()
+        from charset_normalizer import from_bytes
+    except ImportError:  # pragma: no cover - declared dependency
+        return None
+    try:
+        best = from_bytes(sample, cp_isolation=_WEB_ENCODINGS).best()
     except Exception:  # the detector must never take a page down with it
         return None
     return normalize_charset(best.encoding) if best is not None else None
@@ -277,22 +315,22 @@ def decode_html(data: bytes, http_charset: str | None = None) -> Decoded:
         return Decoded(_clean_decoded(as_utf8, data, "utf-8"), "utf-8", declared, used_source)
 
     if codec is not None and codec != "utf-8":
-        try:
-            text = _clean_decoded(data.decode(codec), data, codec)
-            return Decoded(text, codec, declared, source)
-        except UnicodeError:
-            pass  # contradicted by the bytes: ask the detector
+        # A declared page cut inside a character, or with a stray byte, keeps its
+        # declaration (as a browser does); one contradicted by the bytes is detected.
+        declared_text = _decode_damaged(data, codec)
+        if declared_text is not None:
+            return Decoded(_clean_decoded(declared_text, data, codec), codec, declared, source)
 
     detected = _detect(data)
     if detected in _LATIN_CODE_PAGES or detected in ("iso8859-1", "latin-1", "iso8859-15"):
         # no decisive evidence: windows-1252 unless another Latin page scores higher
         detected = _best_latin_code_page(data, "cp1252")
     if detected is not None:
-        try:
-            text = _clean_decoded(data.decode(detected), data, detected)
-            return Decoded(text, detected, declared, "detected")
-        except UnicodeError:
-            pass
+        detected_text = _decode_damaged(data, detected)
+        if detected_text is not None:
+            return Decoded(
+                _clean_decoded(detected_text, data, detected), detected, declared, "detected"
+            )
     # A damaged page: keep the declaration if there was one, else UTF-8, and replace.
     fallback = codec or detected or "utf-8"
     try:

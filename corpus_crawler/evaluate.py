@@ -4,7 +4,11 @@ The main metric is token-shingle F1 as the scrapinghub article-extraction
 benchmark defines it (its ``evaluate.py``), so our figures compare with the
 reference scores in ``tests/data/README.md``:
 
-* a text is split into tokens, the runs of ``\\w`` characters (case kept);
+* a text is split into tokens, the runs of ``\\w`` characters (case kept); on a page
+  whose manifest record says ``"tokens": "characters"`` (a Chinese or Japanese set,
+  whose words are not spaced) each Han or kana character is a token of its own, as
+  the vertical's tokenizer has it, and 4-character shingles are compared (the
+  benchmark's runs would be whole clauses there);
 * its shingles are the multiset of its 4-token windows; a text of 1 to 3 tokens
   has one shorter shingle (all its tokens), an empty text has none;
 * per page, true positives are the multiset overlap of predicted and gold
@@ -42,11 +46,15 @@ from typing import Any
 from .config import ExtractConfig
 from .extract import extract
 from .model import DropReason
+from .tokenize import CJK_CHARACTERS
 
 #: Shingle length of the scrapinghub benchmark.
 SHINGLE_SIZE = 4
 
 _TOKEN_RE = re.compile(r"\w+")
+_CHARACTER_TOKEN_RE = re.compile(f"[{CJK_CHARACTERS}]|[^\\W{CJK_CHARACTERS}]+")
+#: A manifest record's ``tokens``: how its page's texts are split.
+TOKEN_MODES = ("words", "characters")
 
 #: `(html bytes, url) -> extracted text`: what `evaluate_set` scores.
 ExtractFn = Callable[[bytes, str | None], str]
@@ -61,12 +69,15 @@ class GoldSetError(ValueError):
 # --------------------------------------------------------------------------- metrics
 
 
-def tokens(text: str) -> list[str]:
-    """The ``\\w+`` runs of `text`, case kept (the benchmark's tokenizer)."""
-    return _TOKEN_RE.findall(text)
+def tokens(text: str, *, characters: bool = False) -> list[str]:
+    """The ``\\w+`` runs of `text`, case kept (the benchmark's tokenizer); with
+    `characters`, each Han or kana character is a token of its own."""
+    return (_CHARACTER_TOKEN_RE if characters else _TOKEN_RE).findall(text)
 
 
-def shingles(text: str, size: int = SHINGLE_SIZE) -> Counter[tuple[str, ...]]:
+def shingles(
+    text: str, size: int = SHINGLE_SIZE, *, characters: bool = False
+) -> Counter[tuple[str, ...]]:
     """The multiset of `size`-token shingles of `text`.
 
     Matches the benchmark: a text shorter than `size` tokens (but not empty)
@@ -74,15 +85,15 @@ def shingles(text: str, size: int = SHINGLE_SIZE) -> Counter[tuple[str, ...]]:
     """
     if size < 1:
         raise ValueError(f"shingle size must be at least 1, got {size}")
-    words = tokens(text)
+    words = tokens(text, characters=characters)
     if len(words) <= size:
         return Counter([tuple(words)]) if words else Counter()
     return Counter(tuple(words[i : i + size]) for i in range(len(words) - size + 1))
 
 
-def bag_of_words(text: str) -> Counter[str]:
-    """The multiset of lower-cased ``\\w+`` tokens of `text`."""
-    return Counter(word.lower() for word in tokens(text))
+def bag_of_words(text: str, *, characters: bool = False) -> Counter[str]:
+    """The multiset of lower-cased tokens of `text` (see `tokens`)."""
+    return Counter(word.lower() for word in tokens(text, characters=characters))
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,11 +163,17 @@ class PageScore:
         return self.words.f1
 
 
-def page_scores(predicted: str, gold: str) -> PageScore:
-    """Shingle and bag-of-words overlap of one page's predicted text with its gold text."""
+def page_scores(predicted: str, gold: str, *, characters: bool = False) -> PageScore:
+    """Shingle and bag-of-words overlap of one page's predicted text with its gold text
+    (`characters`: Han and kana split into characters, see `tokens`)."""
     return PageScore(
-        shingles=Overlap.of(shingles(predicted), shingles(gold)),
-        words=Overlap.of(bag_of_words(predicted), bag_of_words(gold)),
+        shingles=Overlap.of(
+            shingles(predicted, characters=characters), shingles(gold, characters=characters)
+        ),
+        words=Overlap.of(
+            bag_of_words(predicted, characters=characters),
+            bag_of_words(gold, characters=characters),
+        ),
     )
 
 
@@ -212,6 +229,11 @@ class GoldPage:
     #: The page's manifest.jsonl record (just ``{"id": ...}`` without a manifest).
     record: Mapping[str, Any] = field(default_factory=dict)
 
+    @property
+    def characters(self) -> bool:
+        """Whether the page is scored by characters (``"tokens": "characters"``)."""
+        return self.record.get("tokens") == "characters"
+
 
 @dataclass(frozen=True, slots=True)
 class GoldSet:
@@ -264,6 +286,11 @@ def read_manifest(set_dir: Path) -> list[dict[str, Any]]:
                 raise GoldSetError(
                     f"{manifest}:{number}: each line must be a JSON object with a string"
                     ' "id", e.g. {"id": "page1", "url": "https://..."}'
+                )
+            if record.get("tokens", "words") not in TOKEN_MODES:
+                raise GoldSetError(
+                    f'{manifest}:{number}: "tokens" must be one of'
+                    f" {', '.join(map(repr, TOKEN_MODES))}, got {record['tokens']!r}"
                 )
             records.append(record)
     return records
@@ -449,7 +476,7 @@ def evaluate_set(
             html_bytes=len(page.html),
             predicted_chars=len(output.text),
             gold_chars=len(page.gold),
-            score=page_scores(output.text, page.gold),
+            score=page_scores(output.text, page.gold, characters=page.characters),
             seconds=output.seconds,
             error=output.error,
             drop_reason=output.drop_reason,

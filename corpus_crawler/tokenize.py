@@ -90,6 +90,8 @@ _CJK_RANGES = (
     "\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f"
     "\U0001b000-\U0001b16f\U00020000-\U0003134f"
 )
+#: Han ideographs and kana as a regex character-class body: one token per character.
+CJK_CHARACTERS = _CJK_RANGES
 _SEA_RANGES = "\u0e00-\u0e7f\u0e80-\u0eff\u1000-\u109f\u1780-\u17ff"
 _NO_SPACE = re.compile(f"[{_CJK_RANGES}{_SEA_RANGES}]")
 

@@ -16,6 +16,7 @@ sys.path.insert(0, str(Path(__file__).parent / "site"))
 
 DATA_DIR = Path(__file__).parent / "data"
 GOLD_TARBALL = DATA_DIR / "gold.tar.xz"
+CHINESE_TARBALL = DATA_DIR / "gold-chinese.tar.xz"
 
 #: (page id, html bytes as served, gold text, manifest record)
 GoldPageTuple = tuple[str, bytes, str, dict[str, Any]]
@@ -32,6 +33,17 @@ def gold_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     with tarfile.open(GOLD_TARBALL) as archive:
         archive.extractall(target, filter="data")
     return target / "gold"
+
+
+@pytest.fixture(scope="session")
+def chinese_gold_set(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """tests/data/gold-chinese.tar.xz unpacked once per session: the gold set
+    chinese-web (69 pages, scored by character; a separate archive, so the tools
+    that tune on every set in `gold_dir` do not see it)."""
+    target = tmp_path_factory.mktemp("gold-chinese")
+    with tarfile.open(CHINESE_TARBALL) as archive:
+        archive.extractall(target, filter="data")
+    return target / "gold-chinese" / "chinese-web"
 
 
 @pytest.fixture(scope="session")

@@ -345,6 +345,86 @@ def test_max_bytes_cut_inside_a_character_keeps_utf8() -> None:
     assert doc.paragraphs and ENGLISH_QUOTES.strip() in doc.paragraphs[0].text
 
 
+#: One paragraph in each multi-byte legacy encoding of the web's CJK pages.
+CJK_TEXTS = {
+    "gb18030": "我们在这里讨论的是一个关于中文网页编码的问题。"
+    "网页被截断以后，浏览器仍然能够正确地显示前面的内容。",
+    "big5": "我們在這裡討論的是一個關於中文網頁編碼的問題。"
+    "網頁被截斷以後，瀏覽器仍然能夠正確地顯示前面的內容。",
+    "shift_jis": "日本語のウェブページが途中で切れても、"
+    "ブラウザは前の部分を正しく表示します。これは文字コードの問題です。",
+    "euc_jp": "日本語のウェブページが途中で切れても、"
+    "ブラウザは前の部分を正しく表示します。これは文字コードの問題です。",
+    "cp949": "한국어 웹 페이지가 중간에 잘려도 브라우저는 앞부분을 올바르게 보여 줍니다. "
+    "이것은 문자 인코딩의 문제입니다.",
+}
+
+
+def cjk_page(codec: str, declaration: str) -> bytes:
+    head = f'<meta charset="{codec}">' if declaration == "meta" else ""
+    text = CJK_TEXTS[codec]
+    page = f"<html><head>{head}<title>t</title></head><body>" + f"<p>{text}</p>" * 6
+    return page.encode(codec)
+
+
+@pytest.mark.parametrize("declaration", ["none", "meta", "http"])
+@pytest.mark.parametrize("codec", sorted(CJK_TEXTS))
+def test_legacy_multibyte_page_cut_inside_a_character(codec: str, declaration: str) -> None:
+    """A size cap or a dropped connection leaves a lead byte at the end. The strict
+    decode fails there: the page was read as UTF-8 with every character replaced (no
+    declaration) or handed to the detector against its own declaration."""
+    data = cjk_page(codec, declaration) + CJK_TEXTS[codec][:1].encode(codec)[:1]
+    decoded = decode_html(data, http_charset=codec if declaration == "http" else None)
+    assert decoded.encoding == codec
+    assert decoded.source == {"none": "detected"}.get(declaration, declaration)
+    assert f"<p>{CJK_TEXTS[codec]}</p>" * 6 in decoded.text
+    assert "\ufffd" not in decoded.text
+
+
+@pytest.mark.parametrize("declaration", ["none", "meta"])
+@pytest.mark.parametrize("codec", sorted(CJK_TEXTS))
+def test_legacy_multibyte_page_with_a_stray_byte(codec: str, declaration: str) -> None:
+    """One undecodable byte in the middle of the page is one U+FFFD, not a page read in
+    another encoding (a GBK forum page became windows-1251 mojibake)."""
+    data = cjk_page(codec, declaration)
+    middle = data.index(b"</p>", len(data) // 2)
+    damaged = data[:middle] + b"\xff" + data[middle:]
+    decoded = decode_html(damaged)
+    assert decoded.encoding == codec
+    assert decoded.text.count("\ufffd") == 1
+    assert decoded.text.count(CJK_TEXTS[codec]) >= 5
+
+
+def test_a_page_mostly_in_another_encoding_is_not_kept_in_its_declaration() -> None:
+    """The damage allowed a declaration is a few bytes: a windows-1251 page declared
+    as GBK fails on far more than 1 in 100 of its bytes and is detected."""
+    data = html_page(RUSSIAN * 20, '<meta charset="gbk">').encode("cp1251")
+    decoded = decode_html(data)
+    assert decoded.encoding == "cp1251"
+    assert RUSSIAN * 20 in decoded.text
+
+
+@pytest.mark.parametrize("padding", [0, 1])
+def test_an_undeclared_gbk_page_longer_than_the_detector_sample(padding: int) -> None:
+    """The detector reads the first 256 KiB; on a longer page that cut falls inside a
+    character half the time, and the whole page was read as UTF-8, every character
+    replaced."""
+    text = CJK_TEXTS["gb18030"]
+    page = "<html><body>" + " " * padding + f"<p>{text}</p>" * 3000
+    decoded = decode_html(page.encode("gb18030"))
+    assert (decoded.encoding, decoded.source) == ("gb18030", "detected")
+    assert decoded.text == page
+
+
+def test_max_bytes_cut_inside_a_gbk_character_keeps_the_text() -> None:
+    text = CJK_TEXTS["gb18030"]
+    data = cjk_page("gb18030", "none")
+    cut = data.index(text.encode("gb18030"), len(data) // 2) + 5  # after a lead byte
+    doc = extract(data, config=ExtractConfig(max_bytes=cut))
+    assert doc.encoding == "gb18030"
+    assert any(text in p.text for p in doc.paragraphs)
+
+
 def test_str_input_with_lone_surrogates() -> None:
     text = "This is the text of the page and it is in the main part of it for all. " * 3
     html = html_page("a\ud800b \udfff " + text)

@@ -28,6 +28,7 @@ from corpus_crawler.evaluate import (
     load_gold_set,
     page_scores,
     shingles,
+    tokens,
 )
 
 
@@ -74,6 +75,22 @@ def test_repeated_windows_are_counted() -> None:
 
 def test_bag_of_words_is_lower_cased() -> None:
     assert bag_of_words("The cat, the HAT") == Counter({"the": 2, "cat": 1, "hat": 1})
+
+
+def test_by_characters_han_and_kana_are_one_token_each() -> None:
+    text = "中文网页，Web2 页面。ひらがな"
+    assert tokens(text) == ["中文网页", "Web2", "页面", "ひらがな"]
+    assert tokens(text, characters=True) == [*"中文网页", "Web2", *"页面", *"ひらがな"]
+    # a gold wrapped in the middle of a clause still matches the page's unwrapped text
+    gold, page = (
+        "我在湖南张家界开一个全省教学研究\n会议。",
+        "我在湖南张家界开一个全省教学研究会议。",
+    )
+    assert page_scores(page, gold, characters=True).f1 == 1.0
+    assert page_scores(page, gold).f1 == 0.0
+    # other scripts are split as before
+    assert shingles("a b c d e", characters=True) == shingles("a b c d e")
+    assert bag_of_words("Ab 中中", characters=True) == Counter({"ab": 1, "中": 2})
 
 
 # --------------------------------------------------------------------------- page scores
@@ -260,6 +277,24 @@ def test_bad_manifest_line_is_named(tmp_path: Path) -> None:
     with (set_dir / "manifest.jsonl").open("a") as manifest:
         manifest.write('{"url": "https://example.org/x"}\n')
     with pytest.raises(GoldSetError, match=r"manifest\.jsonl:3: .*string \"id\""):
+        load_gold_set(set_dir)
+
+
+def test_a_manifest_may_score_its_pages_by_characters(tmp_path: Path) -> None:
+    set_dir = tmp_path / "zh"
+    (set_dir / "html").mkdir(parents=True)
+    (set_dir / "gold").mkdir()
+    (set_dir / "html" / "a.html").write_bytes(
+        "<meta charset=utf-8><p>我们在这里讨论问题。</p>".encode()
+    )
+    (set_dir / "gold" / "a.txt").write_text("我们在这里讨论\n问题。\n", encoding="utf-8")
+    manifest = set_dir / "manifest.jsonl"
+    manifest.write_text(json.dumps({"id": "a", "tokens": "characters"}) + "\n", encoding="utf-8")
+    assert evaluate_set(set_dir, paragraphs_of_p_tags).summary.f1 == 1.0
+    manifest.write_text(json.dumps({"id": "a"}) + "\n", encoding="utf-8")
+    assert evaluate_set(set_dir, paragraphs_of_p_tags).summary.f1 == 0.0
+    manifest.write_text(json.dumps({"id": "a", "tokens": "chars"}) + "\n", encoding="utf-8")
+    with pytest.raises(GoldSetError, match=r"manifest\.jsonl:1: \"tokens\" must be one of"):
         load_gold_set(set_dir)
 
 

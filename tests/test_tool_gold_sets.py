@@ -149,3 +149,31 @@ def test_annotations_with_a_byte_order_mark_are_read_in_its_encoding(tmp_path: P
         assert gold == "Café owners’ pay\nThe expedition is back.\n"
     encodings = {r["id"]: r["gold_encoding"] for r in _records(target / "manifest.jsonl")}
     assert encodings == {"1": "utf-16", "2": "utf-16", "3": "utf-8"}
+
+
+def test_chinese_web_layout_is_scored_by_characters(tmp_path: Path) -> None:
+    """immortal-autumn/Chinese-Web-Content-Extraction-Dataset keeps original/<id>.html
+    and cleaned/<id>.txt; the gold is the text, and every record asks for character
+    tokens."""
+    source = tmp_path / "chinese"
+    (source / "original").mkdir(parents=True)
+    (source / "cleaned").mkdir()
+    html = '<meta charset="gbk"><p>张家界的春天，美得让人眩目。</p>'.encode("gbk")
+    (source / "original" / "a1.html").write_bytes(html)
+    (source / "cleaned" / "a1.txt").write_bytes("  张家界的春天，\n\n美得让人眩目。\n".encode())
+    target = tmp_path / "set"
+    assert _tool().main(["chinese-web", str(source), str(target)]) == 0
+    assert (target / "html" / "a1.html").read_bytes() == html
+    assert (target / "gold" / "a1.txt").read_text(
+        encoding="utf-8"
+    ) == "张家界的春天，\n美得让人眩目。\n"
+    (record,) = _records(target / "manifest.jsonl")
+    assert record["tokens"] == "characters"
+    report = evaluate_set(load_gold_set(target), _text_of_p)
+    assert report.summary.f1 == 1.0  # the gold's line break inside the sentence does not count
+
+
+def _text_of_p(html: bytes, url: str | None) -> str:
+    import lxml.html
+
+    return "\n".join(p.text_content() for p in lxml.html.fromstring(html).iter("p"))

@@ -7,9 +7,14 @@ chosen on.
     python tools/gold_sets.py dragnet SOURCE OUT        # Dragnet's 1381 news and blog pages
     python tools/gold_sets.py dragnet --comments SOURCE OUT
     python tools/gold_sets.py l3s-gn1 SOURCE OUT        # L3S-GN1, 621 Google News pages
+    python tools/gold_sets.py chinese-web SOURCE OUT    # 69 Chinese pages, scored by character
 
 SOURCE holds `input/<id>.html` (the page as served; bytes are copied untouched) and
-`GoldStandard/<id>.txt` (the annotation), the layout of the sets' public mirrors.
+`GoldStandard/<id>.txt` (the annotation), the layout of the sets' public mirrors;
+`chinese-web` reads `original/<id>.html` and `cleaned/<id>.txt`, the layout of
+immortal-autumn/Chinese-Web-Content-Extraction-Dataset (MIT licence: blogs, forums
+and news, 2005-2022, many of them CleanEval's Chinese pages, with the article text
+copied by hand).
 How each annotation becomes gold text, one line per paragraph:
 
 * `cleaneval`: CleanEval's `<p>`, `<h>` and `<l>` marks and its `URL:` line (the URL on
@@ -20,6 +25,9 @@ How each annotation becomes gold text, one line per paragraph:
 * `dragnet`: the main content, the text before Dragnet's `!@#$%^&*()  COMMENTS` line;
   with `--comments` the comments after it too (Dragnet's "content and comments" task:
   what a corpus keeps).
+* `chinese-web`: the text, lines stripped, blank lines dropped. Its manifest records
+  say `"tokens": "characters"`: Chinese is written without spaces, so `evaluate`
+  compares shingles of 4 characters, not of 4 clauses.
 * `l3s-gn1`: the annotated copy of the page (boilerpipe's L3S-GN1): the text of the
   spans marked `x-nc-sel1` (headline) and `x-nc-sel2` (full text), the set's main
   content, one line per span.
@@ -50,6 +58,27 @@ L3S_MAIN = frozenset({"x-nc-sel1", "x-nc-sel2"})
 
 def _lines(texts: list[str]) -> str:
     return "".join(text + "\n" for text in texts)
+
+
+def plain_gold(annotation: str) -> str:
+    """A gold that is the text itself: each line stripped, blank lines dropped."""
+    return _lines(
+        [line.strip() for line in annotation.lstrip("\ufeff").splitlines() if line.strip()]
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """Where a set's pages and annotations are, and what its manifest records add."""
+
+    html: str = "input"
+    gold: str = "GoldStandard"
+    #: Added to every manifest record (`{"tokens": "characters"}` for an unspaced script).
+    record: tuple[tuple[str, str], ...] = ()
+
+
+MIRROR_LAYOUT = Layout()
+CHINESE_WEB_LAYOUT = Layout("original", "cleaned", (("tokens", "characters"),))
 
 
 def cleaneval_gold(annotation: str) -> str:
@@ -141,20 +170,25 @@ def _page_key(path: Path) -> tuple[str, int, str]:
 
 
 def convert(
-    source: Path, target: Path, gold_of: Callable[[str], str], *, keep_marked: bool = False
+    source: Path,
+    target: Path,
+    gold_of: Callable[[str], str],
+    *,
+    keep_marked: bool = False,
+    layout: Layout = MIRROR_LAYOUT,
 ) -> Converted:
-    """Write the gold set of `source` (`input/`, `GoldStandard/`) into `target`, each
-    annotation made gold text by `gold_of`."""
-    golds = sorted((source / "GoldStandard").glob("*.txt"), key=_page_key)
+    """Write the gold set of `source` (`input/`, `GoldStandard/` unless `layout` says
+    otherwise) into `target`, each annotation made gold text by `gold_of`."""
+    golds = sorted((source / layout.gold).glob("*.txt"), key=_page_key)
     if not golds:
-        raise SystemExit(f"{source}: no GoldStandard/<id>.txt files: is it the set's folder?")
+        raise SystemExit(f"{source}: no {layout.gold}/<id>.txt files: is it the set's folder?")
     folders = ("html", "gold", "gold-marked") if keep_marked else ("html", "gold")
     for folder in folders:
         (target / folder).mkdir(parents=True, exist_ok=True)
     records, without_html, not_utf8, empty = [], [], [], []
     for gold_path in golds:
         page_id = gold_path.stem
-        html_path = source / "input" / f"{page_id}.html"
+        html_path = source / layout.html / f"{page_id}.html"
         if not html_path.is_file():
             without_html.append(page_id)
             continue
@@ -179,6 +213,7 @@ def convert(
                 "gold_chars": len(gold),
                 "gold_words": len(gold.split()),
                 "gold_encoding": encoding,
+                **dict(layout.record),
             }
         )
     manifest = "".join(json.dumps(record) + "\n" for record in records)
@@ -188,8 +223,12 @@ def convert(
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("format", choices=("cleaneval", "dragnet", "l3s-gn1"))
-    parser.add_argument("source", type=Path, help="the set's folder: input/ and GoldStandard/")
+    parser.add_argument("format", choices=("cleaneval", "dragnet", "l3s-gn1", "chinese-web"))
+    parser.add_argument(
+        "source",
+        type=Path,
+        help="the set's folder: input/ and GoldStandard/ (chinese-web: original/ and cleaned/)",
+    )
     parser.add_argument("target", type=Path, help="the gold set to write (a new folder)")
     parser.add_argument(
         "--comments", action="store_true", help="dragnet: the comments are gold text too"
@@ -201,13 +240,18 @@ def main(argv: list[str] | None = None) -> int:
         print(f"gold_sets: {args.target} is not empty: give a new folder", file=sys.stderr)
         return 2
     gold_of: Callable[[str], str]
+    layout = MIRROR_LAYOUT
     if args.format == "cleaneval":
         gold_of = cleaneval_gold
     elif args.format == "dragnet":
         gold_of = lambda text: dragnet_gold(text, args.comments)  # noqa: E731
+    elif args.format == "chinese-web":
+        gold_of, layout = plain_gold, CHINESE_WEB_LAYOUT
     else:
         gold_of = l3s_gold
-    done = convert(args.source, args.target, gold_of, keep_marked=args.format == "cleaneval")
+    done = convert(
+        args.source, args.target, gold_of, keep_marked=args.format == "cleaneval", layout=layout
+    )
     print(f"{done.pages} pages written to {args.target}")
     for label, ids in (
         ("gold without its HTML, left out", done.without_html),
