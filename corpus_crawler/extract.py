@@ -48,6 +48,7 @@ def extract(
     it must not keep the tree, which the extractor then changes. `fetched`: the day the
     page was fetched (default today); a publication date it declares after that day is
     not believed (`pagedate`)."""
+    _check_arguments(html, url, config)
     raw_size = len(html)
     try:
         return _extract(html, url, config, http_charset, raw_size, on_tree, fetched)
@@ -66,6 +67,18 @@ def extract(
             drop_reason=DropReason.EXTRACTOR_ERROR,
             drop_detail=f"{type(exc).__name__}: {exc}"[:500],
         )
+
+
+def _check_arguments(html: object, url: object, config: object) -> None:
+    """A caller's mistake is a TypeError naming the argument, not a page dropped as an
+    extractor error (`extract(html, config)` passed the config as the URL)."""
+    if not isinstance(html, (bytes, bytearray, str)):
+        raise TypeError(f"extract(): html must be bytes or str, got {type(html).__name__}")
+    if url is not None and not isinstance(url, str):
+        hint = " (pass the config as config=...)" if isinstance(url, ExtractConfig) else ""
+        raise TypeError(f"extract(): url must be a str or None, got {type(url).__name__}{hint}")
+    if not isinstance(config, ExtractConfig):
+        raise TypeError(f"extract(): config must be an ExtractConfig, got {type(config).__name__}")
 
 
 def _decode(

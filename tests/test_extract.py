@@ -188,6 +188,17 @@ def test_explicit_parameters_replace_the_language_overrides() -> None:
     assert doc.paragraphs[0].cf_class is ParagraphClass.GOOD
 
 
+def test_a_callers_mistake_is_a_type_error_not_a_dropped_page() -> None:
+    """`extract(html, config)` passed the config as the URL: every page came back as an
+    extractor error, from deep inside the publication-date reader."""
+    with pytest.raises(TypeError, match=r"url must be a str or None, got ExtractConfig \(pass"):
+        extract(b"<p>text</p>", ExtractConfig())  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="config must be an ExtractConfig, got dict"):
+        extract(b"<p>text</p>", config={"preset": "corpus"})  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="html must be bytes or str, got NoneType"):
+        extract(None)  # type: ignore[arg-type]
+
+
 def test_missing_stoplist_file_is_not_a_crash(tmp_path: Path) -> None:
     config = ExtractConfig(language=None, stoplist_path=str(tmp_path / "missing.txt"))
     doc = extract(page(), config=config)
