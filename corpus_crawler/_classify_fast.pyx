@@ -478,6 +478,8 @@ CONTAINER_FIELDS = frozenset((
     "retry_keeps_asides_out",
     # readability.js: when no attempt reaches the threshold, the longest wins
     "retry_takes_longest",
+    # ...both attempts weighed by their blocks within max_link_density
+    "retry_weighs_prose",
     # a <select>'s options score no container points
     "select_scores_nothing",
     # the `article` preset's readability rules (issue 13, article1-6): segments of
@@ -1204,6 +1206,7 @@ def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores,
     cdef bint keep_asides_out = options.retry_keeps_asides_out
     cdef bint asides_out = False
     cdef bint takes_longest = options.retry_takes_longest
+    cdef bint weighs_prose = options.retry_weighs_prose
     cdef bint no_select_points = options.select_scores_nothing
     cdef bint framed = False
     cdef Py_ssize_t first_best, frame
@@ -1332,7 +1335,10 @@ def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores,
             # readability's retry: too little text chosen without the furniture
             held = 0
             for i in range(n):
-                if nodes.inside[blocks[i].node] and not blocks[i].skipped:
+                if (
+                    nodes.inside[blocks[i].node] and not blocks[i].skipped
+                    and (blocks[i].low_links or not weighs_prose)
+                ):
                     held += blocks[i].length
             if held < min_container_chars:
                 skips_left = False
@@ -1351,7 +1357,10 @@ def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores,
                 if takes_longest and first_best >= 0:
                     retried_held = 0
                     for i in range(n):
-                        if nodes.inside[blocks[i].node] and not (asides_out and blocks[i].aside):
+                        if (
+                            nodes.inside[blocks[i].node] and not (asides_out and blocks[i].aside)
+                            and (blocks[i].low_links or not weighs_prose)
+                        ):
                             retried_held += blocks[i].length
                     if retried_held < held:
                         # classify.container_pass: the longest attempt wins

@@ -406,6 +406,11 @@ class ContainerOptions:
     #: charThreshold, returns the longest): a post of 400 characters is not given
     #: up for a 300-character site blurb.
     retry_takes_longest: bool = False
+    #: The text the retry weighs (`min_container_chars`, and the two attempts'
+    #: lengths) is the container's blocks within `max_link_density`: readability
+    #: weighs its article after its conditional cleaning has dropped the link lists,
+    #: and a column of headline links is not an article that makes the retry needless.
+    retry_weighs_prose: bool = False
     #: Blocks in a <select> (a form's options: jusText makes them bad by a hard
     #: rule) score no container points: a list of fifty states or countries,
     #: commas and all, outscored short articles.
@@ -603,6 +608,7 @@ class ContainerOptions:
             "drop_program_code",
             "retry_keeps_asides_out",
             "retry_takes_longest",
+            "retry_weighs_prose",
             "select_scores_nothing",
         ):
             if not isinstance(getattr(self, name), bool):
@@ -1352,14 +1358,23 @@ def _chosen_container(
     that name their page wrapper like furniture). With `retry_keeps_asides_out` the
     asides (comments, sidebar, footer: never the article) stay out of the retry; with
     `retry_takes_longest` the retry's container is taken only when it holds at least
-    as much as the first (readability.js returns the longest attempt)."""
+    as much as the first (readability.js returns the longest attempt); with
+    `retry_weighs_prose` both weigh only the blocks within `max_link_density`."""
     subtrees = _Subtrees(paragraphs, options, skipped)
     containers = main_containers(paragraphs, options, subtrees, stated)
     inside = inside_containers(paragraphs, containers)
     first = _Choice(subtrees, containers, inside, skipped, None)
     if skipped is None:
         return first
-    held = sum(p.length for p, i, s in zip(paragraphs, inside, skipped, strict=True) if i and not s)
+    weighed = [
+        not options.retry_weighs_prose or p.link_density <= options.max_link_density
+        for p in paragraphs
+    ]
+    held = sum(
+        p.length
+        for p, i, s, w in zip(paragraphs, inside, skipped, weighed, strict=True)
+        if i and not s and w
+    )
     if held >= options.min_container_chars:
         return first
     asides = [bool(u & ASIDE) for u in skipped]
@@ -1369,7 +1384,9 @@ def _chosen_container(
     retried_inside = inside_containers(paragraphs, retried_containers)
     out = kept_out or [False] * len(paragraphs)
     retried_held = sum(
-        p.length for p, i, o in zip(paragraphs, retried_inside, out, strict=True) if i and not o
+        p.length
+        for p, i, o, w in zip(paragraphs, retried_inside, out, weighed, strict=True)
+        if i and not o and w
     )
     if options.retry_takes_longest and containers and retried_held < held:
         return first

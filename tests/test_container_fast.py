@@ -80,6 +80,12 @@ VARIANTS: dict[str, dict[str, object]] = {
     "retry-keeps-comments-out": {"retry_keeps_asides_out": True},
     "always-retry-comments-out": {"retry_keeps_asides_out": True, "min_container_chars": 10**30},
     "retry-takes-longest": {"retry_takes_longest": True},
+    "retry-weighs-prose": {"retry_weighs_prose": True},
+    "always-retry-prose-longest": {
+        "retry_weighs_prose": True,
+        "retry_takes_longest": True,
+        "min_container_chars": 10**30,
+    },
     "select-scores-points": {"select_scores_nothing": False},
     "always-retry-longest": {
         "retry_takes_longest": True,
@@ -409,6 +415,7 @@ _article_rules = st.fixed_dictionaries(
         "clean_negative_names": st.booleans(),
         "retry_keeps_asides_out": st.booleans(),
         "retry_takes_longest": st.booleans(),
+        "retry_weighs_prose": st.booleans(),
         "select_scores_nothing": st.booleans(),
         "comment_shift": st.none() | st.integers(-3, 3),
         "furniture_shift": st.integers(-3, 3),

@@ -439,6 +439,54 @@ def test_the_furniture_retry_keeps_comment_sections_out(compiled: bool) -> None:
     assert "Taken from the north bank" not in without
 
 
+def _article_in_a_banner_page() -> bytes:
+    """pravda.ru's shape: the article in a div whose name holds readability's
+    "banner", beside a news column of two teasers and a long list of headline links."""
+    article = "".join(
+        f"<p>{sentence} The report was published by the commission on Monday, and it"
+        " compares the figures that the national offices collected in the last two"
+        " years with the figures of the years before them.</p>"
+        for sentence in (
+            "Britain has the highest share of overweight women in Europe.",
+            "Malta has the highest share of overweight men, the survey found.",
+            "Romania has the lowest share of all the countries in the survey.",
+            "The share grows with age and falls with the years spent in school.",
+        )
+    )
+    teasers = "".join(
+        f"<div class='teaser'>{text}, and the ministry said that it would answer"
+        " the questions of the deputies in the next session of the committee.</div>"
+        for text in ("The new budget was sent to parliament", "The airport will close")
+    )
+    headlines = "".join(
+        f'<li><a href="/news/{n}">Headline number {n} of the day in the news column</a></li>'
+        for n in range(20)
+    )
+    return (
+        "<html><body><div class='page'>"
+        f"<div class='_ga1_on_ _reachbanner_'><h2>Europe's weight survey</h2>{article}</div>"
+        f"<div class='column'>{teasers}<ul>{headlines}</ul></div>"
+        "</div></body></html>"
+    ).encode()
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "python"])
+def test_the_furniture_retry_weighs_prose_not_link_lists(compiled: bool) -> None:
+    """The article's div is furniture by its name, so the container is chosen without
+    it: the news column. Its headline links make it look long enough, and the retry
+    with the furniture never ran; weighed by its prose (the blocks within the link
+    limit, what readability's cleaning leaves) it is two teasers, and the retry finds
+    the article. Both container passes."""
+    html = _article_in_a_banner_page()
+    marks = page_marks(html)
+    assert marks[0] and not marks[-1]  # the article is furniture, the headlines are not
+    weighed = container_kept(html, compiled=compiled, retry_weighs_prose=True)
+    counted = container_kept(html, compiled=compiled, retry_weighs_prose=False)
+    assert "Britain has the highest share" in weighed
+    assert "Britain has the highest share" not in counted
+    assert "The new budget was sent" in counted
+
+
 def test_the_article_preset_keeps_a_short_post_and_not_its_comments() -> None:
     """End to end as a crawl extracts a page: both shipped presets run the rule; the
     corpus preset still keeps the comments (it demotes nothing outside the container,

@@ -177,3 +177,40 @@ def _text_of_p(html: bytes, url: str | None) -> str:
     import lxml.html
 
     return "\n".join(p.text_content() for p in lxml.html.fromstring(html).iter("p"))
+
+
+def test_daniel_is_laid_out_as_one_set_per_language(tmp_path: Path) -> None:
+    """DAnIEL keeps html/<id> and reference/<id> without file endings and names each
+    page's language in doc_lg.json; its references mark paragraphs with <p>."""
+    source = tmp_path / "daniel"
+    (source / "html").mkdir(parents=True)
+    (source / "reference").mkdir()
+    pages = {
+        "20120104_www.rp.pl_ab12": (
+            "Polish",
+            "<p>Sąd uznał,</p>\n<p>że wyrok jest prawomocny.</p>",
+        ),
+        "20120104_sina.com.cn_cd34": ("Chinese", "<p>今天的新闻。</p>"),
+        "20120104_pravda.ru_ef56": ("Russian", "<p>Новости дня</p>"),
+    }
+    for page_id, (_, reference) in pages.items():
+        (source / "html" / page_id).write_bytes(b"<p>x</p>")
+        (source / "reference" / page_id).write_text(reference, encoding="utf-8")
+    (source / "reference" / "20120104_orphan.gr_0000").write_text("<p>x</p>", encoding="utf-8")
+    languages = {page_id: language for page_id, (language, _) in pages.items()}
+    languages["20120104_orphan.gr_0000"] = "Greek"
+    (source / "doc_lg.json").write_text(json.dumps(languages), encoding="utf-8")
+    target = tmp_path / "sets"
+    assert _tool().main(["daniel", str(source), str(target)]) == 0
+    made = sorted(p.name for p in target.iterdir())
+    assert made == ["daniel-el", "daniel-pl", "daniel-ru", "daniel-zh"]  # no English page
+    polish = target / "daniel-pl"
+    gold = (polish / "gold" / "20120104_www.rp.pl_ab12.txt").read_text(encoding="utf-8")
+    assert gold == "Sąd uznał,\nże wyrok jest prawomocny.\n"
+    assert (polish / "html" / "20120104_www.rp.pl_ab12.html").read_bytes() == b"<p>x</p>"
+    (chinese,) = _records(target / "daniel-zh" / "manifest.jsonl")
+    assert (chinese["language"], chinese["tokens"]) == ("zh", "characters")
+    (russian,) = _records(target / "daniel-ru" / "manifest.jsonl")
+    assert "tokens" not in russian
+    # the Greek reference has no page: left out, and named
+    assert _records(target / "daniel-el" / "manifest.jsonl") == []

@@ -49,6 +49,7 @@ from corpus_crawler.evaluate import (  # noqa: E402
     find_gold_sets,
     load_gold_set,
     page_scores,
+    read_manifest,
     shingles,
 )
 from corpus_crawler.model import Paragraph, ParagraphClass  # noqa: E402
@@ -105,18 +106,24 @@ def _in_gold(block: Counter[tuple[str, ...]], gold: Counter[tuple[str, ...]]) ->
     return sum(min(c, gold.get(k, 0)) for k, c in block.items()) / total if total else 0.0
 
 
-def oracle_text(paragraphs: Sequence[Paragraph], gold: str) -> str:
+def oracle_text(paragraphs: Sequence[Paragraph], gold: str, characters: bool = False) -> str:
     """The text of the blocks more than half of whose shingles are in the gold: the
     best any decision over these blocks can keep (the page's block oracle)."""
-    gold_shingles = shingles(gold)
-    return "\n".join(p.text for p in paragraphs if _in_gold(shingles(p.text), gold_shingles) > 0.5)
+    gold_shingles = shingles(gold, characters=characters)
+    return "\n".join(
+        p.text
+        for p in paragraphs
+        if _in_gold(shingles(p.text, characters=characters), gold_shingles) > 0.5
+    )
 
 
-def _block_report(paragraphs: Sequence[Paragraph], gold: str, limit: int) -> list[str]:
-    gold_shingles = shingles(gold)
+def _block_report(
+    paragraphs: Sequence[Paragraph], gold: str, limit: int, characters: bool = False
+) -> list[str]:
+    gold_shingles = shingles(gold, characters=characters)
     lost, extra = [], []
     for p in paragraphs:
-        block = shingles(p.text)
+        block = shingles(p.text, characters=characters)
         total = sum(block.values())
         if not total:
             continue
@@ -177,21 +184,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         scored = []
         base_scores = []
         oracle_scores = []
+        by_characters = _scored_by_characters(args.gold, set_name)
         for page_id, paragraphs, params, unlikely, stated, gold in rows:
             passed = (
                 preset_passes(paragraphs, params, options, unlikely, stated) if paragraphs else ()
             )
-            score = page_scores(_text(passed) if paragraphs else "", gold)
+            chars = page_id in by_characters
+            score = page_scores(_text(passed) if paragraphs else "", gold, characters=chars)
             scored.append((page_id, passed, gold, score))
             if args.oracle:
-                oracle_scores.append(page_scores(oracle_text(paragraphs, gold), gold))
+                oracle_scores.append(
+                    page_scores(oracle_text(paragraphs, gold, chars), gold, characters=chars)
+                )
             if args.compare:
                 base_passed = (
                     preset_passes(paragraphs, params, base_options, unlikely, stated)
                     if paragraphs
                     else ()
                 )
-                base_scores.append(page_scores(_text(base_passed) if paragraphs else "", gold))
+                base_scores.append(
+                    page_scores(_text(base_passed) if paragraphs else "", gold, characters=chars)
+                )
         summary = Summary.of(s for *_, s in scored)
         print(
             f"{set_name}: F1 {summary.f1:.4f} P {summary.precision:.4f} R {summary.recall:.4f}"
@@ -218,8 +231,17 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f" R {'-' if r is None else f'{r:.3f}'}"
                 f" (kept {score.shingles.predicted} sh, gold {score.shingles.gold} sh)"
             )
-            print("\n".join(_block_report(passed, gold, args.blocks)))
+            chars = page_id in by_characters
+            print("\n".join(_block_report(passed, gold, args.blocks, chars)))
     return 0
+
+
+def _scored_by_characters(gold: Path, set_name: str) -> set[str]:
+    """The pages of a set whose manifest says `"tokens": "characters"` (evaluate's rule)."""
+    folder = gold if gold.name == set_name else gold / set_name
+    if not (folder / "manifest.jsonl").is_file():
+        return set()
+    return {r["id"] for r in read_manifest(folder) if r.get("tokens") == "characters"}
 
 
 if __name__ == "__main__":

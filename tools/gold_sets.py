@@ -8,6 +8,7 @@ chosen on.
     python tools/gold_sets.py dragnet --comments SOURCE OUT
     python tools/gold_sets.py l3s-gn1 SOURCE OUT        # L3S-GN1, 621 Google News pages
     python tools/gold_sets.py chinese-web SOURCE OUT    # 69 Chinese pages, scored by character
+    python tools/gold_sets.py daniel SOURCE OUT         # DAnIEL's news, a set per language
 
 SOURCE holds `input/<id>.html` (the page as served; bytes are copied untouched) and
 `GoldStandard/<id>.txt` (the annotation), the layout of the sets' public mirrors;
@@ -25,6 +26,12 @@ How each annotation becomes gold text, one line per paragraph:
 * `dragnet`: the main content, the text before Dragnet's `!@#$%^&*()  COMMENTS` line;
   with `--comments` the comments after it too (Dragnet's "content and comments" task:
   what a corpus keeps).
+* `daniel`: DAnIEL's news pages (Lejeune & Zhu 2018, as re-annotated in
+  rundimeco/waddle's `corpora/Corpus_daniel_v2.1`: `html/<id>`, `reference/<id>`
+  without file endings, `doc_lg.json` naming each page's language), one set per
+  language in OUT (`daniel-en`, `daniel-zh`, `daniel-ru`, `daniel-el`, `daniel-pl`):
+  the reference's `<p>` marks out, lines stripped, blank lines dropped; the Chinese
+  set is scored by character.
 * `chinese-web`: the text, lines stripped, blank lines dropped. Its manifest records
   say `"tokens": "characters"`: Chinese is written without spaces, so `evaluate`
   compares shingles of 4 characters, not of 4 clauses.
@@ -44,8 +51,8 @@ import codecs
 import json
 import re
 import sys
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Collection
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 _MARK = re.compile(r"<[phlPHL]>")
@@ -73,12 +80,32 @@ class Layout:
 
     html: str = "input"
     gold: str = "GoldStandard"
+    #: File name endings of the pages and the annotations ("" for none).
+    html_suffix: str = ".html"
+    gold_suffix: str = ".txt"
     #: Added to every manifest record (`{"tokens": "characters"}` for an unspaced script).
     record: tuple[tuple[str, str], ...] = ()
 
 
 MIRROR_LAYOUT = Layout()
-CHINESE_WEB_LAYOUT = Layout("original", "cleaned", (("tokens", "characters"),))
+CHINESE_WEB_LAYOUT = Layout("original", "cleaned", record=(("tokens", "characters"),))
+#: DAnIEL's files are named by date, host and hash, without an ending.
+DANIEL_LAYOUT = Layout("html", "reference", html_suffix="", gold_suffix="")
+#: DAnIEL's languages -> the set name's code; Chinese is scored by character.
+DANIEL_LANGUAGES = {
+    "English": "en",
+    "Chinese": "zh",
+    "Russian": "ru",
+    "Greek": "el",
+    "Polish": "pl",
+}
+_DANIEL_P = re.compile(r"</?p>")
+
+
+def daniel_gold(annotation: str) -> str:
+    """DAnIEL's reference: one `<p>...</p>` per paragraph, the marks out, lines
+    stripped, blank lines dropped."""
+    return plain_gold(_DANIEL_P.sub("\n", annotation))
 
 
 def cleaneval_gold(annotation: str) -> str:
@@ -163,6 +190,10 @@ class Converted:
     empty_gold: tuple[str, ...]
 
 
+def _page_id(path: Path, layout: Layout) -> str:
+    return path.name.removesuffix(layout.gold_suffix) if layout.gold_suffix else path.name
+
+
 def _page_key(path: Path) -> tuple[str, int, str]:
     # CleanEval and Dragnet number their pages ("12", "R545"): in number order
     digits = re.sub(r"\D", "", path.stem)
@@ -176,19 +207,26 @@ def convert(
     *,
     keep_marked: bool = False,
     layout: Layout = MIRROR_LAYOUT,
+    only: Collection[str] | None = None,
 ) -> Converted:
     """Write the gold set of `source` (`input/`, `GoldStandard/` unless `layout` says
-    otherwise) into `target`, each annotation made gold text by `gold_of`."""
-    golds = sorted((source / layout.gold).glob("*.txt"), key=_page_key)
+    otherwise) into `target`, each annotation made gold text by `gold_of`; with `only`,
+    the pages of those ids alone."""
+    pattern = f"*{layout.gold_suffix}"
+    golds = sorted((source / layout.gold).glob(pattern), key=_page_key)
+    if only is not None:
+        golds = [path for path in golds if _page_id(path, layout) in only]
     if not golds:
-        raise SystemExit(f"{source}: no {layout.gold}/<id>.txt files: is it the set's folder?")
+        raise SystemExit(
+            f"{source}: no {layout.gold}/<id>{layout.gold_suffix} files: is it the set's folder?"
+        )
     folders = ("html", "gold", "gold-marked") if keep_marked else ("html", "gold")
     for folder in folders:
         (target / folder).mkdir(parents=True, exist_ok=True)
     records, without_html, not_utf8, empty = [], [], [], []
     for gold_path in golds:
-        page_id = gold_path.stem
-        html_path = source / layout.html / f"{page_id}.html"
+        page_id = _page_id(gold_path, layout)
+        html_path = source / layout.html / f"{page_id}{layout.html_suffix}"
         if not html_path.is_file():
             without_html.append(page_id)
             continue
@@ -223,13 +261,18 @@ def convert(
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("format", choices=("cleaneval", "dragnet", "l3s-gn1", "chinese-web"))
+    parser.add_argument(
+        "format", choices=("cleaneval", "dragnet", "l3s-gn1", "chinese-web", "daniel")
+    )
     parser.add_argument(
         "source",
         type=Path,
-        help="the set's folder: input/ and GoldStandard/ (chinese-web: original/ and cleaned/)",
+        help="the set's folder: input/ and GoldStandard/ (chinese-web: original/ and"
+        " cleaned/; daniel: html/, reference/ and doc_lg.json)",
     )
-    parser.add_argument("target", type=Path, help="the gold set to write (a new folder)")
+    parser.add_argument(
+        "target", type=Path, help="the gold set to write, a new folder (daniel: one set a language)"
+    )
     parser.add_argument(
         "--comments", action="store_true", help="dragnet: the comments are gold text too"
     )
@@ -239,6 +282,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.target.exists() and any(args.target.iterdir()):
         print(f"gold_sets: {args.target} is not empty: give a new folder", file=sys.stderr)
         return 2
+    if args.format == "daniel":
+        return _daniel(args.source, args.target)
     gold_of: Callable[[str], str]
     layout = MIRROR_LAYOUT
     if args.format == "cleaneval":
@@ -252,7 +297,29 @@ def main(argv: list[str] | None = None) -> int:
     done = convert(
         args.source, args.target, gold_of, keep_marked=args.format == "cleaneval", layout=layout
     )
-    print(f"{done.pages} pages written to {args.target}")
+    _report(done, args.target)
+    return 0
+
+
+def _daniel(source: Path, target: Path) -> int:
+    """DAnIEL's pages, one gold set per language (`daniel-en`, `daniel-zh`, ...)."""
+    languages = json.loads((source / "doc_lg.json").read_text(encoding="utf-8"))
+    for language, code in DANIEL_LANGUAGES.items():
+        ids = {page for page, named in languages.items() if named == language}
+        if not any((source / DANIEL_LAYOUT.gold / page).is_file() for page in ids):
+            print(f"no {language} pages in {source}")
+            continue
+        record = (("language", code),)
+        if code == "zh":
+            record += (("tokens", "characters"),)
+        layout = replace(DANIEL_LAYOUT, record=record)
+        folder = target / f"daniel-{code}"
+        _report(convert(source, folder, daniel_gold, layout=layout, only=ids), folder)
+    return 0
+
+
+def _report(done: Converted, target: Path) -> None:
+    print(f"{done.pages} pages written to {target}")
     for label, ids in (
         ("gold without its HTML, left out", done.without_html),
         ("gold not (all) UTF-8", done.not_utf8),
@@ -260,7 +327,6 @@ def main(argv: list[str] | None = None) -> int:
     ):
         if ids:
             print(f"  {len(ids)} {label}: {', '.join(ids[:10])}{' ...' if len(ids) > 10 else ''}")
-    return 0
 
 
 if __name__ == "__main__":
