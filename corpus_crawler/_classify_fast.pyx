@@ -20,7 +20,7 @@ is checked when the module is imported; if it is not the expected one,
 """
 
 from cpython.exc cimport PyErr_CheckSignals
-from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
+from cpython.mem cimport PyMem_Calloc, PyMem_Free, PyMem_Malloc, PyMem_Realloc
 from cpython.object cimport PyObject
 
 import dataclasses
@@ -480,6 +480,8 @@ CONTAINER_FIELDS = frozenset((
     "retry_takes_longest",
     # ...both attempts weighed by their blocks within max_link_density
     "retry_weighs_prose",
+    # the region stops below a portal's lists of teasers
+    "region_stops_at_teasers",
     # a <select>'s options score no container points
     "select_scores_nothing",
     # the `article` preset's readability rules (issue 13, article1-6): segments of
@@ -1106,16 +1108,63 @@ cdef object _reclassified(object paragraph, int cf, int final, bint direct):
     return result
 
 
-cdef Py_ssize_t _main_region(_Nodes nodes, Py_ssize_t best, double region_share) noexcept:
-    """classify.main_region: the region's node."""
-    cdef Py_ssize_t top = best, region = best
+cdef Py_ssize_t _main_region(
+    _Nodes nodes, Py_ssize_t best, double region_share, const Candidate* blocks,
+    Py_ssize_t n, object teasers,
+) except -2:
+    """classify.main_region: the region's node. `teasers`: classify.teaser_blocks'
+    (flags, linked items) when the region stops at teasers, else None."""
+    cdef Py_ssize_t top = best, region = best, node, i, parent
     cdef double needed, held = nodes.held
+    cdef long long* teaser_chars = NULL
+    cdef long long* other_chars = NULL
+    cdef long long added_teaser, added_other
+    cdef list flags
+    cdef object linked
     while nodes.parent[top] >= 0:
         top = nodes.parent[top]
     needed = region_share * nodes.points[top]
-    while held < needed and nodes.parent[region] >= 0:
-        region = nodes.parent[region]
-        held = nodes.points[region]
+    if teasers is not None and held < needed:
+        flags, linked = teasers
+        node = best
+        while node >= 0:
+            if nodes.paths[node] in linked:
+                teasers = None  # the container lies in a linked item: a section front
+                break
+            node = nodes.parent[node]
+    if teasers is not None and held < needed:
+        # the prose below each node, teasers and the rest (classify._mostly_teasers)
+        teaser_chars = <long long*>PyMem_Calloc(nodes.count, sizeof(long long))
+        other_chars = <long long*>PyMem_Calloc(nodes.count, sizeof(long long))
+        if teaser_chars == NULL or other_chars == NULL:
+            PyMem_Free(teaser_chars)
+            PyMem_Free(other_chars)
+            raise MemoryError()
+        for i in range(n):
+            if blocks[i].low_links:
+                if flags[i]:
+                    teaser_chars[blocks[i].node] += blocks[i].length
+                else:
+                    other_chars[blocks[i].node] += blocks[i].length
+        # a node's id is above its parent's: children are summed into parents last first
+        for node in range(nodes.count - 1, -1, -1):
+            parent = nodes.parent[node]
+            if parent >= 0:
+                teaser_chars[parent] += teaser_chars[node]
+                other_chars[parent] += other_chars[node]
+    try:
+        while held < needed and nodes.parent[region] >= 0:
+            parent = nodes.parent[region]
+            if teaser_chars != NULL:
+                added_teaser = teaser_chars[parent] - teaser_chars[region]
+                added_other = other_chars[parent] - other_chars[region]
+                if 2 * added_teaser > added_teaser + added_other:
+                    break
+            region = parent
+            held = nodes.points[region]
+    finally:
+        PyMem_Free(teaser_chars)
+        PyMem_Free(other_chars)
     return region
 
 
@@ -1138,7 +1187,8 @@ cdef Py_ssize_t _choose(
 
 def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores,
                    templated=None, relaxed=None, functional=None, ad_labels=None,
-                   credited=None, stated=None, bint furniture=False, outside=None):
+                   credited=None, stated=None, bint furniture=False, outside=None,
+                   teasers=None):
     """classify.container_pass for a non-empty tuple of Paragraphs and options
     with at least one shift; `unlikely` is the furniture flags only when they are
     used for scoring (skip_unlikely and some block is furniture), else None;
@@ -1153,7 +1203,9 @@ def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores,
     `furniture`: whether any block is page furniture (the fallback keeps
     nothing on such a page when no container scores); `outside` is
     classify.outside_steps' list (per block, its steps outside the container and
-    region) or None (every block moves options.outside_shift)."""
+    region) or None (every block moves options.outside_shift); `teasers` is
+    classify.teaser_blocks' (flags, linked items) when options.region_stops_at_teasers
+    is on, else None."""
     cdef Py_ssize_t n = len(paragraphs)
     # whole-number options past any real length are clamped to what a C long holds
     cdef long long min_length = min(options.min_block_length, _LIMIT)
@@ -1373,7 +1425,7 @@ def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores,
             if fallback and not furniture:
                 return _kept_without_container(paragraphs, old_finals, max_link_density, direct)
             return paragraphs
-        region = _main_region(nodes, best, region_share)
+        region = _main_region(nodes, best, region_share, blocks, n, teasers)
 
         _mark_region(nodes, region)
         if article_region:

@@ -369,6 +369,11 @@ class ContainerOptions:
     #: this share of the points of all blocks of the page (0: the container itself).
     #: It catches articles whose paragraphs are spread over sibling wrappers.
     region_share: float = 0.5
+    #: The region does not climb to an ancestor whose added prose is mostly teasers
+    #: (`teaser_blocks`: the text of list items that also hold a linked headline, a
+    #: portal's lists of other articles), unless the container itself lies in such
+    #: an item (a section front, a page that is its teasers).
+    region_stops_at_teasers: bool = False
     #: Class steps (on BAD < SHORT < NEAR_GOOD < GOOD) for blocks inside the
     #: container, inside the region but not the container, and outside both.
     inside_shift: int = 0
@@ -609,6 +614,7 @@ class ContainerOptions:
             "retry_keeps_asides_out",
             "retry_takes_longest",
             "retry_weighs_prose",
+            "region_stops_at_teasers",
             "select_scores_nothing",
         ):
             if not isinstance(getattr(self, name), bool):
@@ -1127,10 +1133,80 @@ def main_region(
     needed = options.region_share * points.get(top, 0.0)
     held = sum(points.get(c, 0.0) for c in containers)
     region = containers[0]
+    teasers = None
+    if options.region_stops_at_teasers:
+        teaser, linked_items = teaser_blocks(paragraphs, options.max_link_density)
+        if not _within_any(containers[0], linked_items):
+            teasers = teaser
     while held < needed and _parent(region):
+        if teasers is not None and _mostly_teasers(
+            paragraphs, teasers, options.max_link_density, _parent(region), region
+        ):
+            break
         region = _parent(region)
         held = points.get(region, 0.0)
     return region
+
+
+def teaser_blocks(
+    paragraphs: Sequence[Paragraph], max_link_density: float
+) -> tuple[list[bool], frozenset[str]]:
+    """Per block, whether it is a teaser, and the linked list items.
+
+    A linked list item is the innermost `<li>` of a block over `max_link_density`
+    (a linked headline); a teaser is a block within that density whose innermost
+    `<li>` is a linked one: the summary under a headline in a portal's list of
+    other articles. (A how-to's steps are list items without linked headlines.)"""
+    items = [_innermost_item(p.xpath) for p in paragraphs]
+    linked = frozenset(
+        item
+        for p, item in zip(paragraphs, items, strict=True)
+        if item is not None and p.link_density > max_link_density
+    )
+    teaser = [
+        item is not None and item in linked and p.link_density <= max_link_density
+        for p, item in zip(paragraphs, items, strict=True)
+    ]
+    return teaser, linked
+
+
+def _innermost_item(xpath: str) -> str | None:
+    at = xpath.rfind("/li[")
+    return None if at < 0 else xpath[: xpath.index("]", at) + 1]
+
+
+def _within_any(xpath: str, ancestors: frozenset[str]) -> bool:
+    path = xpath
+    while path:
+        if path in ancestors:
+            return True
+        path = _parent(path)
+    return False
+
+
+def _mostly_teasers(
+    paragraphs: Sequence[Paragraph],
+    teasers: Sequence[bool],
+    max_link_density: float,
+    parent: str,
+    region: str,
+) -> bool:
+    """Whether the prose `parent` adds to `region` (its blocks within
+    `max_link_density` that are not in `region`) is more than half teasers, by
+    characters."""
+    teaser_chars = other_chars = 0
+    below_parent, below_region = parent + "/", region + "/"
+    for p, is_teaser in zip(paragraphs, teasers, strict=True):
+        x = p.xpath
+        if p.link_density > max_link_density or not (x == parent or x.startswith(below_parent)):
+            continue
+        if x == region or x.startswith(below_region):
+            continue
+        if is_teaser:
+            teaser_chars += p.length
+        else:
+            other_chars += p.length
+    return 2 * teaser_chars > teaser_chars + other_chars
 
 
 def inside_containers(paragraphs: Sequence[Paragraph], containers: Sequence[str]) -> list[bool]:
@@ -1460,6 +1536,9 @@ def container_pass(
             stated if options.uses_stated else None,
             options.fallback_to_container and unlikely is not None and any(unlikely),
             outside_steps(unlikely, options),
+            teaser_blocks(paragraphs, options.max_link_density)
+            if options.region_stops_at_teasers
+            else None,
         )
     choice = _chosen_container(paragraphs, options, skipped, stated)
     subtrees, containers, inside = choice.subtrees, choice.containers, choice.inside

@@ -81,6 +81,8 @@ VARIANTS: dict[str, dict[str, object]] = {
     "always-retry-comments-out": {"retry_keeps_asides_out": True, "min_container_chars": 10**30},
     "retry-takes-longest": {"retry_takes_longest": True},
     "retry-weighs-prose": {"retry_weighs_prose": True},
+    "region-stops-at-teasers": {"region_stops_at_teasers": True},
+    "region-stops-at-teasers-all-the-way": {"region_stops_at_teasers": True, "region_share": 1.0},
     "always-retry-prose-longest": {
         "retry_weighs_prose": True,
         "retry_takes_longest": True,
@@ -416,6 +418,7 @@ _article_rules = st.fixed_dictionaries(
         "retry_keeps_asides_out": st.booleans(),
         "retry_takes_longest": st.booleans(),
         "retry_weighs_prose": st.booleans(),
+        "region_stops_at_teasers": st.booleans(),
         "select_scores_nothing": st.booleans(),
         "comment_shift": st.none() | st.integers(-3, 3),
         "furniture_shift": st.integers(-3, 3),

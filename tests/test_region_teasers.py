@@ -1,0 +1,99 @@
+"""The `article` preset's region stops below a portal's lists of teasers
+(ContainerOptions.region_stops_at_teasers, classify.teaser_blocks), in both
+container passes."""
+
+from __future__ import annotations
+
+import pytest
+from container_kept import container_kept
+
+from corpus_crawler.classify import teaser_blocks
+from corpus_crawler.config import ExtractConfig, Preset
+from corpus_crawler.extract import extract
+from corpus_crawler.presets import container_options
+
+STORY = (
+    "The schools will open an hour later from September.",
+    "Parents had asked for the change for several years.",
+    "The teachers said that the pupils would sleep longer.",
+    "The buses will run on the new timetable as well.",
+)
+
+
+def _teaser(n: int, paragraphs: int = 1) -> str:
+    summary = "".join(
+        f"<p>This is the summary of story {n}, and it tells the reader what happened"
+        f" in the town hall when the mayor spoke to the council, part {k}.</p>"
+        for k in range(paragraphs)
+    )
+    return f'<li><h3><a href="/story/{n}">Story {n} of the day</a></h3>{summary}</li>'
+
+
+def article_beside_teasers() -> bytes:
+    """A news page: the story, and beside it more summary text than the story holds,
+    in a list of other stories under linked headlines (rus.ruvr.ru's shape)."""
+    story = "".join(
+        f"<p>{s} The council met on Monday evening, and the members agreed that the"
+        " new rules would take effect at the start of the next school year.</p>"
+        for s in STORY
+    )
+    teasers = "".join(_teaser(n) for n in range(10))
+    return (
+        "<html><body><div class='page'>"
+        f"<div class='story'><h1>Schools open later</h1>{story}</div>"
+        f"<div class='more'><ul>{teasers}</ul></div></div></body></html>"
+    ).encode()
+
+
+def section_front() -> bytes:
+    """A page that is its teasers: the container is one of them (nytimes-5's shape)."""
+    teasers = "".join(_teaser(n, 3 if n == 2 else 1) for n in range(8))
+    return f"<html><body><section><ol>{teasers}</ol></section></body></html>".encode()
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "python"])
+def test_the_region_does_not_climb_over_teasers(compiled: bool) -> None:
+    """Without the rule the region climbs to the page's wrapper to reach half the
+    page's points, and every summary beside the story is lifted with it."""
+    html = article_beside_teasers()
+    stopped = container_kept(html, compiled=compiled, region_stops_at_teasers=True)
+    climbed = container_kept(html, compiled=compiled, region_stops_at_teasers=False)
+    assert "The schools will open an hour later" in stopped
+    assert "summary of story" not in stopped
+    assert "summary of story 5" in climbed
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "python"])
+def test_a_section_front_keeps_its_teasers(compiled: bool) -> None:
+    """The container lies in a linked list item: the page is a list of teasers, and
+    its region grows over them as before (Mozilla's gold for nytimes-5 is the list)."""
+    html = section_front()
+    kept = container_kept(html, compiled=compiled, region_stops_at_teasers=True)
+    assert kept == container_kept(html, compiled=compiled, region_stops_at_teasers=False)
+    assert "summary of story 5" in kept and "summary of story 2, " in kept
+
+
+def test_teasers_are_list_items_under_a_linked_headline() -> None:
+    steps = "".join(
+        f"<li><p>Step {n}: fold the paper in half, and then press the edge down firmly"
+        " with the back of a spoon until it stays flat.</p></li>"
+        for n in range(4)
+    )
+    html = f"<html><body><ol>{steps}</ol><ul>{_teaser(1)}</ul></body></html>".encode()
+    paragraphs = extract(html, config=ExtractConfig(language="en")).paragraphs
+    teaser, linked = teaser_blocks(paragraphs, 0.5)
+    by_text = {p.text[:7]: t for p, t in zip(paragraphs, teaser, strict=True)}
+    assert by_text["Step 0:"] is False  # a how-to's steps have no linked headline
+    assert by_text["This is"] is True
+    assert by_text["Story 1"] is False  # the headline itself is the link, not a teaser
+    assert linked == {"/html[1]/body[1]/ul[1]/li[1]"}
+
+
+def test_the_article_presets_stop_at_teasers_and_corpus_does_not() -> None:
+    for preset, expected in (
+        (Preset.ARTICLE, True),
+        (Preset.ARTICLE_COMMENTS, True),
+        (Preset.CORPUS, False),
+    ):
+        options = container_options(preset)
+        assert options is not None and options.region_stops_at_teasers is expected
