@@ -1,4 +1,5 @@
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from re import Pattern
 
 from .classify import ContainerOptions
 from .config import JustextParams
@@ -20,9 +21,15 @@ def container_pass(
     paragraphs: tuple[Paragraph, ...],
     params: JustextParams,
     options: ContainerOptions,
-    unlikely: Sequence[bool] | None,
+    unlikely: Sequence[int] | None,
     tag_scores: dict[str, int],
     templated: Sequence[bool] | None = None,
     relaxed: Sequence[ParagraphClass | None] | None = None,
     functional: Sequence[bool] | None = None,
+    ad_labels: Pattern[str] | None = None,
+    credited: Sequence[ParagraphClass | None] | None = None,
+    stated: Mapping[str, int] | None = None,
+    furniture: bool = False,
+    outside: Sequence[int] | None = None,
+    teasers: tuple[Sequence[bool], frozenset[str]] | None = None,
 ) -> tuple[Paragraph, ...]: ...
