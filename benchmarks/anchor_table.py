@@ -35,24 +35,18 @@ from corpus_crawler.evaluate import (
 )
 
 
-def _justext() -> ExtractFn:
+def _justext(stoplist_name: str | None) -> ExtractFn:
+    """jusText 3.0.2 with a stoplist, or in its own mode for a language without one
+    (`-s None`: no stoplist, stop-word thresholds 0)."""
     import justext
 
-    stoplist = justext.get_stoplist("English")
+    if stoplist_name is None:
+        stoplist, thresholds = frozenset(), {"stopwords_low": 0, "stopwords_high": 0}
+    else:
+        stoplist, thresholds = justext.get_stoplist(stoplist_name), {}
 
     def run(html: bytes, url: str | None) -> str:
-        paragraphs = justext.justext(html, stoplist)
-        return "\n".join(p.text for p in paragraphs if not p.is_boilerplate)
-
-    return run
-
-
-def _justext_without_stoplist() -> ExtractFn:
-    import justext
-
-    def run(html: bytes, url: str | None) -> str:
-        # jusText's own mode for a language without a stoplist (`-s None`)
-        paragraphs = justext.justext(html, frozenset(), stopwords_low=0, stopwords_high=0)
+        paragraphs = justext.justext(html, stoplist, **thresholds)
         return "\n".join(p.text for p in paragraphs if not p.is_boilerplate)
 
     return run
@@ -91,8 +85,8 @@ def _resiliparse() -> ExtractFn:
 
 #: name -> (factory, the package that provides it)
 ANCHORS: dict[str, tuple[Callable[[], ExtractFn], str]] = {
-    "jusText 3.0.2 (English)": (_justext, "justext==3.0.2"),
-    "jusText 3.0.2 (no stoplist)": (_justext_without_stoplist, "justext==3.0.2"),
+    "jusText 3.0.2 (English)": (lambda: _justext("English"), "justext==3.0.2"),
+    "jusText 3.0.2 (no stoplist)": (lambda: _justext(None), "justext==3.0.2"),
     "trafilatura": (_trafilatura, "trafilatura"),
     "readability-lxml": (_readability, "readability-lxml"),
     "resiliparse": (_resiliparse, "resiliparse"),

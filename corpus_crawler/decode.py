@@ -181,9 +181,14 @@ def _decode_damaged(data: bytes, codec: str) -> str | None:
     try:
         return data.decode(codec)
     except UnicodeDecodeError as exc:
-        if exc.end >= len(data) and exc.start >= len(data) - 3:
-            # only the last character is cut: everything before it decodes
-            return data[: exc.start].decode(codec, "replace")
+        return _repaired(data, codec, exc)
+
+
+def _repaired(data: bytes, codec: str, failure: UnicodeDecodeError) -> str | None:
+    """`_decode_damaged` once the strict decode has failed with `failure`."""
+    if failure.end >= len(data) and failure.start >= len(data) - 3:
+        # only the last character is cut: everything before it decodes
+        return data[: failure.start].decode(codec, "replace")
     text = data.decode(codec, "replace")
     written = "\ufffd".encode(codec, "ignore")  # U+FFFD the page itself holds
     damaged = text.count("\ufffd") - (data.count(written) if written else 0)
@@ -216,9 +221,8 @@ def _detect(data: bytes) -> str | None:
         try:
             sample.decode(codec)
             continue  # valid throughout: the detector has weighed it already
-        except UnicodeDecodeError:
-            pass
-        text = _decode_damaged(sample, codec)
+        except UnicodeDecodeError as failure:
+            text = _repaired(sample, codec, failure)
         if (
             text is not None
             and _run_detector(text.replace("\ufffd", "").encode(codec, "ignore")) == codec

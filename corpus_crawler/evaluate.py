@@ -232,7 +232,12 @@ class GoldPage:
     @property
     def characters(self) -> bool:
         """Whether the page is scored by characters (``"tokens": "characters"``)."""
-        return self.record.get("tokens") == "characters"
+        return scored_by_characters(self.record)
+
+
+def scored_by_characters(record: Mapping[str, Any]) -> bool:
+    """Whether a manifest record asks for character tokens (``"tokens": "characters"``)."""
+    return record.get("tokens") == "characters"
 
 
 @dataclass(frozen=True, slots=True)

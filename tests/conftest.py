@@ -29,10 +29,7 @@ def gold_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     Laid out as <set>/{html,gold}/ + <set>/manifest.jsonl for the sets
     cleaneval-dev (also gold-marked/), cleanportaleval and readability.
     """
-    target = tmp_path_factory.mktemp("gold-data")
-    with tarfile.open(GOLD_TARBALL) as archive:
-        archive.extractall(target, filter="data")
-    return target / "gold"
+    return _unpacked(GOLD_TARBALL, tmp_path_factory) / "gold"
 
 
 @pytest.fixture(scope="session")
@@ -40,10 +37,15 @@ def chinese_gold_set(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """tests/data/gold-chinese.tar.xz unpacked once per session: the gold set
     chinese-web (69 pages, scored by character; a separate archive, so the tools
     that tune on every set in `gold_dir` do not see it)."""
-    target = tmp_path_factory.mktemp("gold-chinese")
-    with tarfile.open(CHINESE_TARBALL) as archive:
+    return _unpacked(CHINESE_TARBALL, tmp_path_factory) / "gold-chinese" / "chinese-web"
+
+
+def _unpacked(tarball: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A bundled archive of gold sets unpacked into a session folder of its own."""
+    target = tmp_path_factory.mktemp(tarball.name.split(".")[0])
+    with tarfile.open(tarball) as archive:
         archive.extractall(target, filter="data")
-    return target / "gold-chinese" / "chinese-web"
+    return target
 
 
 @pytest.fixture(scope="session")

@@ -50,6 +50,7 @@ from corpus_crawler.evaluate import (  # noqa: E402
     load_gold_set,
     page_scores,
     read_manifest,
+    scored_by_characters,
     shingles,
 )
 from corpus_crawler.model import Paragraph, ParagraphClass  # noqa: E402
@@ -241,7 +242,7 @@ def _scored_by_characters(gold: Path, set_name: str) -> set[str]:
     folder = gold if gold.name == set_name else gold / set_name
     if not (folder / "manifest.jsonl").is_file():
         return set()
-    return {r["id"] for r in read_manifest(folder) if r.get("tokens") == "characters"}
+    return {r["id"] for r in read_manifest(folder) if scored_by_characters(r)}
 
 
 if __name__ == "__main__":
