@@ -21,7 +21,7 @@ from cpython.ref cimport Py_INCREF
 from cpython.tuple cimport PyTuple_SET_ITEM
 from libc.string cimport memcpy, strcmp, strlen
 
-from .elementmarks import HIDDEN_TAGS, STATED
+from .elementmarks import ARTICLE, ASIDE, MARKED_TAGS, STATED, UNENDED_ASIDES
 
 
 cdef extern from "Python.h":
@@ -328,6 +328,7 @@ cdef class _Walk:
         cdef long order = 1 if self.depth < 0 else self._order(<const char*>node.name)
         cdef Frame* frames
         cdef int own = 0
+        cdef int parent
         cdef tuple stated
         self.depth += 1
         if self.depth == self.frames_cap:
@@ -342,9 +343,11 @@ cdef class _Walk:
             self.frames[self.depth].marks = 0
         else:
             own = _own_marks(node, self.marker)
-            self.frames[self.depth].marks = (
-                (self.frames[self.depth - 1].marks if self.depth > 0 else 0) | own
-            )
+            parent = self.frames[self.depth - 1].marks if self.depth > 0 else 0
+            if own & _ARTICLE and not parent & _UNENDED_ASIDES:
+                # elementmarks.inherited: an article ends the aside above it
+                parent &= ~_ASIDE_MARK
+            self.frames[self.depth].marks = parent | own
         self.frames[self.depth].names_at = self.names_top
         stated = <tuple>self.stated[self.depth - 1] if self.depth > 0 else ()
         if self.depth < len(self.paths):
@@ -428,9 +431,9 @@ cdef class _Walk:
         return <tuple>self.paths[depth]
 
 
-cdef inline bint _hidden_tag(const char* name):
+cdef inline bint _marked_tag(const char* name):
     cdef bytes tag
-    for tag in _HIDDEN_TAGS:
+    for tag in _MARKED_TAGS:
         if strcmp(name, <const char*>tag) == 0:
             return True
     return False
@@ -441,8 +444,8 @@ cdef tuple _MARKED = (
     b"class", b"id", b"role", b"hidden", b"aria-hidden", b"style", b"itemprop"
 )
 DEF N_MARKED = 7
-#: elementmarks.HIDDEN_TAGS as bytes: marked by their tag alone.
-cdef tuple _HIDDEN_TAGS = tuple(sorted(tag.encode() for tag in HIDDEN_TAGS))
+#: elementmarks.MARKED_TAGS as bytes: marked by their tag alone.
+cdef tuple _MARKED_TAGS = tuple(sorted(tag.encode() for tag in MARKED_TAGS))
 
 # Marks by the raw bytes of an element's tag and marked attributes. Template
 # pages repeat the same attribute sets thousands of times; a hit costs one
@@ -501,7 +504,7 @@ cdef int _own_marks(xmlNode* node, object marker) except -1:
                 any_found = True
                 break
         attr = attr.next
-    if not any_found and not _hidden_tag(<const char*>node.name):
+    if not any_found and not _marked_tag(<const char*>node.name):
         return 0
     cdef dict cache = _mark_caches.get(marker)
     if cache is None:
@@ -535,6 +538,10 @@ cdef int _own_marks(xmlNode* node, object marker) except -1:
 
 #: elementmarks.HIDDEN
 cdef int _HIDDEN = 1
+#: elementmarks.ARTICLE, ASIDE and UNENDED_ASIDES (elementmarks.inherited)
+cdef int _ARTICLE = ARTICLE
+cdef int _ASIDE_MARK = ASIDE
+cdef int _UNENDED_ASIDES = UNENDED_ASIDES
 
 
 cdef bint _href_links_elsewhere(str href):

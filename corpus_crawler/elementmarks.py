@@ -36,6 +36,17 @@ the answer per attribute set):
   lifts them one class step, and `corpus` judges them as jusText does while it
   demotes other furniture (ContainerOptions.comment_shift and furniture_shift).
 
+- ARTICLE: an article or the page's main content (an `<article>` or `<main>`
+  element, or role="main") whose own class and id name no furniture. It ends the
+  asides above it: its blocks do not carry their ASIDE mark. A sidebar does not
+  hold the page's article, but a wrapper named for the layout it makes does
+  ("penci_sidebar": the column that holds the post and the sidebar beside it),
+  and the post in it is no aside. Two kinds of aside are not ended: a comment
+  section (COMMENTS: HTML's own advice is an `<article>` per comment) and an
+  `<aside>` or `<footer>` element named as an aside (ASIDE_ELEMENT: the tag
+  says what the element is, where a class name may say what it holds; an
+  `<article>` in it is a teaser of another page).
+
 - NEGATIVE: a table, list, div, section, aside, header or footer
   (WEIGHED_TAGS) whose class and id weigh under zero by readability's class weight
   (readability.js `_getClassWeight`: -25 for a class or id matching its
@@ -69,14 +80,26 @@ NEGATIVE = 8
 BODY = 16
 #: An aside that is a comment section (a subset of ASIDE, so of UNLIKELY).
 COMMENTS = 32
+#: An article or main content not named as furniture: the asides above it end there.
+ARTICLE = 64
+#: An `<aside>` or `<footer>` element named as an aside: no ARTICLE ends it.
+ASIDE_ELEMENT = 128
 #: The marks an element states about itself, listed per element (Segment.stated).
 STATED = NEGATIVE | BODY
+#: The asides an ARTICLE does not end.
+UNENDED_ASIDES = COMMENTS | ASIDE_ELEMENT
 
 #: Attributes the walk reads; an element with none of them (and none of HIDDEN_TAGS) has no marks.
 MARKED_ATTRIBUTES = ("class", "id", "role", "hidden", "aria-hidden", "style", "itemprop")
 #: Elements whose content a browser never shows: NOSCRIPT when it runs scripts, and an
 #: IFRAME's fallback content (libxml2 keeps it as text; a browser shows the framed page).
 HIDDEN_TAGS = frozenset(("noscript", "iframe"))
+#: Elements that hold an article or a page's main content (ARTICLE).
+CONTENT_TAGS = frozenset(("article", "main"))
+#: Elements that are asides by their tag, when their names say so too (ASIDE_ELEMENT).
+ASIDE_TAGS = frozenset(("aside", "footer"))
+#: Elements marked by their tag alone, without a marked attribute.
+MARKED_TAGS = HIDDEN_TAGS | CONTENT_TAGS
 
 # readability.js REGEXPS.unlikelyCandidates and okMaybeItsACandidate: plain
 # substrings, matched case-blind. Substring tests on the lowered names are ~10x
@@ -184,9 +207,10 @@ def furniture_marks(
     style: str | None,
     itemprop: str | None = None,
 ) -> int:
-    """The HIDDEN, UNLIKELY, ASIDE and COMMENTS bits of one element from its tag and attribute
-    values (None: the attribute is absent): `element_marks` without the marks an
-    element states about itself, for a walk whose preset reads none of them."""
+    """The HIDDEN, UNLIKELY, ASIDE, COMMENTS, ASIDE_ELEMENT and ARTICLE bits of one
+    element from its tag and attribute values (None: the attribute is absent):
+    `element_marks` without the marks an element states about itself, for a walk
+    whose preset reads none of them."""
     marks = 0
     if (
         tag in HIDDEN_TAGS
@@ -199,9 +223,23 @@ def furniture_marks(
         names = f"{class_name or ''} {element_id or ''}" if class_name or element_id else ""
         if names and _furniture_names(names):
             marks |= UNLIKELY | _aside_marks(names)
+            if marks & ASIDE and tag in ASIDE_TAGS:
+                marks |= ASIDE_ELEMENT
         elif role is not None and role.strip().lower() in _UNLIKELY_ROLES:
             marks |= UNLIKELY
+        elif (tag in CONTENT_TAGS or (role is not None and role.strip().lower() == "main")) and (
+            not names or not _aside_marks(names)
+        ):
+            marks |= ARTICLE
     return marks
+
+
+def inherited(parent: int, own: int) -> int:
+    """The marks of an element whose parent carries `parent` and which carries `own`
+    itself: its ancestors' and its own, but for the aside an ARTICLE ends."""
+    if own & ARTICLE and not parent & UNENDED_ASIDES:
+        parent &= ~ASIDE
+    return parent | own
 
 
 def element_marks(
@@ -214,7 +252,7 @@ def element_marks(
     style: str | None,
     itemprop: str | None = None,
 ) -> int:
-    """The marks of one element (HIDDEN, UNLIKELY, ASIDE, COMMENTS, NEGATIVE, BODY bits)
+    """The marks of one element (the bits of `furniture_marks`, NEGATIVE and BODY)
     from its tag and attribute values (None: the attribute is absent)."""
     marks = furniture_marks(tag, class_name, element_id, role, hidden, aria_hidden, style)
     if (

@@ -28,12 +28,13 @@ from .elementmarks import (
     ASIDE,
     COMMENTS,
     HIDDEN,
-    HIDDEN_TAGS,
     MARKED_ATTRIBUTES,
+    MARKED_TAGS,
     STATED,
     UNLIKELY,
     element_marks,
     furniture_marks,
+    inherited,
     links_elsewhere,
 )
 
@@ -328,7 +329,7 @@ _cached_furniture_marks = functools.lru_cache(maxsize=4096)(furniture_marks)
 def _own_marks(el: etree._Element) -> int:
     """elementmarks bits of one element, without its ancestors'."""
     attrib = el.attrib
-    if el.tag not in HIDDEN_TAGS and not any(name in attrib for name in MARKED_ATTRIBUTES):
+    if el.tag not in MARKED_TAGS and not any(name in attrib for name in MARKED_ATTRIBUTES):
         return 0
     return _cached_marks(el.tag, *(attrib.get(n) for n in MARKED_ATTRIBUTES))
 
@@ -359,9 +360,9 @@ class _Marks:
         marks, stated = (0, ()) if node is None else cache[node]
         for node in reversed(chain):
             attrib = node.attrib
-            if node.tag in HIDDEN_TAGS or any(name in attrib for name in MARKED_ATTRIBUTES):
+            if node.tag in MARKED_TAGS or any(name in attrib for name in MARKED_ATTRIBUTES):
                 own = self._marker(node.tag, *(attrib.get(n) for n in MARKED_ATTRIBUTES))
-                marks |= own
+                marks = inherited(marks, own)
                 if own & STATED:
                     stated = (*stated, (self._paths.of(node)[1], own & STATED))
             cache[node] = (marks, stated)

@@ -17,6 +17,7 @@ sys.path.insert(0, str(Path(__file__).parent / "site"))
 DATA_DIR = Path(__file__).parent / "data"
 GOLD_TARBALL = DATA_DIR / "gold.tar.xz"
 CHINESE_TARBALL = DATA_DIR / "gold-chinese.tar.xz"
+SCRAPINGHUB_TARBALL = DATA_DIR / "gold-scrapinghub.tar.xz"
 
 #: (page id, html bytes as served, gold text, manifest record)
 GoldPageTuple = tuple[str, bytes, str, dict[str, Any]]
@@ -38,6 +39,14 @@ def chinese_gold_set(tmp_path_factory: pytest.TempPathFactory) -> Path:
     chinese-web (69 pages, scored by character; a separate archive, so the tools
     that tune on every set in `gold_dir` do not see it)."""
     return _unpacked(CHINESE_TARBALL, tmp_path_factory) / "gold-chinese" / "chinese-web"
+
+
+@pytest.fixture(scope="session")
+def scrapinghub_gold_set(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """tests/data/gold-scrapinghub.tar.xz unpacked once per session: the gold set
+    scrapinghub (181 news and blog pages of 2019-2020; a separate archive, so the
+    tools that tune on every set in `gold_dir` do not see it)."""
+    return _unpacked(SCRAPINGHUB_TARBALL, tmp_path_factory) / "gold-scrapinghub" / "scrapinghub"
 
 
 def _unpacked(tarball: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:

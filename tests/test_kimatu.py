@@ -8,6 +8,7 @@ from dataclasses import fields, replace
 from pathlib import Path
 
 import pytest
+from f1_floor import assert_f1_floor
 from hypothesis import given
 from hypothesis import strategies as st
 from lxml import etree
@@ -784,5 +785,4 @@ def test_empty_and_textless_pages() -> None:
 )
 def test_gold_shingle_f1_floor(gold_report: GoldReport, set_name: str, floor: float) -> None:
     report = gold_report(set_name, ExtractConfig(extractor="kimatu"))
-    assert report.errors == 0
-    assert report.summary.f1 >= floor, report.summary
+    assert_f1_floor(report, f"kimatu on {set_name}", floor)

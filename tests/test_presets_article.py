@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 import pytest
+from f1_floor import assert_f1_floor
 
 from corpus_crawler import ConfigError, ExtractConfig, JustextParams, Preset, dom, extract
 from corpus_crawler.classify import (
@@ -21,7 +22,7 @@ from corpus_crawler.classify import (
     container_pass,
 )
 from corpus_crawler.decode import decode_html
-from corpus_crawler.evaluate import SetReport, format_pages
+from corpus_crawler.evaluate import SetReport
 from corpus_crawler.extractors import furniture, visible
 from corpus_crawler.language_setup import stoplist_and_params
 from corpus_crawler.model import Paragraph, ParagraphClass
@@ -333,9 +334,4 @@ def test_article_preset_floor_with_the_readability_rules(
 ) -> None:
     report = gold_report(set_name, ExtractConfig(preset=Preset.ARTICLE))
     floor = ARTICLE_FLOORS[set_name]
-    assert report.errors == 0, format_pages(report, limit=10)
-    assert report.summary.f1 >= floor, (
-        f"article on {set_name}: shingle F1 {report.summary.f1:.3f} < {floor}"
-        f" (P {report.summary.precision:.3f}, R {report.summary.recall:.3f});"
-        f" worst pages:\n{format_pages(report, limit=10)}"
-    )
+    assert_f1_floor(report, f"article on {set_name}", floor)

@@ -17,7 +17,17 @@ from corpus_crawler import segment as segment_module
 from corpus_crawler.classify import ConfigError, ContainerOptions, container_pass
 from corpus_crawler.config import JustextParams
 from corpus_crawler.decode import decode_html
-from corpus_crawler.elementmarks import ASIDE, COMMENTS, HIDDEN, STATED, UNLIKELY, element_marks
+from corpus_crawler.elementmarks import (
+    ARTICLE,
+    ASIDE,
+    ASIDE_ELEMENT,
+    COMMENTS,
+    HIDDEN,
+    STATED,
+    UNLIKELY,
+    element_marks,
+    inherited,
+)
 from corpus_crawler.model import ParagraphClass
 from corpus_crawler.presets import container_options
 from corpus_crawler.segment import segment
@@ -56,7 +66,7 @@ def test_furniture_names_and_roles_mark_an_element_unlikely() -> None:
     assert _marks(id="site-footer") == UNLIKELY | ASIDE
     assert _marks(id="site-header") == UNLIKELY
     assert _marks(role="navigation") == UNLIKELY
-    assert _marks("aside", **{"class": "sidebar widget"}) == UNLIKELY | ASIDE
+    assert _marks("aside", **{"class": "sidebar widget"}) == UNLIKELY | ASIDE | ASIDE_ELEMENT
     # a name that also says content is not furniture (readability's okMaybe)
     assert _marks(**{"class": "main-comments"}) == 0
     assert _marks(**{"class": "sidebar"}, id="content") == 0
@@ -89,6 +99,38 @@ def test_asides_are_marked_by_the_first_or_last_word_of_their_names() -> None:
     # not furniture at all (readability's okMaybe words): no aside mark either
     assert _marks(**{"class": "comment-content"}) == 0
     assert _marks(**{"class": "sidebar-column"}) == 0
+
+
+def test_articles_and_main_content_are_marked_unless_named_as_furniture() -> None:
+    assert _marks("article") == ARTICLE
+    assert _marks("main", id="main") == ARTICLE
+    assert _marks("div", role="main") == ARTICLE
+    assert _marks("article", **{"class": "post type-post hentry"}) == ARTICLE
+    # named as furniture, or with an aside's word at the end of a name
+    assert _marks("article", **{"class": "related-post"}) == UNLIKELY
+    assert _marks("article", **{"class": "sidebar-post"}) == UNLIKELY | ASIDE
+    assert _marks("article", **{"class": "comment-body"}) == 0
+    assert _marks("article", id="div-comment-2", **{"class": "comment-body"}) == 0
+    # an aside by its tag and its name; not by its tag alone, nor by its name alone
+    assert _marks("footer", **{"class": "site-footer"}) == UNLIKELY | ASIDE | ASIDE_ELEMENT
+    assert _marks("aside") == 0
+    assert _marks("div", id="sidebar") == UNLIKELY | ASIDE
+
+
+def test_an_article_ends_the_aside_above_it_but_not_a_comment_section_or_aside_element() -> None:
+    layout = _marks(**{"class": "container penci_sidebar"})
+    assert layout == UNLIKELY | ASIDE
+    assert inherited(layout, ARTICLE) == UNLIKELY | ARTICLE
+    # a comment section inside the article marks its own blocks again
+    assert inherited(inherited(layout, ARTICLE), _marks(id="comments")) == (
+        UNLIKELY | ARTICLE | ASIDE | COMMENTS
+    )
+    thread = _marks(**{"class": "comment-list"})
+    assert inherited(thread, ARTICLE) == thread | ARTICLE
+    sidebar = _marks("aside", id="sidebar")
+    assert inherited(sidebar, ARTICLE) == sidebar | ARTICLE
+    assert inherited(0, ARTICLE) == ARTICLE
+    assert inherited(layout, 0) == layout
 
 
 PAGE = (

@@ -10,9 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
+from f1_floor import assert_f1_floor
 
 from corpus_crawler import ExtractConfig, Preset
-from corpus_crawler.evaluate import SetReport, format_pages
+from corpus_crawler.evaluate import SetReport
 
 #: conftest.py's session fixture `gold_report`: a gold set scored once a session
 GoldReport = Callable[[str, ExtractConfig], SetReport]
@@ -27,12 +28,7 @@ FLOORS = {
 @pytest.mark.parametrize("set_name", sorted(FLOORS))
 def test_default_config_shingle_f1_floor(gold_report: GoldReport, set_name: str) -> None:
     report = gold_report(set_name, ExtractConfig())
-    assert report.errors == 0, format_pages(report, limit=10)
-    assert report.summary.f1 >= FLOORS[set_name], (
-        f"{set_name}: shingle F1 {report.summary.f1:.3f} < {FLOORS[set_name]}"
-        f" (P {report.summary.precision:.3f}, R {report.summary.recall:.3f});"
-        f" worst pages:\n{format_pages(report, limit=10)}"
-    )
+    assert_f1_floor(report, set_name, FLOORS[set_name])
 
 
 #: Issue 13's presets, a little under their measured scores (README "Quality";
@@ -52,12 +48,7 @@ PRESET_FLOORS = {
 def test_preset_shingle_f1_floor(gold_report: GoldReport, preset: Preset, set_name: str) -> None:
     report = gold_report(set_name, ExtractConfig(preset=preset))
     floor = PRESET_FLOORS[preset][set_name]
-    assert report.errors == 0, format_pages(report, limit=10)
-    assert report.summary.f1 >= floor, (
-        f"{preset.value} on {set_name}: shingle F1 {report.summary.f1:.3f} < {floor}"
-        f" (P {report.summary.precision:.3f}, R {report.summary.recall:.3f});"
-        f" worst pages:\n{format_pages(report, limit=10)}"
-    )
+    assert_f1_floor(report, f"{preset.value} on {set_name}", floor)
 
 
 def test_article_preset_is_more_precise_than_corpus_on_news_pages(

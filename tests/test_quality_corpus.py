@@ -26,9 +26,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
+from f1_floor import assert_f1_floor
 
 from corpus_crawler import ExtractConfig, Preset
-from corpus_crawler.evaluate import SetReport, format_pages
+from corpus_crawler.evaluate import SetReport
 
 #: conftest.py's session fixture `gold_report`: a gold set scored once a session
 GoldReport = Callable[[str, ExtractConfig], SetReport]
@@ -53,9 +54,4 @@ def test_corpus_shingle_f1_floor(gold_report: GoldReport, name: str, set_name: s
     config, floors = FLOORS[name]
     report = gold_report(set_name, config)
     floor = floors[set_name]
-    assert report.errors == 0, format_pages(report, limit=10)
-    assert report.summary.f1 >= floor, (
-        f"{name} on {set_name}: shingle F1 {report.summary.f1:.3f} < {floor}"
-        f" (P {report.summary.precision:.3f}, R {report.summary.recall:.3f});"
-        f" worst pages:\n{format_pages(report, limit=10)}"
-    )
+    assert_f1_floor(report, f"{name} on {set_name}", floor)

@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 from types import ModuleType
 
+import pytest
 from tool_loader import load_tool
 
 from corpus_crawler.evaluate import evaluate_set, load_gold_set
@@ -214,3 +215,35 @@ def test_daniel_is_laid_out_as_one_set_per_language(tmp_path: Path) -> None:
     assert "tokens" not in russian
     # the Greek reference has no page: left out, and named
     assert _records(target / "daniel-el" / "manifest.jsonl") == []
+
+
+def test_scrapinghub_pages_are_unpacked_with_their_article_body(tmp_path: Path) -> None:
+    """scrapinghub/article-extraction-benchmark keeps html/<id>.html.gz and one
+    ground-truth.json: `articleBody` is the gold, `url` the page's URL."""
+    import gzip
+
+    source = tmp_path / "benchmark"
+    (source / "html").mkdir(parents=True)
+    page = b"<html><body><h1>Title</h1><p>First.</p><p>Second.</p></body></html>"
+    (source / "html" / "aa11.html.gz").write_bytes(gzip.compress(page))
+    (source / "html" / "cc33.html.gz").write_bytes(gzip.compress(b"<p>nothing</p>"))
+    truth = {
+        "aa11": {"articleBody": "First.\n\n  Second.  \n", "url": "https://example.org/a"},
+        "bb22": {"articleBody": "no page", "url": "https://example.org/b"},
+        "cc33": {"articleBody": "", "url": "https://example.org/c"},
+    }
+    (source / "ground-truth.json").write_text(json.dumps(truth), encoding="utf-8")
+    target = tmp_path / "set"
+    done = _tool().convert_scrapinghub(source, target)
+    assert (done.pages, done.without_html, done.empty_gold) == (2, ("bb22",), ("cc33",))
+    assert (target / "html" / "aa11.html").read_bytes() == page
+    assert (target / "gold" / "aa11.txt").read_text(encoding="utf-8") == "First.\nSecond.\n"
+    records = {r["id"]: r for r in _records(target / "manifest.jsonl")}
+    assert records["aa11"]["url"] == "https://example.org/a"
+    assert records["aa11"]["bytes"] == len(page)
+    assert "tokens" not in records["aa11"]
+    report = evaluate_set(load_gold_set(target))
+    assert report.summary.pages == 2 and report.errors == 0
+    # the command line names a folder that is not the benchmark's
+    with pytest.raises(SystemExit, match=r"ground-truth\.json"):
+        _tool().main(["scrapinghub", str(tmp_path / "elsewhere"), str(tmp_path / "out")])

@@ -9,6 +9,7 @@ chosen on.
     python tools/gold_sets.py l3s-gn1 SOURCE OUT        # L3S-GN1, 621 Google News pages
     python tools/gold_sets.py chinese-web SOURCE OUT    # 69 Chinese pages, scored by character
     python tools/gold_sets.py daniel SOURCE OUT         # DAnIEL's news, a set per language
+    python tools/gold_sets.py scrapinghub SOURCE OUT    # 181 news pages of 2019-2020
 
 SOURCE holds `input/<id>.html` (the page as served; bytes are copied untouched) and
 `GoldStandard/<id>.txt` (the annotation), the layout of the sets' public mirrors;
@@ -35,6 +36,10 @@ How each annotation becomes gold text, one line per paragraph:
 * `chinese-web`: the text, lines stripped, blank lines dropped. Its manifest records
   say `"tokens": "characters"`: Chinese is written without spaces, so `evaluate`
   compares shingles of 4 characters, not of 4 clauses.
+* `scrapinghub`: scrapinghub/article-extraction-benchmark (MIT licence: 181 English
+  news and blog pages of 2019-2020 from as many sites): `html/<id>.html.gz` and
+  `ground-truth.json`, whose `articleBody` (the article without its headline) is the
+  gold, lines stripped, blank lines dropped; the page's URL comes from the same record.
 * `l3s-gn1`: the annotated copy of the page (boilerpipe's L3S-GN1): the text of the
   spans marked `x-nc-sel1` (headline) and `x-nc-sel2` (full text), the set's main
   content, one line per span.
@@ -48,6 +53,7 @@ from __future__ import annotations
 
 import argparse
 import codecs
+import gzip
 import json
 import re
 import sys
@@ -220,10 +226,11 @@ def convert(
         raise SystemExit(
             f"{source}: no {layout.gold}/<id>{layout.gold_suffix} files: is it the set's folder?"
         )
-    folders = ("html", "gold", "gold-marked") if keep_marked else ("html", "gold")
-    for folder in folders:
-        (target / folder).mkdir(parents=True, exist_ok=True)
-    records, without_html, not_utf8, empty = [], [], [], []
+    _make_folders(target, keep_marked)
+    records: list[dict[str, object]] = []
+    without_html: list[str] = []
+    not_utf8: list[str] = []
+    empty: list[str] = []
     for gold_path in golds:
         page_id = _page_id(gold_path, layout)
         html_path = source / layout.html / f"{page_id}{layout.html_suffix}"
@@ -238,37 +245,85 @@ def convert(
         if not gold:
             empty.append(page_id)
         html = html_path.read_bytes()
-        (target / "html" / f"{page_id}.html").write_bytes(html)
-        (target / "gold" / f"{page_id}.txt").write_text(gold, encoding="utf-8")
         if keep_marked:
             (target / "gold-marked" / f"{page_id}.txt").write_bytes(raw)
         found = _TEXT_ID.match(html)
-        records.append(
-            {
-                "id": page_id,
-                "url": found.group(1).decode("latin-1") if found else None,
-                "bytes": len(html),
-                "gold_chars": len(gold),
-                "gold_words": len(gold.split()),
-                "gold_encoding": encoding,
-                **dict(layout.record),
-            }
-        )
+        url = found.group(1).decode("latin-1") if found else None
+        records.append(_write_page(target, page_id, html, gold, url, encoding, layout.record))
+    _write_manifest(target, records)
+    return Converted(len(records), tuple(without_html), tuple(not_utf8), tuple(empty))
+
+
+def _write_page(
+    target: Path,
+    page_id: str,
+    html: bytes,
+    gold: str,
+    url: str | None,
+    encoding: str,
+    record: tuple[tuple[str, str], ...],
+) -> dict[str, object]:
+    """Write one page and its gold into `target`; its manifest record."""
+    (target / "html" / f"{page_id}.html").write_bytes(html)
+    (target / "gold" / f"{page_id}.txt").write_text(gold, encoding="utf-8")
+    return {
+        "id": page_id,
+        "url": url,
+        "bytes": len(html),
+        "gold_chars": len(gold),
+        "gold_words": len(gold.split()),
+        "gold_encoding": encoding,
+        **dict(record),
+    }
+
+
+def _make_folders(target: Path, keep_marked: bool = False) -> None:
+    for folder in ("html", "gold", "gold-marked") if keep_marked else ("html", "gold"):
+        (target / folder).mkdir(parents=True, exist_ok=True)
+
+
+def _write_manifest(target: Path, records: list[dict[str, object]]) -> None:
     manifest = "".join(json.dumps(record) + "\n" for record in records)
     (target / "manifest.jsonl").write_text(manifest, encoding="utf-8")
-    return Converted(len(records), tuple(without_html), tuple(not_utf8), tuple(empty))
+
+
+def convert_scrapinghub(source: Path, target: Path) -> Converted:
+    """scrapinghub/article-extraction-benchmark's pages (`html/<id>.html.gz`) with the
+    `articleBody` of `ground-truth.json` as gold, in the truth file's order."""
+    truth_path = source / "ground-truth.json"
+    if not truth_path.is_file():
+        raise SystemExit(f"{source}: no ground-truth.json: is it the benchmark's folder?")
+    truth = json.loads(truth_path.read_text(encoding="utf-8"))
+    _make_folders(target)
+    records: list[dict[str, object]] = []
+    without_html: list[str] = []
+    empty: list[str] = []
+    for page_id, fields in truth.items():
+        html_path = source / "html" / f"{page_id}.html.gz"
+        if not html_path.is_file():
+            without_html.append(page_id)
+            continue
+        gold = plain_gold(fields.get("articleBody") or "")
+        if not gold:
+            empty.append(page_id)
+        html = gzip.decompress(html_path.read_bytes())
+        records.append(_write_page(target, page_id, html, gold, fields.get("url"), "utf-8", ()))
+    _write_manifest(target, records)
+    return Converted(len(records), tuple(without_html), (), tuple(empty))
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument(
-        "format", choices=("cleaneval", "dragnet", "l3s-gn1", "chinese-web", "daniel")
+        "format",
+        choices=("cleaneval", "dragnet", "l3s-gn1", "chinese-web", "daniel", "scrapinghub"),
     )
     parser.add_argument(
         "source",
         type=Path,
         help="the set's folder: input/ and GoldStandard/ (chinese-web: original/ and"
-        " cleaned/; daniel: html/, reference/ and doc_lg.json)",
+        " cleaned/; daniel: html/, reference/ and doc_lg.json; scrapinghub: html/ and"
+        " ground-truth.json)",
     )
     parser.add_argument(
         "target", type=Path, help="the gold set to write, a new folder (daniel: one set a language)"
@@ -284,6 +339,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.format == "daniel":
         return _daniel(args.source, args.target)
+    if args.format == "scrapinghub":
+        _report(convert_scrapinghub(args.source, args.target), args.target)
+        return 0
     gold_of: Callable[[str], str]
     layout = MIRROR_LAYOUT
     if args.format == "cleaneval":
