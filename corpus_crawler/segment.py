@@ -37,6 +37,7 @@ from .elementmarks import (
     inherited,
     links_elsewhere,
 )
+from .invisible import INVISIBLE_CLASS, SOFT_HYPHEN, shows_nothing
 
 _fast: ModuleType | None
 try:  # the compiled walker (corpus_crawler/_segment_fast.pyx), built by pip install
@@ -92,6 +93,8 @@ DEFAULT_MAX_BLOCKS = 100_000
 
 # C0/C1 controls that character references (`&#4;`) bring back after decoding.
 _CONTROL_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+# What a page's text needs for a second look: a control character or an invisible one.
+_CONTROL_OR_INVISIBLE = re.compile(f"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f{INVISIBLE_CLASS}]")
 
 _NEWLINE_RUN = re.compile(r"\s*[\n\r]\s*")
 _SPACE_RUN = re.compile(r"[^\S\n\r]+")
@@ -442,10 +445,25 @@ def segment(
         blocks = _segment_python(
             root, reference, max_blocks, marked, page_links_only, drop_hidden_inline, stated
         )
-    if not reference and _CONTROL_CHARS.search("".join([b.text for b in blocks])) is not None:
-        cleaned = [b._replace(text=block_text(_CONTROL_CHARS.sub("", b.text))) for b in blocks]
-        blocks = [b for b in cleaned if b.text or b.images]
+    if not reference:
+        page = "".join([b.text for b in blocks])
+        if _CONTROL_OR_INVISIBLE.search(page) is not None:
+            controls = _CONTROL_CHARS.search(page) is not None
+            blocks = [b for b in (_cleaned(b, controls) for b in blocks) if b.text or b.images]
     return blocks
+
+
+def _cleaned(block: Segment, controls: bool) -> Segment:
+    """The block without control characters (with `controls`: the page has some) and
+    soft hyphens, and empty when all it holds is invisible (corpus_crawler.invisible)."""
+    text = block.text
+    if controls and _CONTROL_CHARS.search(text) is not None:
+        text = block_text(_CONTROL_CHARS.sub("", text))
+    if SOFT_HYPHEN in text:
+        text = block_text(text.replace(SOFT_HYPHEN, ""))
+    if text and shows_nothing(text):
+        text = ""
+    return block if text is block.text else block._replace(text=text)
 
 
 def _segment_python(

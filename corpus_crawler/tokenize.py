@@ -41,6 +41,8 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
+from .invisible import INVISIBLE_CLASS
+
 __all__ = [
     "DEFAULT_ABBREVIATIONS",
     "SENTENCE_FINAL_ABBREVIATIONS",
@@ -97,7 +99,13 @@ _NO_SPACE = re.compile(f"[{_CJK_RANGES}{_SEA_RANGES}]")
 
 _EMOJI_BASE = "\u2190-\u21ff\u2300-\u23ff\u2600-\u27bf\u2b00-\u2bff\U0001f000-\U0001faff"
 _EMOJI_MODIFIERS = "\U0001f3fb-\U0001f3ff\ufe0e\ufe0f\u20e3\U000e0020-\U000e007f"
-_SEPARATORS = "\u200b\u2060\ufeff"
+# Invisible format characters (corpus_crawler.invisible) separate tokens and are
+# never tokens: zero-width spaces, direction marks, a stray byte-order mark.
+_SEPARATORS = INVISIBLE_CLASS
+# ... except between two parts of a word, where a soft hyphen (a hyphenation hint),
+# a zero-width non-joiner (Persian writes one inside most verbs and plurals:
+# "می‌خواهم") or joiner keeps the word whole.
+_WORD_JOINERS = "\u00ad\u200c\u200d"
 
 _URL_CHAR = r"""[^\s<>"'()\[\]{}]"""
 _URL_LAST = r"""[^\s<>"'()\[\]{}.,;:!?…»”’]"""
@@ -238,7 +246,7 @@ class Tokenizer:
             # numbers with inner separators
             r"\d+(?:[.,:/]\d+)+",
             # words with inner hyphens, apostrophes, dots, middle dots
-            rf"{word}(?:[\-‐'’.·]{word})*",
+            rf"{word}(?:[\-‐'’.·{_WORD_JOINERS}]{word})*",
             # one ideograph or kana (with its marks); a run of Thai, Lao, Khmer, Myanmar
             rf"[{_CJK_RANGES}][\u0300-\u036f\u3099-\u309a]*",
             rf"[{_SEA_RANGES}]+",

@@ -9,9 +9,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from corpus_crawler.invisible import INVISIBLE_CLASS, shows_nothing
 from corpus_crawler.tokenize import Token, Tokenizer, detokenize, split_sentences, tokenize
 
-SEPARATORS = re.compile(r"[\s\u200b\u2060\ufeff]+")
+#: Whitespace and the invisible characters: between tokens, never tokens.
+SEPARATORS = re.compile(f"[\\s{INVISIBLE_CLASS}]+")
+#: The invisible characters a word keeps between two of its parts.
+JOINERS = "\u00ad\u200c\u200d"
 
 
 def texts(text: str) -> list[str]:
@@ -76,6 +80,12 @@ def marked(text: str) -> list[str]:
         ("𝐀𝐁 𐌰𐌱", ["𝐀𝐁", "𐌰𐌱"]),
         # zero-width spaces separate tokens and are not tokens
         ("a\u200bb\ufeffc", ["a", "b", "c"]),
+        # nor are direction marks, nor a joiner or soft hyphen outside a word
+        ("שלום\u200f עולם \u200e, x\u200c \u00ad", ["שלום", "עולם", ",", "x"]),
+        # inside a word a zero-width non-joiner (Persian), a joiner or a soft hyphen
+        # keeps it whole
+        ("می\u200cخواهم بروم", ["می\u200cخواهم", "بروم"]),
+        ("Donau\u00addampf\u00adschiff", ["Donau\u00addampf\u00adschiff"]),
         ("", []),
         (" \n\t ", []),
     ],
@@ -105,11 +115,23 @@ def test_offsets_point_into_the_text() -> None:
         assert text[token.start : token.end] == token.text
 
 
+def _visible(text: str) -> str:
+    return SEPARATORS.sub("", text)
+
+
 @given(st.text(max_size=200))
 def test_tokens_cover_all_but_whitespace(text: str) -> None:
     tokens = tokenize(text)
-    assert all(token.text and not SEPARATORS.search(token.text) for token in tokens)
-    assert detokenize(tokens) == SEPARATORS.sub(" ", text).strip(" ")
+    assert all(not shows_nothing(token.text) for token in tokens)
+    # no separator inside a token, but for a word's joiners
+    assert all(
+        not SEPARATORS.search(token.text.translate({ord(j): None for j in JOINERS}))
+        for token in tokens
+    )
+    # every character that shows is in exactly one token, in order
+    assert _visible("".join(token.text for token in tokens)) == _visible(text)
+    if not any(joiner in text for joiner in JOINERS):
+        assert detokenize(tokens) == SEPARATORS.sub(" ", text).strip(" ")
     assert not tokens or tokens[0].glue is False
 
 
@@ -121,7 +143,10 @@ def test_gold_texts_round_trip(gold_dir: Path) -> None:
         text = path.read_text(encoding="utf-8")
         tokens = tokenize(text)
         count += len(tokens)
-        assert detokenize(tokens) == SEPARATORS.sub(" ", text).strip(" ")
+        if any(joiner in text for joiner in JOINERS):
+            assert _visible(detokenize(tokens)) == _visible(text), path.name
+        else:
+            assert detokenize(tokens) == SEPARATORS.sub(" ", text).strip(" "), path.name
     assert count > 100_000
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from lxml import etree
 
+from ..invisible import shows_nothing, without_soft_hyphens
 from ..model import Paragraph, ParagraphClass
 from ._options import DeclutterOptions
 from ._shake import Decision
@@ -95,8 +96,8 @@ class _Segmenter:
         block.xpath = prefix + "".join(self.steps[first : anchor + 1])
 
     def flush(self, block: _Block) -> None:
-        text = fold_space("".join(block.pieces))
-        if text and block.decision is not None:
+        text = fold_space(without_soft_hyphens("".join(block.pieces)))
+        if not shows_nothing(text) and block.decision is not None:
             self.found.append((block.order, self._paragraph(block, text)))
         block.pieces = []
         block.link_pieces = []

@@ -19,6 +19,7 @@ from typing import NamedTuple
 
 from lxml import etree
 
+from ..invisible import shows_nothing, without_soft_hyphens
 from ._options import KimatuOptions
 from ._text import boundary_count, normalize_space, word_count
 
@@ -126,7 +127,7 @@ class _Walker:
             for name in self.options.aspect_attributes:
                 value = frame.el.get(name)
                 if value:
-                    parts.append(f"[{name}={normalize_space(value).lower()}]")
+                    parts.append(f"[{name}={element_text(value).lower()}]")
             frame.look = "".join(parts)
         return frame.look
 
@@ -172,7 +173,7 @@ class _Walker:
             if self.options.aspect_inline:
                 self._narrow_inline(pending)
             if self.link_depth:
-                pending.link_chars += len(normalize_space(text))
+                pending.link_chars += len(element_text(text))
 
     def _narrow_inline(self, pending: _Pending) -> None:
         start = self.blocks[pending.block_depth - 1] + 1
@@ -215,7 +216,7 @@ class _Walker:
             pending.br_pending = False
             return
         self.pending[-1] = _Pending(pending.block_depth)
-        text = normalize_space("".join(pending.parts))
+        text = element_text("".join(pending.parts))
         if not text:
             return
         block_index = self.blocks[pending.block_depth - 1]
@@ -293,6 +294,13 @@ _ACTIONS = {
 }
 
 
+def element_text(text: str) -> str:
+    """`normalize_space` of a text without its soft hyphens; "" when what is left
+    shows nothing (corpus_crawler.invisible). Both walks fold every text with it."""
+    text = normalize_space(without_soft_hyphens(text))
+    return "" if shows_nothing(text) else text
+
+
 def text_elements(
     root: etree._Element, options: KimatuOptions, *, compiled: bool | None = None
 ) -> tuple[TextElement, ...]:
@@ -317,7 +325,7 @@ def text_elements(
             SKIP_TAGS,
             HEADING_TAGS,
             _SELECT_TAGS,
-            normalize_space,
+            element_text,
             word_count,
             boundary_count,
             TextElement,
