@@ -18,7 +18,9 @@ from . import repair
 
 _local = threading.local()
 
-_XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*\?>", re.IGNORECASE)
+# An HTML parser reads `<?` as a bogus comment that ends at the first `>` (HTML's
+# tokenizer), which also ends an XML declaration whose `?>` bytes were lost.
+_XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*>", re.IGNORECASE)
 _FULL_HTML = re.compile(r"^\s*<(?:html|!doctype)", re.IGNORECASE)
 _FULL_HTML_BYTES = re.compile(rb"^\s*<(?:html|!doctype)", re.IGNORECASE)
 _WHITESPACE = re.compile(r"\s+")

@@ -75,6 +75,24 @@ def test_xml_declaration_with_encoding(preset: Preset, encoding: str, text: str)
         assert [p.text for p in doc.paragraphs] == [text.strip()]
 
 
+@pytest.mark.parametrize("preset", [Preset.SEED, Preset.CORPUS, Preset.ARTICLE])
+def test_an_xml_declaration_that_lost_its_end(preset: Preset) -> None:
+    """L3S-GN1 holds a page whose bytes were cut inside its head: the declaration's
+    encoding runs on into a meta tag's keywords and never reaches `?>`. lxml refuses
+    text that begins with a declaration naming an encoding, and the page was dropped
+    as "no HTML document"; a browser reads `<?` as a bogus comment ending at the
+    first `>`, and so does the parse now."""
+    html = (
+        '<?xml version="1.0" encoding="democracy, parliament, syndicate" />\n'
+        '<meta name="robots" content="index, follow" />\n'
+        f"<div><p>{ARTICLE * 2}</p></div></body></html>"
+    )
+    for data in (html.encode(), html):
+        doc = no_error(extract(data, config=ExtractConfig(language="en", preset=preset)))
+        assert ARTICLE.strip() in doc.text
+        assert "democracy" not in doc.text
+
+
 def test_xml_declaration_with_the_reference_preset() -> None:
     html = f'<?xml version="1.0" encoding="utf-8"?>\n<html><body><p>{ARTICLE * 2}</p></body></html>'
     doc = no_error(
