@@ -14,7 +14,11 @@ the answer per attribute set):
   text.
 - UNLIKELY: its class or id names page furniture (comments, footers, menus,
   sidebars, share and related-post boxes...) and nothing that names content,
-  or its ARIA role is navigation, a menu, a dialog or complementary content.
+  or its ARIA role is navigation, a menu, a dialog or complementary content,
+  or it is a `<footer>` whose names do not say content (HTML's page footer,
+  role contentinfo; readability.js cleans footers out of its article too). The
+  footer is an aside as well (ASIDE, ASIDE_ELEMENT). `<nav>` and `<aside>` are
+  not furniture by their tags alone: sites write posts in `<aside class="blogPost">`.
   These are readability.js's `unlikelyCandidates` / `okMaybeItsACandidate`
   patterns and its role list, not tuned here: readability removes such
   elements before it looks for the article, and the presets leave their
@@ -99,7 +103,7 @@ CONTENT_TAGS = frozenset(("article", "main"))
 #: Elements that are asides by their tag, when their names say so too (ASIDE_ELEMENT).
 ASIDE_TAGS = frozenset(("aside", "footer"))
 #: Elements marked by their tag alone, without a marked attribute.
-MARKED_TAGS = HIDDEN_TAGS | CONTENT_TAGS
+MARKED_TAGS = HIDDEN_TAGS | CONTENT_TAGS | {"footer"}
 
 # readability.js REGEXPS.unlikelyCandidates and okMaybeItsACandidate: plain
 # substrings, matched case-blind. Substring tests on the lowered names are ~10x
@@ -231,6 +235,8 @@ def furniture_marks(
             not names or not _aside_marks(names)
         ):
             marks |= ARTICLE
+        elif tag == "footer" and not (names and _contains_any(names.lower(), _MAYBE_CONTENT_WORDS)):
+            marks |= UNLIKELY | ASIDE | ASIDE_ELEMENT
     return marks
 
 

@@ -111,10 +111,15 @@ def test_articles_and_main_content_are_marked_unless_named_as_furniture() -> Non
     assert _marks("article", **{"class": "sidebar-post"}) == UNLIKELY | ASIDE
     assert _marks("article", **{"class": "comment-body"}) == 0
     assert _marks("article", id="div-comment-2", **{"class": "comment-body"}) == 0
-    # an aside by its tag and its name; not by its tag alone, nor by its name alone
-    assert _marks("footer", **{"class": "site-footer"}) == UNLIKELY | ASIDE | ASIDE_ELEMENT
+    # an aside by its tag and its name; not by an <aside>'s tag alone (sites write
+    # their posts in <aside class="blogPost">), nor by a name alone
+    assert _marks("aside", **{"class": "sidebar"}) == UNLIKELY | ASIDE | ASIDE_ELEMENT
     assert _marks("aside") == 0
     assert _marks("div", id="sidebar") == UNLIKELY | ASIDE
+    # a <footer> is one by its tag (HTML's contentinfo), unless its names say content
+    for names in ({}, {"class": "site-footer"}, {"class": "grid_24 ft"}):
+        assert _marks("footer", **names) == UNLIKELY | ASIDE | ASIDE_ELEMENT, names
+    assert _marks("footer", **{"class": "entry-content"}) == 0
 
 
 def test_an_article_ends_the_aside_above_it_but_not_a_comment_section_or_aside_element() -> None:
@@ -608,3 +613,28 @@ def test_the_retry_keeps_the_first_container_when_it_held_more(compiled: bool) -
     assert "Every day I write" not in kept(True)
     assert "Every day I write" in kept(False)
     assert "The committee said" not in kept(False)
+
+
+def _post_and_footer_page() -> bytes:
+    """Dragnet R978's shape: a short post, and a page footer with the publisher's
+    blurb, longer than the post, in a `<footer>` that no name calls one."""
+    blurb = "".join(f"<p>{REPLY * 2}</p>" for _ in range(2))
+    return (
+        "<html><body><article><h1>Portrait of a craftsman</h1>"
+        "<p>Take a visit inside the leather works studio in Massachusetts, where the"
+        " bags are still cut and stitched by hand.</p></article>"
+        f"<footer><div><h4>About the publisher</h4>{blurb}</div></footer>"
+        "</body></html>"
+    ).encode()
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "python"])
+def test_a_page_footer_is_furniture_by_its_tag(compiled: bool) -> None:
+    html = _post_and_footer_page()
+    root = dom.preprocess_seed(dom.parse(html.decode()))
+    marks = {b.text[:12]: b.marks for b in segment(root, compiled=compiled, marked=True)}
+    assert marks["About the pu"] & (UNLIKELY | ASIDE) == UNLIKELY | ASIDE
+    assert not marks["Take a visit"] & (UNLIKELY | ASIDE)
+    kept = _kept(Preset.ARTICLE, html)
+    assert "Take a visit inside" in kept
+    assert "I think that the committee" not in kept
