@@ -96,6 +96,12 @@ def test_asides_are_marked_by_the_first_or_last_word_of_their_names() -> None:
     assert _marks(**{"class": "commented-post header"}) == UNLIKELY
     # a URL used as an id is not a name (gold sets wrap pages in <text id=URL>)
     assert _marks("text", id="http://x.org/read-comments extra") == UNLIKELY
+    assert _marks("text", id="http://x.org/read-comments") == 0
+    assert _marks("text", id="http://nfapp.east.asu.edu/Newsletters/1997/oct97.htm") == 0
+    # a newsletter's sign-up box (a word readability's list predates)
+    assert _marks(**{"class": "newsletter-signup"}) == UNLIKELY
+    assert _marks(**{"class": "NewsletterModule"}) == UNLIKELY
+    assert _marks(**{"class": "newsletter-content"}) == 0
     # not furniture at all (readability's okMaybe words): no aside mark either
     assert _marks(**{"class": "comment-content"}) == 0
     assert _marks(**{"class": "sidebar-column"}) == 0
@@ -638,3 +644,33 @@ def test_a_page_footer_is_furniture_by_its_tag(compiled: bool) -> None:
     kept = _kept(Preset.ARTICLE, html)
     assert "Take a visit inside" in kept
     assert "I think that the committee" not in kept
+
+
+def _post_and_newsletter_page() -> bytes:
+    """Dragnet R298's shape: a post, and a newsletter sign-up box that slides up at
+    the bottom of the page, its description longer than the post."""
+    post = (
+        "Earlier today, we showcased the fashion team's pick of the designer's runway"
+        " looks, celebrating their favourite outfits as proposed by the designer. "
+    )
+    pitch = (
+        "Twice a week we will send you a selection of our stories, covering fashion, music,"
+        " arts, culture and photography news and interviews, and we promise that we will"
+        " not share your address with anyone else. "
+    )
+    return (
+        "<html><body><div class='page'><h1>An archive of editorials</h1>"
+        f"<p>{post * 2}</p><p>{post * 2}</p></div>"
+        "<section class='newsletter-slideup'><div class='newsletter-slideup-title'>Sign up"
+        f" for our newsletter</div><p>{pitch * 5}</p></section>"
+        "</body></html>"
+    ).encode()
+
+
+def test_a_newsletter_box_does_not_become_the_article() -> None:
+    html = _post_and_newsletter_page()
+    marks = page_marks(html)
+    assert marks[0] == 0 and marks[-1] & UNLIKELY
+    kept = _kept(Preset.ARTICLE, html)
+    assert "Earlier today, we showcased" in kept
+    assert "Twice a week we will send you" not in kept
