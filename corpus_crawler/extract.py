@@ -171,9 +171,29 @@ def only_headings(good: Sequence[Paragraph]) -> bool:
     The seed keeps every H1, so a page of headings alone would be kept; it has no
     running text for a corpus. A heading as long as a block that jusText judges
     on its own (`length_high`, 200 characters by default) is text, though: a tag
-    left open (`<h6>` never closed) puts a whole page in one heading.
+    left open (`<h6>` never closed) puts a whole page in one heading. So is a
+    block with a block element between it and its heading's tag: the heading was
+    left open around the page's paragraphs, each shorter than a long block (a
+    Hong Kong news page in `<h1>` from its header to its footer).
     """
-    return all(p.heading and len(p.text) < _LONG_BLOCK for p in good)
+    return all(p.heading and len(p.text) < _LONG_BLOCK and _heading_of(p.dom_path) for p in good)
+
+
+#: Block elements: an HTML heading holds none, so one below a heading's tag means the
+#: heading was left open (libxml2 keeps an `<h1>` without its end around the page).
+_BLOCK_TAGS = frozenset(
+    ("p", "div", "table", "tr", "td", "ul", "ol", "li", "dl", "dd", "form", "section",
+     "article", "aside", "blockquote", "pre", "center", "main", "header", "footer", "nav")
+)  # fmt: skip
+_HEADING_TAGS = frozenset(("h1", "h2", "h3", "h4", "h5", "h6"))
+
+
+def _heading_of(dom_path: str) -> bool:
+    """Whether a heading block is the heading itself: no block element between its
+    heading's tag and the block (`p.heading` says a heading tag is above it)."""
+    tags = dom_path.split(".")
+    last = max((i for i, tag in enumerate(tags) if tag in _HEADING_TAGS), default=-1)
+    return not any(tag in _BLOCK_TAGS for tag in tags[last + 1 :])
 
 
 def _replace(doc: Document, **changes: object) -> Document:

@@ -418,3 +418,20 @@ def test_running_text_inside_a_heading_left_open_is_kept(preset: Preset) -> None
     assert doc.drop_reason is None, doc.drop_detail
     assert all(p.heading for p in doc.paragraphs if p.is_good)
     assert ARTICLE.strip() in doc.text
+
+
+@pytest.mark.parametrize("preset", [Preset.SEED, Preset.CORPUS, Preset.ARTICLE])
+def test_short_paragraphs_inside_a_heading_left_open_are_kept(preset: Preset) -> None:
+    """A news page in `<h1>` from its header to its footer (two Hong Kong pages of
+    DAnIEL were dropped whole): each paragraph is shorter than a long block, but a
+    block element stands between it and the heading's tag, so it is no heading."""
+    sentences = ARTICLE.split(". ")
+    paragraphs = "".join(f"<p>{s.strip()}.</p>" for s in sentences if s.strip())
+    html = (
+        "<html><body><div><h1><div class='logo'>News</div>"
+        f"<div class='story'>{paragraphs * 2}</div></body></html>"
+    ).encode()
+    doc = no_error(extract(html, config=ExtractConfig(preset=preset, language="en")))
+    assert doc.drop_reason is None, doc.drop_detail
+    good = [p for p in doc.paragraphs if p.is_good]
+    assert good and all(p.heading and len(p.text) < 200 for p in good)
