@@ -15,10 +15,11 @@ the answer per attribute set):
 - UNLIKELY: its class or id names page furniture (comments, footers, menus,
   sidebars, share and related-post boxes...) and nothing that names content,
   or its ARIA role is navigation, a menu, a dialog or complementary content,
-  or it is a `<footer>` whose names do not say content (HTML's page footer,
-  role contentinfo; readability.js cleans footers out of its article too). The
-  footer is an aside as well (ASIDE, ASIDE_ELEMENT). `<nav>` and `<aside>` are
-  not furniture by their tags alone: sites write posts in `<aside class="blogPost">`.
+  or it is a `<footer>` or a `<form>` whose names do not say content (HTML's page
+  footer, role contentinfo, and comment, search, login and sign-up forms;
+  readability.js cleans both out of its article). The footer is an aside as well
+  (ASIDE, ASIDE_ELEMENT). `<nav>` and `<aside>` are not furniture by their tags
+  alone: sites write posts in `<aside class="blogPost">`.
   These are readability.js's `unlikelyCandidates` / `okMaybeItsACandidate`
   patterns and its role list, not tuned here, and one word they predate:
   "newsletter" (a sign-up box inside the article; trafilatura lists it too).
@@ -105,8 +106,14 @@ HIDDEN_TAGS = frozenset(("noscript", "iframe"))
 CONTENT_TAGS = frozenset(("article", "main"))
 #: Elements that are asides by their tag, when their names say so too (ASIDE_ELEMENT).
 ASIDE_TAGS = frozenset(("aside", "footer"))
+#: Elements that are page furniture by their tag, unless their names say content, and
+#: the marks they carry: HTML's page `<footer>` (role contentinfo) is an aside too; a
+#: `<form>` (a comment, search, login or sign-up form) is furniture, as readability.js
+#: cleans forms out of its article. A form that wraps a whole page (ASP.NET's
+#: `aspnetForm`) leaves too little for a container, and the retry counts it again.
+_FURNITURE_TAGS = {"footer": UNLIKELY | ASIDE | ASIDE_ELEMENT, "form": UNLIKELY}
 #: Elements marked by their tag alone, without a marked attribute.
-MARKED_TAGS = HIDDEN_TAGS | CONTENT_TAGS | {"footer"}
+MARKED_TAGS = HIDDEN_TAGS | CONTENT_TAGS | frozenset(_FURNITURE_TAGS)
 
 # readability.js REGEXPS.unlikelyCandidates (and "newsletter") and
 # okMaybeItsACandidate: plain substrings, matched case-blind. Substring tests on the
@@ -241,8 +248,10 @@ def furniture_marks(
             not names or not _aside_marks(names)
         ):
             marks |= ARTICLE
-        elif tag == "footer" and not (names and _contains_any(names.lower(), _MAYBE_CONTENT_WORDS)):
-            marks |= UNLIKELY | ASIDE | ASIDE_ELEMENT
+        elif tag in _FURNITURE_TAGS and not (
+            names and _contains_any(names.lower(), _MAYBE_CONTENT_WORDS)
+        ):
+            marks |= _FURNITURE_TAGS[tag]
     return marks
 
 

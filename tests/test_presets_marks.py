@@ -126,6 +126,13 @@ def test_articles_and_main_content_are_marked_unless_named_as_furniture() -> Non
     for names in ({}, {"class": "site-footer"}, {"class": "grid_24 ft"}):
         assert _marks("footer", **names) == UNLIKELY | ASIDE | ASIDE_ELEMENT, names
     assert _marks("footer", **{"class": "entry-content"}) == 0
+    # a <form> is furniture by its tag (comment, search, login, sign-up forms)
+    assert _marks("form") == UNLIKELY
+    assert _marks("form", id="aspnetForm") == UNLIKELY
+    assert (
+        _marks("form", id="commentform", **{"class": "comment-form"}) == UNLIKELY | ASIDE | COMMENTS
+    )
+    assert _marks("form", **{"class": "main-content"}) == 0
 
 
 def test_an_article_ends_the_aside_above_it_but_not_a_comment_section_or_aside_element() -> None:
@@ -674,3 +681,37 @@ def test_a_newsletter_box_does_not_become_the_article() -> None:
     kept = _kept(Preset.ARTICLE, html)
     assert "Earlier today, we showcased" in kept
     assert "Twice a week we will send you" not in kept
+
+
+def _post_and_form_page() -> bytes:
+    """A news story, and a form after it: a portal's search box whose help reads like
+    text (DAnIEL's wnp.pl pages keep their whole sidebar in forms)."""
+    story = (
+        "The mines of the region produced less coal in December than a year before,"
+        " the statistics office said on Monday, because two of them were closed. "
+    )
+    help_text = (
+        "Enter the name of the company or the product that you are looking for, and we"
+        " will send you the list of the offers that match it. "
+    )
+    return (
+        "<html><body><div class='page'><h1>Coal output fell in December</h1>"
+        f"<p>{story * 2}</p><p>{story * 2}</p></div>"
+        f"<form action='/search'><p>{help_text}</p><p>{help_text}</p>"
+        "<input name='q'></form><div><a href='/'>Home</a> | <a href='/c'>Contact</a></div>"
+        "</body></html>"
+    ).encode()
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "python"])
+def test_a_form_is_furniture_by_its_tag(compiled: bool) -> None:
+    html = _post_and_form_page()
+    root = dom.preprocess_seed(dom.parse(html.decode()))
+    marks = {b.text[:12]: b.marks for b in segment(root, compiled=compiled, marked=True)}
+    assert marks["Enter the na"] & UNLIKELY and not marks["The mines of"] & UNLIKELY
+    # `corpus` judges blocks outside the container as jusText does, but demotes
+    # furniture a step (furniture_shift): the form's help goes, the story stays
+    for preset in (Preset.CORPUS, Preset.ARTICLE):
+        kept = _kept(preset, html)
+        assert "The mines of the region" in kept, preset
+        assert "Enter the name of the company" not in kept, preset
