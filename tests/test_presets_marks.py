@@ -628,6 +628,12 @@ def test_the_retry_keeps_the_first_container_when_it_held_more(compiled: bool) -
     assert "The committee said" not in kept(False)
 
 
+def _marks_by_start(html: bytes, compiled: bool) -> dict[str, int]:
+    """Each block's marks by the first 12 characters of its text."""
+    root = dom.preprocess_seed(dom.parse(html.decode()))
+    return {b.text[:12]: b.marks for b in segment(root, compiled=compiled, marked=True)}
+
+
 def _post_and_footer_page() -> bytes:
     """Dragnet R978's shape: a short post, and a page footer with the publisher's
     blurb, longer than the post, in a `<footer>` that no name calls one."""
@@ -644,8 +650,7 @@ def _post_and_footer_page() -> bytes:
 @pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "python"])
 def test_a_page_footer_is_furniture_by_its_tag(compiled: bool) -> None:
     html = _post_and_footer_page()
-    root = dom.preprocess_seed(dom.parse(html.decode()))
-    marks = {b.text[:12]: b.marks for b in segment(root, compiled=compiled, marked=True)}
+    marks = _marks_by_start(html, compiled)
     assert marks["About the pu"] & (UNLIKELY | ASIDE) == UNLIKELY | ASIDE
     assert not marks["Take a visit"] & (UNLIKELY | ASIDE)
     kept = _kept(Preset.ARTICLE, html)
@@ -706,8 +711,7 @@ def _post_and_form_page() -> bytes:
 @pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "python"])
 def test_a_form_is_furniture_by_its_tag(compiled: bool) -> None:
     html = _post_and_form_page()
-    root = dom.preprocess_seed(dom.parse(html.decode()))
-    marks = {b.text[:12]: b.marks for b in segment(root, compiled=compiled, marked=True)}
+    marks = _marks_by_start(html, compiled)
     assert marks["Enter the na"] & UNLIKELY and not marks["The mines of"] & UNLIKELY
     # `corpus` judges blocks outside the container as jusText does, but demotes
     # furniture a step (furniture_shift): the form's help goes, the story stays
