@@ -97,7 +97,7 @@ STATED = NEGATIVE | BODY
 #: The asides an ARTICLE does not end.
 UNENDED_ASIDES = COMMENTS | ASIDE_ELEMENT
 
-#: Attributes the walk reads; an element with none of them (and none of HIDDEN_TAGS) has no marks.
+#: Attributes the walk reads; an element with none of them (and none of MARKED_TAGS) has no marks.
 MARKED_ATTRIBUTES = ("class", "id", "role", "hidden", "aria-hidden", "style", "itemprop")
 #: Elements whose content a browser never shows: NOSCRIPT when it runs scripts, and an
 #: IFRAME's fallback content (libxml2 keeps it as text; a browser shows the framed page).

@@ -23,6 +23,7 @@ from .extractors import hides_noscript, run_extractor
 from .language_setup import accepted, choose_language, stoplist_and_params
 from .model import Document, DropReason, Paragraph, ParagraphClass
 from .pagedate import published_date
+from .segment import HEADING_TAGS
 
 # Re-exported: they lived here before classify.py and language_setup.py held them.
 __all__ = ["choose_language", "classify_segments", "extract", "stoplist_and_params"]
@@ -185,14 +186,13 @@ _BLOCK_TAGS = frozenset(
     ("p", "div", "table", "tr", "td", "ul", "ol", "li", "dl", "dd", "form", "section",
      "article", "aside", "blockquote", "pre", "center", "main", "header", "footer", "nav")
 )  # fmt: skip
-_HEADING_TAGS = frozenset(("h1", "h2", "h3", "h4", "h5", "h6"))
 
 
 def _heading_of(dom_path: str) -> bool:
     """Whether a heading block is the heading itself: no block element between its
     heading's tag and the block (`p.heading` says a heading tag is above it)."""
     tags = dom_path.split(".")
-    last = max((i for i, tag in enumerate(tags) if tag in _HEADING_TAGS), default=-1)
+    last = max((i for i, tag in enumerate(tags) if tag in HEADING_TAGS), default=-1)
     return not any(tag in _BLOCK_TAGS for tag in tags[last + 1 :])
 
 
