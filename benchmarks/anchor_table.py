@@ -40,6 +40,7 @@ def _justext(stoplist_name: str | None) -> ExtractFn:
     (`-s None`: no stoplist, stop-word thresholds 0)."""
     import justext
 
+    stoplist: frozenset[str]
     if stoplist_name is None:
         stoplist, thresholds = frozenset(), {"stopwords_low": 0, "stopwords_high": 0}
     else:
@@ -101,6 +102,23 @@ OURS: dict[str, ExtractConfig] = {
 }
 
 
+class MissingAnchor(ImportError):
+    """An anchor whose package is not installed; the message says what to install."""
+
+
+def extractor(name: str) -> ExtractFn | ExtractConfig:
+    """A row of the table by name: one of ours (an ExtractConfig) or an anchor's
+    function. KeyError for a name that is neither; MissingAnchor when the anchor's
+    package is not installed."""
+    if name in OURS:
+        return OURS[name]
+    factory, package = ANCHORS[name]
+    try:
+        return factory()
+    except ImportError as error:
+        raise MissingAnchor(f"pip install {package} (or -e '.[anchors]')") from error
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--gold", type=Path, required=True, help="a gold set or a folder of them")
@@ -113,12 +131,12 @@ def main(argv: list[str] | None = None) -> int:
     sets = [load_gold_set(path) for path in find_gold_sets(args.gold)]
     rows: list[tuple[str, dict[str, SetReport]]] = []
     missing: list[str] = []
-    candidates: list[tuple[str, ExtractFn | ExtractConfig]] = list(OURS.items())
-    for name, (factory, package) in ANCHORS.items():
+    candidates: list[tuple[str, ExtractFn | ExtractConfig]] = []
+    for name in [*OURS, *ANCHORS]:
         try:
-            candidates.append((name, factory()))
-        except ImportError:
-            missing.append(f"{name}: pip install {package} (or -e '.[anchors]')")
+            candidates.append((name, extractor(name)))
+        except MissingAnchor as missing_anchor:
+            missing.append(f"{name}: {missing_anchor}")
     for name, candidate in candidates:
         if args.only and name not in args.only:
             continue

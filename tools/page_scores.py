@@ -37,7 +37,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from anchor_table import ANCHORS, OURS  # noqa: E402
+from anchor_table import ANCHORS, OURS, MissingAnchor, extractor  # noqa: E402
 
 from corpus_crawler import ExtractConfig  # noqa: E402
 from corpus_crawler.evaluate import (  # noqa: E402
@@ -54,16 +54,13 @@ PageRow = tuple[float, float | None, float | None, str | None]
 
 
 def _extractor(name: str) -> ExtractFn | ExtractConfig:
-    if name in OURS:
-        return OURS[name]
-    if name in ANCHORS:
-        factory, package = ANCHORS[name]
-        try:
-            return factory()
-        except ImportError as error:
-            raise SystemExit(f"{name}: pip install {package} (or -e '.[anchors]')") from error
-    known = ", ".join([*OURS, *ANCHORS])
-    raise SystemExit(f"no row or anchor named {name!r}; known: {known}")
+    try:
+        return extractor(name)
+    except KeyError:
+        known = ", ".join([*OURS, *ANCHORS])
+        raise SystemExit(f"no row or anchor named {name!r}; known: {known}") from None
+    except MissingAnchor as missing:
+        raise SystemExit(f"{name}: {missing}") from missing
 
 
 def _pages(report: SetReport) -> dict[str, PageRow]:
