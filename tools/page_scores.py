@@ -42,6 +42,7 @@ from anchor_table import ANCHORS, OURS, MissingAnchor, extractor  # noqa: E402
 from corpus_crawler import ExtractConfig  # noqa: E402
 from corpus_crawler.evaluate import (  # noqa: E402
     ExtractFn,
+    GoldSet,
     SetReport,
     evaluate_set,
     find_gold_sets,
@@ -70,11 +71,11 @@ def _pages(report: SetReport) -> dict[str, PageRow]:
     }
 
 
-def _score(set_dir: Path, name: str, workers: int) -> SetReport:
+def _score(gold: GoldSet, name: str, workers: int) -> SetReport:
     extractor = _extractor(name)
     # an anchor is a closure, not picklable: one process
     processes = workers if isinstance(extractor, ExtractConfig) else 1
-    return evaluate_set(load_gold_set(set_dir), extractor, workers=processes)
+    return evaluate_set(gold, extractor, workers=processes)
 
 
 def dump(golds: Sequence[Path], rows: Sequence[str], workers: int = 2) -> dict[str, Any]:
@@ -83,8 +84,9 @@ def dump(golds: Sequence[Path], rows: Sequence[str], workers: int = 2) -> dict[s
     summary: dict[str, list[float]] = {}
     for gold in golds:
         for set_dir in find_gold_sets(gold):
+            pages = load_gold_set(set_dir)  # read once for every row
             for name in rows:
-                report = _score(set_dir, name, workers)
+                report = _score(pages, name, workers)
                 key = f"{set_dir.name}|{name}"
                 scores[key] = {page: row[0] for page, row in _pages(report).items()}
                 s = report.summary
@@ -127,15 +129,16 @@ def versus(
     workers: int = 2,
 ) -> list[str]:
     """Lines: the pages of `set_dir` where `row` trails `anchor` most."""
+    pages = load_gold_set(set_dir)
     theirs: dict[str, PageRow]
     cached = cache and cache.with_name(f"{cache.stem}-{set_dir.name}-{anchor}.json")
     if cached and cached.is_file():
         theirs = {k: (v[0], v[1], v[2], v[3]) for k, v in json.loads(cached.read_text()).items()}
     else:
-        theirs = _pages(_score(set_dir, anchor, workers))
+        theirs = _pages(_score(pages, anchor, workers))
         if cached:
             cached.write_text(json.dumps(theirs))
-    ours = _pages(_score(set_dir, row, workers))
+    ours = _pages(_score(pages, row, workers))
     common = [page for page in ours if page in theirs]
     mean_ours = statistics.fmean(ours[p][0] for p in common) if common else 0.0
     mean_theirs = statistics.fmean(theirs[p][0] for p in common) if common else 0.0
