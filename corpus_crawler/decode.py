@@ -165,8 +165,28 @@ def _utf8_or_none(data: bytes) -> str | None:
     stray bytes in an otherwise UTF-8 page (under 1 in 50 of its non-ASCII
     characters) still count as UTF-8; a legacy-encoded page fails on nearly
     every non-ASCII byte.
+
+    So does a page most of whose non-ASCII characters are valid UTF-8: a UTF-8
+    blog with three Latin-1 bytes in an image's alt text among a hundred
+    umlauts, or a news page whose curly quotes are UTF-8 and whose meta
+    description holds a mangled one, which the byte ratio alone sends to the
+    detector (and every umlaut or quote to mojibake, in cp1250 or mac-roman).
+    A legacy page almost never forms a valid multi-byte sequence by chance:
+    decoded as UTF-8, none of the 370 legacy or damaged pages among the gold
+    sets and trafilatura's evaluation pages has more than 0.29 valid
+    characters per stray one (GBK); the damaged UTF-8 pages have 1.2 to 500,
+    but for one whose em dashes each lost a byte (0.59), left to the detector.
     """
-    return _decode_damaged(data, "utf-8")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as failure:
+        text = _repaired(data, "utf-8", failure)
+        if text is not None:
+            return text
+    text = data.decode("utf-8", "replace")
+    damaged = text.count("\ufffd") - data.count("\ufffd".encode("utf-8"))
+    valid = len(text) - len(text.encode("ascii", "ignore")) - damaged
+    return text if valid > damaged else None
 
 
 def _decode_damaged(data: bytes, codec: str) -> str | None:

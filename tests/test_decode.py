@@ -395,6 +395,36 @@ def test_legacy_multibyte_page_with_a_stray_byte(codec: str, declaration: str) -
     assert decoded.text.count(CJK_TEXTS[codec]) >= 5
 
 
+@pytest.mark.parametrize("declaration", ['<meta charset="utf-8">', ""])
+def test_a_utf8_page_with_a_few_latin1_bytes_stays_utf8(declaration: str) -> None:
+    """A UTF-8 food blog with three Latin-1 bytes in image alt texts (trafilatura's
+    evaluation page der-erfolg-gibt-recht.de): 3 stray bytes among 106 non-ASCII
+    characters is more than 1 in 100 of the high bytes, and the detector read the
+    page as windows-1250 ("schĂ¶n"). Most of its non-ASCII characters are valid
+    UTF-8, which a legacy page almost never is by chance: it stays UTF-8, the stray
+    bytes become U+FFFD."""
+    story = "So schön winterlich ist es wie schon lange nicht mehr. Dazu gab es Äpfel. " * 12
+    alt = ' <img alt="K\xfcchenblogs"> <img alt="Hosting f\xfcr Profit" title="f\xfcr">'
+    data = (
+        html_page(story, declaration)
+        .encode("utf-8")
+        .replace(b"</body>", alt.encode("latin-1") + b"</body>")
+    )
+    decoded = decode_html(data)
+    assert decoded.encoding == "utf-8"
+    assert story in decoded.text
+    assert decoded.text.count("\ufffd") == 3
+
+
+def test_a_legacy_page_with_a_few_utf8_characters_is_still_detected() -> None:
+    """The other way round: a windows-1250 page with two UTF-8 quotation marks pasted
+    in has far more stray bytes than valid characters, and is detected."""
+    data = html_page(CZECH * 3, "").encode("cp1250") + "“”".encode()
+    decoded = decode_html(data)
+    assert decoded.encoding == "cp1250"
+    assert CZECH * 3 in decoded.text
+
+
 def test_a_page_mostly_in_another_encoding_is_not_kept_in_its_declaration() -> None:
     """The damage allowed a declaration is a few bytes: a windows-1251 page declared
     as GBK fails on far more than 1 in 100 of its bytes and is detected."""
