@@ -471,6 +471,8 @@ def combined(
         reference=reference,
         marked=container is not None and container.uses_marks,
         stated=container is not None and container.uses_stated,
+        page_links_only=container is not None and container.page_links_only,
+        drop_hidden_inline=container is not None and container.drop_hidden_inline,
     )
     if container is not None and container.drop_hidden:
         segments = [s for s in segments if not s.marks & HIDDEN]

@@ -11,7 +11,9 @@ the answer per attribute set):
   running scripts never shows (readability removes them), or an IFRAME, whose
   content is a fallback no current browser shows (libxml2 keeps it as text:
   an ad's `<a href=...><img ...>` markup). Text nobody sees is not the page's
-  text.
+  text. Nor is a ruby annotation (RT, RP, RTC): the reading a browser sets
+  above the base text, which as text falls between the base characters and
+  splits every annotated word (子こども for 子ども, Japanese news for learners).
 - UNLIKELY: its class or id names page furniture (comments, footers, menus,
   sidebars, share and related-post boxes...) and nothing that names content,
   or its ARIA role is navigation, a menu, a dialog or complementary content,
@@ -100,8 +102,10 @@ UNENDED_ASIDES = COMMENTS | ASIDE_ELEMENT
 #: Attributes the walk reads; an element with none of them (and none of MARKED_TAGS) has no marks.
 MARKED_ATTRIBUTES = ("class", "id", "role", "hidden", "aria-hidden", "style", "itemprop")
 #: Elements whose content a browser never shows: NOSCRIPT when it runs scripts, and an
-#: IFRAME's fallback content (libxml2 keeps it as text; a browser shows the framed page).
-HIDDEN_TAGS = frozenset(("noscript", "iframe"))
+#: IFRAME's fallback content (libxml2 keeps it as text; a browser shows the framed page);
+#: and ruby annotations, shown above the text they annotate, not in it.
+RUBY_ANNOTATION_TAGS = frozenset(("rt", "rp", "rtc"))
+HIDDEN_TAGS = frozenset(("noscript", "iframe")) | RUBY_ANNOTATION_TAGS
 #: Elements that hold an article or a page's main content (ARTICLE).
 CONTENT_TAGS = frozenset(("article", "main"))
 #: Elements that are asides by their tag, when their names say so too (ASIDE_ELEMENT).

@@ -83,3 +83,35 @@ def test_the_vertical_file_has_no_empty_paragraph(
     vertical = capsys.readouterr().out
     assert vertical.count("<p ") == len(EMPTY_LOOKING) + 2  # the heading and the text
     assert re.search(r"<p [^>]*>\n</p>", vertical) is None
+
+
+# NHK's news for learners (trafilatura's evaluation page nhk.or.jp.k100) sets a
+# reading over every kanji: as text, each reading fell between the characters it
+# reads, and every annotated word was split (子こども, 虐ぎゃく待たい).
+RUBY_SENTENCE = (
+    "<ruby>子<rp>(</rp><rt>こ</rt><rp>)</rp></ruby>どもへの<ruby>虐<rt>ぎゃく</rt>待<rt>たい</rt></ruby>"
+    "をなくすための<ruby>法律<rtc>ほうりつ</rtc></ruby>ができて、親が子どもを教育するために、"
+    "たたいたり蹴ったりする体罰を禁止することになりました。"
+)
+PLAIN_SENTENCE = (
+    "子どもへの虐待をなくすための法律ができて、親が子どもを教育するために、"
+    "たたいたり蹴ったりする体罰を禁止することになりました。"
+)
+
+
+@pytest.mark.parametrize("name", ["corpus", "article", "declutter", "kimatu", "combined"])
+def test_ruby_readings_are_not_the_text(name: str) -> None:
+    page = f"<html><body><article><p>{RUBY_SENTENCE * 4}</p></article></body></html>"
+    config = CONFIGS[name]
+    config = ExtractConfig(preset=config.preset, extractor=config.extractor, language="auto")
+    if name == "combined":  # the preset's walk: combined runs with `corpus` in a crawl
+        config = ExtractConfig(extractor="combined", preset=Preset.CORPUS, language="auto")
+    text = extract(page, config=config).text
+    assert PLAIN_SENTENCE * 4 in text.replace("\n", "")
+    assert not re.search("[()]|ぎゃく|ほうりつ", text)
+
+
+def test_the_seed_keeps_ruby_readings_as_the_specification_walk_does() -> None:
+    page = f"<html><body><article><p>{RUBY_SENTENCE * 4}</p></article></body></html>"
+    text = extract(page, config=ExtractConfig(preset=Preset.SEED, language="auto")).text
+    assert "子(こ)ども" in text

@@ -30,6 +30,10 @@ _PRUNE_TAGS = (
     "svg",
     "select",
     "textarea",
+    # ruby annotations: a reading set above the text, not part of it
+    "rt",
+    "rp",
+    "rtc",
 )
 
 # Seed 002, "Prune": class names "containing poison words like comment, promo,

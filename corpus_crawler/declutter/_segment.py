@@ -19,8 +19,9 @@ from ._text import fold_space
 _HEADING_TAGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 _LIST_ITEM_TAGS = frozenset({"li", "dt", "dd"})
 
-#: Pruned tags whose content is code, not text: not worth a BAD paragraph.
-_SILENT_TAGS = frozenset({"script", "style", "template", "svg", "canvas"})
+#: Pruned tags whose content is code, not text, or a ruby annotation (a reading set
+#: above the text): not worth a BAD paragraph.
+_SILENT_TAGS = frozenset({"script", "style", "template", "svg", "canvas", "rt", "rp", "rtc"})
 
 #: Paths keep at most this many levels (the deepest ones, after "…"): a tree
 #: nested thousands deep must not cost depth x paragraphs characters. Real

@@ -19,6 +19,7 @@ from typing import NamedTuple
 
 from lxml import etree
 
+from ..elementmarks import RUBY_ANNOTATION_TAGS
 from ..invisible import shows_nothing, without_soft_hyphens
 from ._options import KimatuOptions
 from ._text import boundary_count, normalize_space, word_count
@@ -45,6 +46,7 @@ SKIP_TAGS = frozenset(
         "applet", "audio", "canvas", "embed", "head", "iframe", "map", "math", "meta",
         "noscript", "object", "script", "style", "svg", "template", "video",
     }
+    | RUBY_ANNOTATION_TAGS  # a reading above the text, not in it
 )  # fmt: skip
 HEADING_TAGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 LIST_ITEM_TAGS = frozenset({"li", "dd", "dt"})
