@@ -51,6 +51,10 @@ def test_a_passage_counts_when_it_is_in_the_output_after_white_space_folds() -> 
     assert (counts.tp, counts.fp, counts.fn, counts.tn) == (1, 1, 1, 0)
     assert counts.precision == 0.5 and counts.recall == 0.5 and counts.f1 == 0.5
     assert tool.count(page, "").f1 == 0.0
+    # a passage copied with soft hyphens matches the text without them, on either side
+    hyphenated = tool.SnippetPage("u", "f.html", b"", ("Werk\u00adzeug\u00adtypen",), ("x",))
+    assert tool.count(hyphenated, "Die Werkzeugtypen").tp == 1
+    assert tool.count(hyphenated, "Die Werk\u00adzeugtypen").tp == 1
 
 
 def test_the_table_and_the_pages_a_row_trails_on(
