@@ -433,6 +433,8 @@ cdef class _Walk:
 
 cdef inline bint _marked_tag(const char* name):
     cdef bytes tag
+    if not _MARKED_FIRST[<unsigned char>name[0]]:
+        return False  # most elements (div, p, span, td...): one lookup, no string compared
     for tag in _MARKED_TAGS:
         if strcmp(name, <const char*>tag) == 0:
             return True
@@ -446,6 +448,10 @@ cdef tuple _MARKED = (
 DEF N_MARKED = 7
 #: elementmarks.MARKED_TAGS as bytes: marked by their tag alone.
 cdef tuple _MARKED_TAGS = tuple(sorted(tag.encode() for tag in MARKED_TAGS))
+#: The first bytes of _MARKED_TAGS: an element whose tag starts otherwise is not one.
+cdef bint _MARKED_FIRST[256]
+for _tag in _MARKED_TAGS:
+    _MARKED_FIRST[(<bytes>_tag)[0]] = True
 
 # Marks by the raw bytes of an element's tag and marked attributes. Template
 # pages repeat the same attribute sets thousands of times; a hit costs one
