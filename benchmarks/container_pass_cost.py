@@ -23,10 +23,11 @@ from corpus_crawler import ExtractConfig, Preset, dom
 from corpus_crawler.classify import classify_segments, container_pass
 from corpus_crawler.decode import decode_html
 from corpus_crawler.evaluate import find_gold_sets, load_gold_set
-from corpus_crawler.extractors import furniture, visible
+from corpus_crawler.extractors import visible
 from corpus_crawler.language_setup import choose_language, stoplist_and_params
 from corpus_crawler.presets import container_options
 from corpus_crawler.segment import segment
+from corpus_crawler.wrappers import page_furniture
 
 
 def best_of(rounds: int, work: Callable[[], object]) -> float:
@@ -58,7 +59,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         language, _ = choose_language([s.text for s in segments], config)
         stoplist, params = stoplist_and_params(language, config)
         seeded = classify_segments(segments, stoplist, params)
-        classified.append((seeded, params, furniture(segments)))
+        classified.append(
+            (seeded, params, page_furniture(segments, seeded, shipped.unwrap_layouts))
+        )
 
     def parse_all() -> None:
         for html in pages:

@@ -59,11 +59,12 @@ from corpus_crawler.evaluate import (
     page_scores,
 )
 from corpus_crawler.extract import only_headings
-from corpus_crawler.extractors import furniture, visible
+from corpus_crawler.extractors import visible
 from corpus_crawler.language_setup import choose_language, stoplist_and_params
 from corpus_crawler.model import Paragraph, ParagraphClass
 from corpus_crawler.presets import container_options
 from corpus_crawler.segment import segment, stated_elements
+from corpus_crawler.wrappers import page_furniture
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_TARBALL = ROOT / "tests" / "data" / "gold.tar.xz"
@@ -234,7 +235,8 @@ def _preset_blocks(
     html: bytes, config: ExtractConfig, walk: ContainerOptions | None = None
 ) -> tuple[tuple[Paragraph, ...], JustextParams, list[int], dict[str, int]]:
     """A page's visible blocks classified as the presets classify them before
-    their container pass, with each block's furniture marks and the elements
+    their container pass, with each block's furniture marks (layout wrappers
+    unwrapped when the options say so) and the elements
     that state a mark (extractors._justext up to the pass; both presets share
     these steps but for the walk options, the preset's or `walk`'s)."""
     root = dom.parse_page(decode_html(html, None).text, scripting=True)
@@ -253,10 +255,12 @@ def _preset_blocks(
         return (), JustextParams(), [], {}
     language, _ = choose_language([s.text for s in segments], config)
     stoplist, params = stoplist_and_params(language, config)
+    paragraphs = classify_segments(segments, stoplist, params)
+    unwrap = options is not None and options.unwrap_layouts
     return (
-        classify_segments(segments, stoplist, params),
+        paragraphs,
         params,
-        furniture(segments),
+        page_furniture(segments, paragraphs, unwrap),
         stated_elements(segments),
     )
 

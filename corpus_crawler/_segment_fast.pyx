@@ -21,7 +21,7 @@ from cpython.ref cimport Py_INCREF
 from cpython.tuple cimport PyTuple_SET_ITEM
 from libc.string cimport memcpy, strcmp, strlen
 
-from .elementmarks import ARTICLE, ASIDE, MARKED_TAGS, STATED, UNENDED_ASIDES
+from .elementmarks import ARTICLE, ASIDE, MARKED_TAGS, RECORDED, UNENDED_ASIDES
 
 
 cdef extern from "Python.h":
@@ -34,8 +34,8 @@ cdef extern from "Python.h":
         allocfunc tp_alloc
 
 
-#: elementmarks.STATED (NEGATIVE | BODY), the marks listed per element
-cdef int _STATED = STATED
+#: elementmarks.RECORDED (NEGATIVE, BODY and the furniture), the marks listed per element
+cdef int _RECORDED = RECORDED
 
 
 cdef inline object _block(type block_type, str text, long link_chars, tuple path,
@@ -358,9 +358,9 @@ cdef class _Walk:
             self.paths.append(None)
             self.dicts.append(None)
             self.stated.append(stated)
-        if own & _STATED:
+        if own & _RECORDED:
             # the element's xpath, found once (elements stating a mark are few)
-            self.stated[self.depth] = stated + ((self.path(self.depth)[1], own & _STATED),)
+            self.stated[self.depth] = stated + ((self.path(self.depth)[1], own & _RECORDED),)
         return 0
 
     cdef void pop(self) noexcept:

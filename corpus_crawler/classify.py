@@ -488,6 +488,9 @@ class ContainerOptions:
     semantic_main: bool = False
     #: readability-lxml's schema.org article body: see `article_body`.
     article_body: bool = False
+    #: Elements named like asides that hold another aside and most of the page's
+    #: good text are layout wrappers, not furniture (corpus_crawler.wrappers).
+    unwrap_layouts: bool = False
     #: readability's conditional cleaning by class weight: an element inside
     #: the container whose class and id weigh under zero (elementmarks.NEGATIVE:
     #: "promo_holder", "byline-meta") is outside it unless its paragraphs score
@@ -599,6 +602,7 @@ class ContainerOptions:
             "furniture_outside",
             "semantic_main",
             "article_body",
+            "unwrap_layouts",
             "clean_negative_names",
             "container_link_density",
             "region_link_density",
@@ -1715,12 +1719,15 @@ def compiled_container_pass(options: ContainerOptions) -> bool:
     ContainerOptions after it) is at its default, where it changes nothing."""
     if _fast is None:
         return False
-    known = _fast.CONTAINER_FIELDS | WALK_FIELDS | AFTER_FIELDS
+    known = _fast.CONTAINER_FIELDS | WALK_FIELDS | BEFORE_FIELDS | AFTER_FIELDS
     return all(f.name in known or getattr(options, f.name) == f.default for f in fields(options))
 
 
 #: ContainerOptions read by the segmentation walk, not by the container pass.
 WALK_FIELDS = frozenset({"page_links_only", "drop_hidden_inline"})
+#: ContainerOptions read before the container pass, for the furniture marks it takes
+#: (corpus_crawler.wrappers).
+BEFORE_FIELDS = frozenset({"unwrap_layouts"})
 #: ContainerOptions read by passes run after the container pass (`code_pass`).
 AFTER_FIELDS = frozenset({"drop_program_code"})
 

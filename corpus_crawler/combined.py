@@ -37,7 +37,8 @@ from .kimatu import load_kimatu_options as _load_kimatu_options
 from .language_setup import choose_language, stoplist_and_params
 from .model import Paragraph, ParagraphClass, reclassified
 from .presets import container_options
-from .segment import furniture, segment, stated_elements
+from .segment import segment, stated_elements
+from .wrappers import page_furniture
 
 GOOD = ParagraphClass.GOOD
 NEAR_GOOD = ParagraphClass.NEAR_GOOD
@@ -491,4 +492,5 @@ def combined(
     if config.preset is Preset.CORPUS and not options.corpus_container_shifts:
         container = replace(container, inside_shift=0, region_shift=0, outside_shift=0)
     stated = stated_elements(segments) if container.uses_stated else None
-    return preset_passes(voted, params, container, furniture(segments), stated)
+    marks = page_furniture(segments, justext, container.unwrap_layouts)
+    return preset_passes(voted, params, container, marks, stated)

@@ -94,8 +94,11 @@ COMMENTS = 32
 ARTICLE = 64
 #: An `<aside>` or `<footer>` element named as an aside: no ARTICLE ends it.
 ASIDE_ELEMENT = 128
-#: The marks an element states about itself, listed per element (Segment.stated).
+#: The marks an element states about itself (NEGATIVE, BODY: read by `article`).
 STATED = NEGATIVE | BODY
+#: The marks listed per element above each block (Segment.stated): the stated ones and
+#: the furniture (corpus_crawler.wrappers tells a layout wrapper from an aside by them).
+RECORDED = STATED | UNLIKELY | ASIDE | COMMENTS | ASIDE_ELEMENT
 #: The asides an ARTICLE does not end.
 UNENDED_ASIDES = COMMENTS | ASIDE_ELEMENT
 

@@ -23,7 +23,8 @@ from .elementmarks import HIDDEN
 from .language_setup import accepted, choose_language, stoplist_and_params
 from .model import DropReason, Paragraph
 from .presets import container_options
-from .segment import Segment, TooManyBlocks, composed, furniture, segment, stated_elements
+from .segment import Segment, TooManyBlocks, composed, segment, stated_elements
+from .wrappers import page_furniture
 
 
 class Extractor(enum.Enum):
@@ -120,7 +121,8 @@ def _justext(root: etree._Element, config: ExtractConfig) -> Extraction:
     paragraphs = classify_segments(segments, stoplist, params, reference=reference)
     if options is not None:
         stated = stated_elements(segments) if options.uses_stated else None
-        paragraphs = preset_passes(paragraphs, params, options, furniture(segments), stated)
+        marks = page_furniture(segments, paragraphs, options.unwrap_layouts)
+        paragraphs = preset_passes(paragraphs, params, options, marks, stated)
     return Extraction(paragraphs, language, confidence)
 
 

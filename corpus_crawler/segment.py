@@ -30,6 +30,7 @@ from .elementmarks import (
     HIDDEN,
     MARKED_ATTRIBUTES,
     MARKED_TAGS,
+    RECORDED,
     STATED,
     UNLIKELY,
     element_marks,
@@ -112,7 +113,8 @@ class Segment(NamedTuple):
     #: ancestors; 0 unless `segment(..., marked=True)`.
     marks: int = 0
     #: (xpath, bits) of the block's element and ancestors that carry a mark of
-    #: elementmarks.STATED (NEGATIVE, BODY), outermost first; () unless `marked`.
+    #: elementmarks.RECORDED (NEGATIVE, BODY when `stated`; the furniture marks),
+    #: outermost first; () unless `marked`.
     stated: tuple[tuple[str, int], ...] = ()
 
 
@@ -339,7 +341,7 @@ def _own_marks(el: etree._Element) -> int:
 
 class _Marks:
     """elementmarks bits of elements and their ancestors, with the ancestors
-    that state a mark of their own (elementmarks.STATED), cached per element."""
+    that state a mark of their own (elementmarks.RECORDED), cached per element."""
 
     __slots__ = ("_cache", "_marker", "_paths", "_root")
 
@@ -366,8 +368,8 @@ class _Marks:
             if node.tag in MARKED_TAGS or any(name in attrib for name in MARKED_ATTRIBUTES):
                 own = self._marker(node.tag, *(attrib.get(n) for n in MARKED_ATTRIBUTES))
                 marks = inherited(marks, own)
-                if own & STATED:
-                    stated = (*stated, (self._paths.of(node)[1], own & STATED))
+                if own & RECORDED:
+                    stated = (*stated, (self._paths.of(node)[1], own & RECORDED))
             cache[node] = (marks, stated)
         return marks, stated
 
@@ -389,8 +391,9 @@ def stated_elements(segments: Sequence[Segment]) -> dict[str, int]:
     state one (NEGATIVE, BODY): what the presets' container pass takes as `stated`."""
     found: dict[str, int] = {}
     for s in segments:
-        if s.stated:
-            found.update(s.stated)
+        for xpath, bits in s.stated:
+            if bits & STATED:
+                found[xpath] = bits & STATED
     return found
 
 
@@ -412,8 +415,8 @@ def segment(
     `marked` fills each block's `marks` from its element's and its ancestors'
     attributes (corpus_crawler.elementmarks) during the same walk; with
     `stated=False` only the hidden and furniture marks (no NEGATIVE or BODY, and
-    no `Segment.stated`): a preset that reads none of them does not weigh class
-    names for them.
+    only the furniture in `Segment.stated`): a preset that reads none of them does
+    not weigh class names for them.
 
     Two options of the `article` preset (off: jusText's walk):
     `page_links_only` counts an <a>'s text as link text only when it links to a

@@ -31,10 +31,10 @@ from corpus_crawler.config import ExtractConfig, JustextParams, Preset
 from corpus_crawler.decode import decode_html
 from corpus_crawler.elementmarks import ASIDE, BODY, COMMENTS, NEGATIVE, UNLIKELY
 from corpus_crawler.extract import classify_segments, stoplist_and_params
-from corpus_crawler.extractors import furniture, visible
+from corpus_crawler.extractors import visible
 from corpus_crawler.model import Paragraph, ParagraphClass
 from corpus_crawler.presets import CONTAINER_PRESETS, container_options
-from corpus_crawler.segment import segment, stated_elements
+from corpus_crawler.segment import furniture, segment, stated_elements
 
 classify_module = importlib.import_module("corpus_crawler.classify")
 
@@ -181,10 +181,11 @@ PYTHON_ONLY: dict[Preset, frozenset[str]] = {
 
 def python_only(options: ContainerOptions) -> frozenset[str]:
     # the walk options (page_links_only, drop_hidden_inline) are the walk's, not the pass's;
-    # drop_program_code is code_pass's, run after it
+    # unwrap_layouts makes the marks the pass takes; drop_program_code is code_pass's, run after it
     known = (
         classify_module._fast.CONTAINER_FIELDS
         | classify_module.WALK_FIELDS
+        | classify_module.BEFORE_FIELDS
         | classify_module.AFTER_FIELDS
     )
     return frozenset(

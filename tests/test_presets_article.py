@@ -23,11 +23,11 @@ from corpus_crawler.classify import (
 )
 from corpus_crawler.decode import decode_html
 from corpus_crawler.evaluate import SetReport
-from corpus_crawler.extractors import furniture, visible
+from corpus_crawler.extractors import visible
 from corpus_crawler.language_setup import stoplist_and_params
 from corpus_crawler.model import Paragraph, ParagraphClass
 from corpus_crawler.presets import container_options
-from corpus_crawler.segment import segment
+from corpus_crawler.segment import furniture, segment
 
 #: conftest.py's session fixture `gold_report`: a gold set scored once a session
 GoldReport = Callable[[str, ExtractConfig], SetReport]

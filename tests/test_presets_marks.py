@@ -332,7 +332,7 @@ def test_without_the_furniture_rule_the_comments_win() -> None:
     """The page above is a fair test: the container pass alone picks the comments,
     and with furniture left out of the scoring it picks the article."""
     from corpus_crawler.classify import _Subtrees, main_containers
-    from corpus_crawler.extractors import furniture
+    from corpus_crawler.segment import furniture
 
     html = _article_page(comments=6)
     doc = extract(html, config=ExtractConfig(language="en"))

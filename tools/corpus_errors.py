@@ -46,11 +46,12 @@ from corpus_crawler.evaluate import (
     tokens,
 )
 from corpus_crawler.extract import only_headings
-from corpus_crawler.extractors import furniture, visible
+from corpus_crawler.extractors import visible
 from corpus_crawler.language_setup import choose_language, stoplist_and_params
 from corpus_crawler.model import Paragraph, ParagraphClass
 from corpus_crawler.presets import container_options
 from corpus_crawler.segment import segment, stated_elements
+from corpus_crawler.wrappers import page_furniture
 
 GOOD = ParagraphClass.GOOD
 
@@ -95,7 +96,7 @@ def page_blocks(html: bytes, gold: str, preset: Preset) -> tuple[list[Block], st
     language, _ = choose_language([s.text for s in segments], config)
     stoplist, params = stoplist_and_params(language, config)
     seeded = classify_segments(segments, stoplist, params)
-    unlikely = furniture(segments)
+    unlikely = page_furniture(segments, seeded, options.unwrap_layouts)
     stated = stated_elements(segments)
     passed = preset_passes(seeded, params, options, unlikely, stated)
     subtrees = _Subtrees(seeded, options, unlikely if any(unlikely) else None)
