@@ -127,6 +127,10 @@ def _draw_timeline(axes: Any, stats: CrawlStats) -> None:
     axes.plot(times, kept, label="documents kept", color="C2", marker=marker)
     axes.set_xlabel(f"{unit} since the first log line")
     axes.set_ylabel("count")
+    axes.set_ylim(bottom=0)  # counts read from zero, not from the lowest one
+    if span == 0:
+        # a crawl within one second: one point, on an axis of a second, not of 0.08 s
+        axes.set_xlim(-0.5, 1.0)
     axes.set_title("Pages and documents over time")
     axes.legend(loc="upper left")
     axes.grid(alpha=0.3)

@@ -168,3 +168,20 @@ def test_a_short_crawl_s_timeline_is_drawn_with_its_points(points: int, marker: 
     assert list(fetched.get_ydata()) == [2 * t + 1 for t in range(points)]
     assert list(kept.get_ydata()) == list(range(points))
     assert fetched.get_marker() == marker and kept.get_marker() == marker
+
+
+def test_a_one_second_crawl_s_timeline_reads_from_zero_on_a_second() -> None:
+    """The demo's crawl, all in one second: its one point sat on an x axis of
+    -0.04..0.04 s and a y axis of 10..13; counts now read from zero, over a second."""
+    from matplotlib.figure import Figure
+
+    from corpus_crawler.report import _draw_timeline
+    from corpus_crawler.report_stats import CrawlStats
+
+    axes = Figure().add_subplot()
+    _draw_timeline(axes, CrawlStats(timeline=[(0.0, 13, 10)]))
+    assert axes.get_ylim()[0] == 0
+    assert axes.get_xlim() == (-0.5, 1.0)
+    longer = Figure().add_subplot()
+    _draw_timeline(longer, CrawlStats(timeline=[(0.0, 2, 1), (30.0, 40, 20)]))
+    assert longer.get_ylim()[0] == 0 and longer.get_xlim()[1] >= 30
