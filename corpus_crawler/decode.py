@@ -180,13 +180,7 @@ def _utf8_or_none(data: bytes) -> str | None:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as failure:
-        text = _repaired(data, "utf-8", failure)
-        if text is not None:
-            return text
-    text = data.decode("utf-8", "replace")
-    damaged = text.count("\ufffd") - data.count("\ufffd".encode("utf-8"))
-    valid = len(text) - len(text.encode("ascii", "ignore")) - damaged
-    return text if valid > damaged else None
+        return _repaired(data, "utf-8", failure, mostly_valid=True)
 
 
 def _decode_damaged(data: bytes, codec: str) -> str | None:
@@ -204,8 +198,12 @@ def _decode_damaged(data: bytes, codec: str) -> str | None:
         return _repaired(data, codec, exc)
 
 
-def _repaired(data: bytes, codec: str, failure: UnicodeDecodeError) -> str | None:
-    """`_decode_damaged` once the strict decode has failed with `failure`."""
+def _repaired(
+    data: bytes, codec: str, failure: UnicodeDecodeError, *, mostly_valid: bool = False
+) -> str | None:
+    """`_decode_damaged` once the strict decode has failed with `failure`; with
+    `mostly_valid` (UTF-8: `_utf8_or_none`) also when the page's valid non-ASCII
+    characters outnumber its stray bytes."""
     if failure.end >= len(data) and failure.start >= len(data) - 3:
         # only the last character is cut: everything before it decodes
         return data[: failure.start].decode(codec, "replace")
@@ -214,6 +212,8 @@ def _repaired(data: bytes, codec: str, failure: UnicodeDecodeError) -> str | Non
     damaged = text.count("\ufffd") - (data.count(written) if written else 0)
     high_bytes = len(data.translate(None, _ASCII_BYTES))
     if damaged * 100 <= high_bytes:
+        return text
+    if mostly_valid and len(text) - len(text.encode("ascii", "ignore")) - damaged > damaged:
         return text
     return None
 

@@ -35,24 +35,20 @@ _FURNITURE = UNLIKELY | ASIDE | COMMENTS
 _CLEARED = UNLIKELY | ASIDE | ASIDE_ELEMENT
 
 
-def _wrapper_candidate(bits: int) -> bool:
-    return bool(bits & ASIDE) and not bits & (COMMENTS | ASIDE_ELEMENT)
-
-
 def unwrapped(
     paragraphs: Sequence[Paragraph],
-    furniture: Sequence[int],
+    marks: Sequence[int],
     chains: Sequence[tuple[tuple[str, int], ...]],
 ) -> list[int]:
-    """`furniture` (segment.furniture: per block) without the marks of the layout
-    wrappers; `chains` are the blocks' Segment.stated, outermost first."""
-    result = list(furniture)
+    """`marks` (segment.furniture: per block) without the layout wrappers';
+    `chains` are the blocks' Segment.stated, outermost first."""
+    result = list(marks)
     nested: set[str] = set()  # candidates with another aside inside
     alone: dict[str, list[int]] = {}  # candidate -> the blocks it alone furnishes
     # the blocks under one element share its chain (one tuple): read each chain once
     read: dict[int, tuple[str | None, bool]] = {}
-    for index, marks in enumerate(furniture):
-        if not marks & _FURNITURE:
+    for index, block_marks in enumerate(marks):
+        if not block_marks & _FURNITURE:
             continue  # in no furniture: neither in a candidate nor in an aside inside one
         chain = chains[index]
         found = read.get(id(chain))
@@ -82,7 +78,8 @@ def _outer_candidate(chain: tuple[tuple[str, int], ...]) -> tuple[str | None, bo
     (else None), and whether it is the only furniture above (else an aside lies
     between; a block under other furniture below it is neither)."""
     above = [(xpath, bits) for xpath, bits in chain if bits & _FURNITURE]
-    if not above or not _wrapper_candidate(above[0][1]):
+    # a candidate: an aside by its names, not an <aside>/<footer> element nor comments
+    if not above or not above[0][1] & ASIDE or above[0][1] & (COMMENTS | ASIDE_ELEMENT):
         return None, False
     if len(above) == 1:
         return above[0][0], True

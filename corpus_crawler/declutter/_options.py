@@ -15,6 +15,7 @@ from typing import Any
 
 from .._configfiles import extractor_config_path, read_yaml
 from ..config import ConfigError
+from ..elementmarks import RUBY_ANNOTATION_TAGS
 
 # Seed 002, "Prune": "<script> tags". The other tags carry no readable text or
 # are page furniture; measured on the gold sets (see declutter.yaml).
@@ -31,9 +32,7 @@ _PRUNE_TAGS = (
     "select",
     "textarea",
     # ruby annotations: a reading set above the text, not part of it
-    "rt",
-    "rp",
-    "rtc",
+    *sorted(RUBY_ANNOTATION_TAGS),
 )
 
 # Seed 002, "Prune": class names "containing poison words like comment, promo,

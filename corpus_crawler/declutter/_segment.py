@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from lxml import etree
 
+from ..elementmarks import RUBY_ANNOTATION_TAGS
 from ..invisible import shows_nothing, without_soft_hyphens
 from ..model import Paragraph, ParagraphClass
 from ._options import DeclutterOptions
@@ -21,7 +22,7 @@ _LIST_ITEM_TAGS = frozenset({"li", "dt", "dd"})
 
 #: Pruned tags whose content is code, not text, or a ruby annotation (a reading set
 #: above the text): not worth a BAD paragraph.
-_SILENT_TAGS = frozenset({"script", "style", "template", "svg", "canvas", "rt", "rp", "rtc"})
+_SILENT_TAGS = frozenset({"script", "style", "template", "svg", "canvas"}) | RUBY_ANNOTATION_TAGS
 
 #: Paths keep at most this many levels (the deepest ones, after "…"): a tree
 #: nested thousands deep must not cost depth x paragraphs characters. Real
