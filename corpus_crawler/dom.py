@@ -72,14 +72,22 @@ def parse(text: str) -> etree._Element | None:
 
 def parse_page(text: str, *, scripting: bool) -> etree._Element | None:
     """Parse a page's decoded text as `parse` does, then recover the page from an
-    element that libxml2 let run past its end (`repair`): a <title> never closed
-    and, with `scripting` (an extractor that leaves <noscript> out, as a browser
-    running scripts does), a <noscript> with a tag left open inside it. Such
-    pages are rare; only they are parsed a second time."""
+    element that libxml2 let run past its end (`repair`): a <title> never closed,
+    an end tag ignored while a <div> was open inside its element and, with
+    `scripting` (an extractor that leaves <noscript> out, as a browser running
+    scripts does), a <noscript> with a tag left open inside it. Such pages are
+    rare; only they are parsed a second time."""
+    if text.lstrip()[:5].lower() == "<?xml":
+        text = _XML_DECLARATION.sub("", text, count=1)  # the lines libxml2 reports are this text's
     root = parse(text)
     if root is None:
         return None
     repaired = repair.unclosed_title(root, text)
+    if repaired is not None:
+        text, root = repaired, parse(repaired)
+        if root is None:
+            return None
+    repaired = repair.end_tags_behind_divs(text, repair.mismatches_of(_parser().error_log))
     if repaired is not None:
         text, root = repaired, parse(repaired)
     if scripting and root is not None:

@@ -129,3 +129,101 @@ def test_a_noscript_never_closed_is_left_alone() -> None:
     """No </noscript> at all: a browser running scripts shows nothing after it either."""
     html = f"<html><body><p>{TEXT}</p><noscript><div><p>{TEXT}</p></body></html>"
     assert repair.open_noscript(_tree(html), html) is None
+
+
+# ------------------------------------------------- end tags ignored behind a <div>
+
+SIDEBAR_FIRST = (
+    "<html><body><div id=side><ul>\n"
+    "<li><div class=widget>Follow us</li>\n"
+    "<li><div class=widget>Subscribe</li>\n"
+    "</ul></div>\n"
+    f'<div id="post"><h1>The plan</h1><p>{TEXT * 2}</p><p>{TEXT * 2}</p></div>\n'
+    "</body></html>"
+)
+
+
+def _repaired(html: str) -> str | None:
+    dom.parse(html)
+    return repair.end_tags_behind_divs(html, repair.mismatches_of(dom._parser().error_log))
+
+
+def test_libxml2_ignores_an_end_tag_while_a_div_is_open_inside_its_element() -> None:
+    """The premise: the page after the sidebar's list ends up inside its first item."""
+    root = _tree(SIDEBAR_FIRST)
+    post = root.find(".//div[@id='post']")
+    assert [el.tag for el in post.iterancestors()][:4] == ["li", "div", "li", "ul"]
+    assert ("li", 2) in repair.mismatches_of(dom._parser().error_log)
+
+
+def test_an_end_tag_closes_the_divs_left_open_inside_its_element() -> None:
+    """As a browser parses it: the </li> closes the widget's <div> and the item."""
+    assert _repaired(SIDEBAR_FIRST) == SIDEBAR_FIRST.replace("</li>", "</div></li>")
+    root = dom.parse_page(SIDEBAR_FIRST, scripting=False)
+    assert root is not None
+    post = root.find(".//div[@id='post']")
+    assert [el.tag for el in post.iterancestors()] == ["body", "html"]
+    assert [len(li) for li in root.iter("li")] == [1, 1]
+
+
+def test_a_sectioning_end_tag_closes_them_too() -> None:
+    html = (
+        f"<html><body><section><div>{TEXT}\n</section>\n"
+        f"<article><p>{TEXT}</p></article></body></html>"
+    )
+    root = dom.parse_page(html, scripting=False)
+    assert root is not None
+    assert root.find("body/article") is not None
+
+
+@pytest.mark.parametrize(
+    "html",
+    [
+        # nothing left open
+        SIDEBAR_FIRST.replace("</li>", "</div></li>"),
+        # a stray end tag: no element to end, ignored by a browser too
+        f"<html><body><div><p>{TEXT}</p></li></div><p>{TEXT}</p></body></html>",
+        # a <span> is no list: a browser ignores its end tag behind a <div> too
+        f"<html><body><span><div>{TEXT}</span><p>{TEXT}</p></div></body></html>",
+        # an end tag does not reach out of a table cell, in a browser either
+        f"<html><body><ul><li><table><tr><td><div>{TEXT}</li></ul></td></tr></table></body></html>",
+        # markup in a script or a comment is no markup
+        "<html><body><ul><li><script>document.write('<div>')</script>"
+        f"<!-- <div> --><p>{TEXT}</p></li></ul></body></html>",
+    ],
+)
+def test_end_tags_a_browser_ignores_as_well_are_left_alone(html: str) -> None:
+    assert _repaired(html) is None
+    root = dom.parse_page(html, scripting=False)
+    assert root is not None
+    assert etree.tostring(root) == etree.tostring(_tree(html))
+
+
+def test_only_the_end_tags_libxml2_reported_are_rewritten() -> None:
+    """The scan follows the source, not libxml2; an end tag it would close early
+    on a line libxml2 reported nothing on is left as libxml2 read it."""
+    assert repair.end_tags_behind_divs(SIDEBAR_FIRST, [("li", 3)]) == SIDEBAR_FIRST.replace(
+        "Subscribe</li>", "Subscribe</div></li>"
+    )
+    assert repair.end_tags_behind_divs(SIDEBAR_FIRST, [("li", 9)]) is None
+    assert repair.end_tags_behind_divs(SIDEBAR_FIRST, [("span", 2)]) is None
+    assert repair.end_tags_behind_divs(SIDEBAR_FIRST, []) is None
+
+
+@pytest.mark.parametrize("preset", [Preset.CORPUS, Preset.ARTICLE])
+def test_a_post_after_an_aside_left_open_is_extracted(preset: Preset) -> None:
+    """An ad slot's <div> never closed in a sidebar (Dragnet R831): libxml2 puts the
+    post inside the <aside>, which the presets leave out, and keeps the blurb."""
+    blurb = (
+        "This blog is written by a small group of friends who like to write about food,"
+        " travel and the city where they live, and about the people they meet there."
+    )
+    html = (
+        f'<html><body><div class="intro"><p>{blurb}</p></div>\n'
+        '<aside class="sidebar"><div class="ad-160"><script>slot(160)</script></aside>\n'
+        f"<article><h1>The plan</h1><p>{TEXT}</p><p>{TEXT}</p></article>\n"
+        "</body></html>"
+    )
+    doc = extract(html.encode(), config=ExtractConfig(preset=preset, language="en"))
+    assert doc.drop_reason is None, doc.drop_detail
+    assert doc.text.count("The committee said") == 2

@@ -69,7 +69,7 @@ def test_the_table_and_the_pages_a_row_trails_on(
     assert tool.main(argv) == 0
     table = capsys.readouterr().out
     # the article preset finds the three passages and leaks no menu item
-    assert "| article | 1.000 | 1.000 | **1.000** | 3/3 | 0/3 | 0 |" in table
+    assert "| article | 1.000 | 1.000 | **1.0000** | 3/3 | 0/3 | 0 |" in table
     assert "| seed |" in table
     # a row beside itself trails nowhere
     assert tool.main([*argv, "--versus", "article"]) == 0

@@ -220,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
         total = summed(per_page)
         empty = sum(not o.strip() for o in outputs[name])
         print(
-            f"| {name} | {total.precision:.3f} | {total.recall:.3f} | **{total.f1:.3f}** |"
+            f"| {name} | {total.precision:.3f} | {total.recall:.3f} | **{total.f1:.4f}** |"
             f" {total.tp}/{total.tp + total.fn} | {total.fp}/{total.fp + total.tn} | {empty} |"
         )
     if args.versus and args.versus in counts:
