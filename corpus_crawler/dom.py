@@ -72,8 +72,9 @@ def parse(text: str) -> etree._Element | None:
 
 def parse_page(text: str, *, scripting: bool) -> etree._Element | None:
     """Parse a page's decoded text as `parse` does, then recover the page from an
-    element that libxml2 let run past its end (`repair`): a <title> never closed,
-    an end tag ignored while a <div> was open inside its element and, with
+    element that libxml2 let run past its end, or cut short (`repair`): a
+    <title> never closed, an end tag ignored while a <div> was open inside its
+    element, text after the document's </html> and, with
     `scripting` (an extractor that leaves <noscript> out, as a browser running
     scripts does), a <noscript> with a tag left open inside it. Such pages are
     rare; only they are parsed a second time."""
@@ -88,6 +89,11 @@ def parse_page(text: str, *, scripting: bool) -> etree._Element | None:
         if root is None:
             return None
     repaired = repair.end_tags_behind_divs(text, repair.mismatches_of(_parser().error_log))
+    if repaired is not None:
+        text, root = repaired, parse(repaired)
+        if root is None:
+            return None
+    repaired = repair.content_after_html_end(root, text)
     if repaired is not None:
         text, root = repaired, parse(repaired)
     if scripting and root is not None:

@@ -11,6 +11,7 @@ Pure functions; `dom.parse_page` applies them.
 
 from __future__ import annotations
 
+import html
 import re
 from collections.abc import Sequence
 
@@ -86,6 +87,110 @@ def _leaves_open(source: str) -> bool:
     return any(n > 0 for n in depth.values())
 
 
+# A document's end tags, and what hides markup: comments and raw-text elements,
+# matched whole so that an end tag written inside one is not taken for markup.
+_DOCUMENT_END = re.compile(
+    r"<!--.*?(?:-->|\Z)|<(script|style|textarea|title|xmp)\b[^>]*>.*?(?:</\1\s*>|\Z)"
+    r"|</(html|body)\s*>",
+    re.IGNORECASE | re.DOTALL,
+)
+_RAW_TEXT_TAGS = frozenset({"script", "style"})
+_START_TAG_NAME = re.compile(r"<([A-Za-z][\w:.-]*)")
+# What shows nothing: comments, scripts, styles, tags, white space.
+_SHOWS_NOTHING = re.compile(
+    r"<!--.*?(?:-->|\Z)|<(script|style|noscript|template)\b.*?(?:</\1\s*>|\Z)|<[^>]*>|&nbsp;|\s+",
+    re.IGNORECASE | re.DOTALL,
+)
+
+
+def content_after_html_end(root: etree._Element, text: str) -> str | None:
+    """Text after the page's </html>: libxml2 closes the document there and
+    drops the rest, where a browser reads on into the body (HTML's "after
+    after body" rules: `</body>` and `</html>` end nothing). Pages put together
+    from whole documents (a header include that brings its own `</body></html>`,
+    a second page appended to the first) lose their article that way. The page
+    is read as the browser reads it: its `</body>` and `</html>` end tags are
+    taken out, so libxml2 ends the document at the end of the text.
+
+    Most pages are parsed to their last start tag, which is the tree's last
+    element: then nothing was dropped and the source is not searched. A page
+    whose dropped part ends as the kept part does (the same last element with
+    the same text) is taken for whole: that test is what keeps the search off
+    the other pages. (An advert's own `<html>...</html>` inside a page does
+    not end libxml2's document, and its end tags are left alone unless the
+    page lost text after another.)
+    """
+    if _parsed_to_the_end(root, text):
+        return None
+    ends = [match for match in _DOCUMENT_END.finditer(text) if match.group(2) is not None]
+    html_end = next((match for match in ends if match.group(2).lower() == "html"), None)
+    if html_end is None:
+        return None  # every </html> is written inside a comment or a script
+    if _SHOWS_NOTHING.sub("", text[html_end.end() :]) == "":
+        return None  # scripts, comments or tags after it: nothing lost
+    parts: list[str] = []
+    last = 0
+    for match in ends:
+        parts.append(text[last : match.start()])
+        last = match.end()
+    parts.append(text[last:])
+    return "".join(parts)
+
+
+def _parsed_to_the_end(root: etree._Element, text: str) -> bool:
+    """Whether the tree's last element is the source's last start tag, with the
+    same text after it (a cheap test: a page it cannot tell about, such as a
+    `<` in the code of a script or a tag in a comment at the end, only goes to
+    the exact search)."""
+    last = root
+    while (child := next((c for c in reversed(last) if isinstance(c.tag, str)), None)) is not None:
+        last = child
+    if last.tag in _RAW_TEXT_TAGS:
+        # its code may hold a `<`: the source's last such element, and its code
+        closing = _last_end_tag(text, last.tag)
+        opening = _last_start_tag(text, last.tag, closing)
+        if opening is None:
+            return False
+        source = text[text.find(">", opening) + 1 : closing]
+        return _folded(source[-200:])[-40:] == _folded((last.text or "")[-200:])[-40:]
+    position = text.rfind("<")
+    while position >= 0:
+        tag = _START_TAG_NAME.match(text, position)
+        if tag is not None:
+            if tag.group(1).lower() != last.tag:
+                return False
+            # the same name: the same text up to the next tag, too
+            opened = text.find(">", tag.end()) + 1
+            closed = text.find("<", opened)
+            source = html.unescape(text[opened : closed if closed >= 0 else len(text)])
+            after = last.tail if last.tag in _VOID_TAGS else last.text
+            return _folded(source) == _folded(after or "")
+        position = text.rfind("<", 0, position)
+    return True  # no start tag at all
+
+
+def _last_end_tag(text: str, name: str) -> int:
+    return _rfind_either(text, f"</{name}", 0, len(text))
+
+
+def _last_start_tag(text: str, name: str, before: int) -> int | None:
+    if before < 0:
+        return None
+    found = _rfind_either(text, f"<{name}", 0, before)
+    return found if found >= 0 else None
+
+
+def _rfind_either(text: str, lower: str, start: int, end: int) -> int:
+    """The last `lower` or its upper-case spelling in text[start:end]; the
+    second search only covers what follows the first's find."""
+    found = text.rfind(lower, start, end)
+    return max(found, text.rfind(lower.upper(), max(found, start), end))
+
+
+def _folded(text: str) -> str:
+    return " ".join(text.split())[:40]
+
+
 #: End tags that a browser honours by closing every element left open inside
 #: the element they end (HTML's "in body" rules: lists, list items, sectioning
 #: and grouping elements), where libxml2 ignores them while a <div> is open there.
@@ -101,9 +206,7 @@ _TRACKED = _POPPING_END_TAGS | _TABLE_SCOPES | {"div"}
 # Comments and raw-text elements are matched whole, so their content is skipped.
 _SOURCE_TAG = re.compile(
     r"<!--.*?(?:-->|\Z)|<(script|style|textarea|title|xmp)\b[^>]*>.*?(?:</\1\s*>|\Z)"
-    r"|<(/?)("
-    + "|".join(sorted(_TRACKED, key=len, reverse=True))
-    + r")(?=[\s/>])[^>]*>",
+    r"|<(/?)(" + "|".join(sorted(_TRACKED, key=len, reverse=True)) + r")(?=[\s/>])[^>]*>",
     re.IGNORECASE | re.DOTALL,
 )
 _MISMATCH = re.compile(r"Opening and ending tag mismatch: ([\w:-]+) and ")

@@ -227,3 +227,60 @@ def test_a_post_after_an_aside_left_open_is_extracted(preset: Preset) -> None:
     doc = extract(html.encode(), config=ExtractConfig(preset=preset, language="en"))
     assert doc.drop_reason is None, doc.drop_detail
     assert doc.text.count("The committee said") == 2
+
+
+# ------------------------------------------------------------- after </html>
+
+INCLUDED_HEADER = (
+    "<html><head><title>News</title></head><body>\n"
+    '<div class="masthead"><a href="/">Home</a> | <a href="/news">News</a></div>\n'
+    "</body></html>\n"
+    "<html><head><title>The plan</title></head><body>\n"
+    f"<h1>The plan</h1><p>{TEXT * 2}</p><p>{TEXT * 2}</p>\n"
+    "<script>track()</script></body></html>\n"
+)
+
+
+def test_libxml2_drops_what_follows_the_documents_end() -> None:
+    """The premise: after </html> libxml2 keeps nothing; a browser reads on."""
+    root = _tree(INCLUDED_HEADER)
+    assert "The committee" not in "".join(root.itertext())
+
+
+def test_a_page_after_an_included_documents_end_is_parsed() -> None:
+    repaired = repair.content_after_html_end(_tree(INCLUDED_HEADER), INCLUDED_HEADER)
+    assert repaired is not None
+    assert "</html>" not in repaired and "</body>" not in repaired
+    root = dom.parse_page(INCLUDED_HEADER, scripting=True)
+    assert root is not None
+    body = root.find("body")
+    assert body is not None and "The committee" in "".join(body.itertext())
+    assert "Home" in "".join(body.itertext())
+
+
+@pytest.mark.parametrize("preset", [Preset.SEED, Preset.CORPUS, Preset.ARTICLE])
+def test_an_article_after_an_included_documents_end_is_extracted(preset: Preset) -> None:
+    doc = extract(INCLUDED_HEADER.encode(), config=ExtractConfig(preset=preset, language="en"))
+    assert doc.drop_reason is None, doc.drop_detail
+    assert doc.text.count("The committee said") == 4
+
+
+@pytest.mark.parametrize(
+    "html",
+    [
+        f"<html><body><p>{TEXT}</p></body></html>\n",
+        # scripts, comments and white space after the end show nothing
+        f"<html><body><p>{TEXT}</p></body></html>\n"
+        "<script>track('</html>')</script>\n<!-- 0.2 s -->",
+        # an end written inside a script is no end
+        "<html><body><script>document.write('<iframe></body></html>')</script>"
+        f"<p>{TEXT}</p></body></html>",
+        # an advert's own <html> and </html> inside the article: libxml2 keeps what follows
+        f"<html><body><p>{TEXT}</p><div><html><body><ins></ins></body></html></div>"
+        f"<p>{TEXT}</p></body></html>",
+    ],
+)
+def test_a_page_parsed_to_its_end_is_left_alone(html: str) -> None:
+    root = _tree(html)
+    assert "".join(root.itertext()).count("The committee") == html.count("The committee")
+    assert repair.content_after_html_end(root, html) is None
