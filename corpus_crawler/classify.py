@@ -525,6 +525,10 @@ class ContainerOptions:
     #: <pre> is prose and stays. Off in `seed` and `reference` (exact to jusText) and in `article`,
     #: whose gold keeps an article's listings.
     drop_program_code: bool = False
+    #: The article's standfirst: prose between the page's <h1> and the first
+    #: kept block of the body, no more than this many levels above the <h1>
+    #: (0: off; see `standfirst_pass`).
+    standfirst_levels: int = 0
     #: Walk options (segment.segment), read by the extractor before the blocks
     #: exist; off, the walk is jusText's. An <a> is link text only when it links
     #: to a page (not `javascript:`, empty or "#"): readability.js turns such
@@ -556,9 +560,10 @@ class ContainerOptions:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ConfigError(f"{name} must be a whole number >= 1, got {value!r}")
-        value = self.function_max_length
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise ConfigError(f"function_max_length must be a whole number >= 0, got {value!r}")
+        for name in ("function_max_length", "standfirst_levels"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ConfigError(f"{name} must be a whole number >= 0, got {value!r}")
         shifts = [
             "inside_shift",
             "region_shift",
@@ -1729,7 +1734,7 @@ WALK_FIELDS = frozenset({"page_links_only", "drop_hidden_inline"})
 #: (corpus_crawler.wrappers).
 BEFORE_FIELDS = frozenset({"unwrap_layouts"})
 #: ContainerOptions read by passes run after the container pass (`code_pass`).
-AFTER_FIELDS = frozenset({"drop_program_code"})
+AFTER_FIELDS = frozenset({"drop_program_code", "standfirst_levels"})
 
 
 def _preformatted(p: Paragraph) -> bool:
@@ -1796,7 +1801,77 @@ def preset_passes(
     `drop_program_code` says so. The extractors, the tuning table and the error
     tools call this one function."""
     passed = container_pass(paragraphs, params, options, unlikely, stated=stated)
+    if options.standfirst_levels:
+        passed = standfirst_pass(passed, params, options.standfirst_levels, unlikely)
     return code_pass(passed, params) if options.drop_program_code else passed
+
+
+#: An <h1> mostly link text names the site (a link to its home page), not the article.
+_TITLE_LINKS = 0.5
+
+
+def standfirst_pass(
+    paragraphs: Sequence[Paragraph],
+    params: JustextParams,
+    levels: int,
+    unlikely: Sequence[int] | None = None,
+) -> tuple[Paragraph, ...]:
+    """The article's standfirst (lead, summary, "chapo", perex): the prose
+    between the page's title and the body. News and magazine templates set it
+    beside the <h1>, in the article's header, and the main container holds the
+    body only, so it was left out with the header's byline and share buttons.
+
+    Between the page's first <h1> and the first block kept after it (not a
+    heading), a block is kept when jusText's context-free rules find it
+    NEAR_GOOD or GOOD (sentences with stop words, few links: a byline, a date
+    or a share bar is not), it is not in a sidebar, footer or comment section
+    (elementmarks.ASIDE in `unlikely`; a header readability calls unlikely,
+    "m-intro-header", is where standfirsts are), and it sits near the title:
+    its common ancestor with the <h1> is at most `levels` elements above the
+    <h1>. The title is the first <h1> that is not mostly a link: a blog's <h1>
+    is its name, linked to its home page, above a tagline. And the author's
+    blurb in the column beside a post lies between the title and the post in
+    the page's order, but their common ancestor is the page's layout.
+
+    A caption set beside the title is let in: jusText's blocks do not know
+    <figure> (its text is a block of the element around it).
+    """
+    title = next(
+        (i for i, p in enumerate(paragraphs) if p.headline and p.link_density <= _TITLE_LINKS), None
+    )
+    if title is None:
+        return tuple(paragraphs)
+    body = next(
+        (
+            i
+            for i in range(title + 1, len(paragraphs))
+            if paragraphs[i].final_class is GOOD and not paragraphs[i].heading
+        ),
+        None,
+    )
+    if body is None or body == title + 1:
+        return tuple(paragraphs)
+    title_steps = paragraphs[title].xpath.split("/")
+    out = list(paragraphs)
+    for i in range(title + 1, body):
+        p = out[i]
+        if p.heading or not p.text or (unlikely is not None and unlikely[i] & ASIDE):
+            continue
+        if _steps_above(title_steps, p.xpath.split("/")) > levels:
+            continue
+        if _context_free_class(p, params) in (GOOD, NEAR_GOOD):
+            out[i] = reclassified(p, GOOD, GOOD)
+    return tuple(out)
+
+
+def _steps_above(title: Sequence[str], other: Sequence[str]) -> int:
+    """How many elements above the title the two paths' common ancestor is."""
+    common = 0
+    for a, b in zip(title, other, strict=False):
+        if a != b:
+            break
+        common += 1
+    return len(title) - common
 
 
 def code_pass(paragraphs: Sequence[Paragraph], params: JustextParams) -> tuple[Paragraph, ...]:
