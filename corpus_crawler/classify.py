@@ -1808,6 +1808,8 @@ def preset_passes(
 
 #: An <h1> mostly link text names the site (a link to its home page), not the article.
 _TITLE_LINKS = 0.5
+#: Blocks inside a figure are its caption and credits, not the article's opening.
+_FIGURE_STEPS = ("/figure[", "/figcaption[")
 
 
 def standfirst_pass(
@@ -1833,8 +1835,10 @@ def standfirst_pass(
     blurb in the column beside a post lies between the title and the post in
     the page's order, but their common ancestor is the page's layout.
 
-    A caption set beside the title is let in: jusText's blocks do not know
-    <figure> (its text is a block of the element around it).
+    A block inside a <figure> is its caption, not a standfirst. jusText's walk
+    does not know <figure> as a block, though: a caption written straight into
+    <figcaption> is part of the block of the element around the figure, and
+    is let in when that block passes.
     """
     title = next(
         (i for i, p in enumerate(paragraphs) if p.headline and p.link_density <= _TITLE_LINKS), None
@@ -1856,6 +1860,8 @@ def standfirst_pass(
     for i in range(title + 1, body):
         p = out[i]
         if p.heading or not p.text or (unlikely is not None and unlikely[i] & ASIDE):
+            continue
+        if any(step in p.xpath for step in _FIGURE_STEPS):
             continue
         if _steps_above(title_steps, p.xpath.split("/")) > levels:
             continue

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import html
 import re
+from collections import Counter
 from collections.abc import Sequence
 
 from lxml import etree
@@ -95,6 +96,9 @@ _DOCUMENT_END = re.compile(
     re.IGNORECASE | re.DOTALL,
 )
 _RAW_TEXT_TAGS = frozenset({"script", "style"})
+#: How many `<` from the end the cheap test reads before it leaves the page to
+#: the exact search (end tags, comments and a script's code hold them).
+_LAST_TAG_TRIES = 1000
 _START_TAG_NAME = re.compile(r"<([A-Za-z][\w:.-]*)")
 # What shows nothing: comments, scripts, styles, tags, white space.
 _SHOWS_NOTHING = re.compile(
@@ -154,7 +158,9 @@ def _parsed_to_the_end(root: etree._Element, text: str) -> bool:
         source = text[text.find(">", opening) + 1 : closing]
         return _folded(source[-200:])[-40:] == _folded((last.text or "")[-200:])[-40:]
     position = text.rfind("<")
-    while position >= 0:
+    for _ in range(_LAST_TAG_TRIES):
+        if position < 0:
+            return True  # no start tag at all
         tag = _START_TAG_NAME.match(text, position)
         if tag is not None:
             if tag.group(1).lower() != last.tag:
@@ -166,7 +172,7 @@ def _parsed_to_the_end(root: etree._Element, text: str) -> bool:
             after = last.tail if last.tag in _VOID_TAGS else last.text
             return _folded(source) == _folded(after or "")
         position = text.rfind("<", 0, position)
-    return True  # no start tag at all
+    return False  # no start tag among the last `<`s: the exact search decides
 
 
 def _last_end_tag(text: str, name: str) -> int:
@@ -210,6 +216,8 @@ _SOURCE_TAG = re.compile(
     re.IGNORECASE | re.DOTALL,
 )
 _MISMATCH = re.compile(r"Opening and ending tag mismatch: ([\w:-]+) and ")
+#: How deep libxml2 nests elements without XML_PARSE_HUGE (lxml's default parser).
+_LIBXML2_DEPTH = 256
 
 
 def end_tags_behind_divs(text: str, mismatches: Sequence[tuple[str, int]]) -> str | None:
@@ -235,6 +243,7 @@ def end_tags_behind_divs(text: str, mismatches: Sequence[tuple[str, int]]) -> st
         return None  # nearly every page: no scan
     cuts: list[tuple[int, int]] = []  # (position, <div>s to close there)
     stack: list[str] = []
+    opened: Counter[str] = Counter()  # how many of each name the stack holds
     counted = 0
     line = 1
     last_line = max(number for _, number in lines)
@@ -245,18 +254,25 @@ def end_tags_behind_divs(text: str, mismatches: Sequence[tuple[str, int]]) -> st
         name = name.lower()
         if not match.group(2):
             if stack and (stack[-1] == name == "li" or (name in _ITEMS and stack[-1] in _ITEMS)):
-                stack.pop()  # an item ends the one before it
+                opened[stack.pop()] -= 1  # an item ends the one before it
             stack.append(name)
+            opened[name] += 1
             continue
+        if not opened[name]:
+            continue  # a stray end tag: ignored by libxml2 and browsers alike
         index = len(stack) - 1
-        while index >= 0 and stack[index] != name:
+        # libxml2 nests no deeper: a hostile page's thousands of <div>s cost no more
+        floor = max(0, len(stack) - _LIBXML2_DEPTH)
+        while index >= floor and stack[index] != name:
             if stack[index] in _TABLE_SCOPES and name not in _TABLE_SCOPES:
                 index = -1  # an end tag does not reach out of a table cell
             else:
                 index -= 1
-        if index < 0:
+        if index < floor:
             continue  # a stray end tag: ignored by libxml2 and browsers alike
         divs = stack[index + 1 :].count("div")
+        for closed in stack[index:]:
+            opened[closed] -= 1
         del stack[index:]
         if name in _POPPING_END_TAGS:
             line += text.count("\n", counted, match.start())

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from lxml import etree
 
@@ -208,6 +210,25 @@ def test_only_the_end_tags_libxml2_reported_are_rewritten() -> None:
     assert repair.end_tags_behind_divs(SIDEBAR_FIRST, [("li", 9)]) is None
     assert repair.end_tags_behind_divs(SIDEBAR_FIRST, [("span", 2)]) is None
     assert repair.end_tags_behind_divs(SIDEBAR_FIRST, []) is None
+
+
+def test_a_hostile_page_of_open_divs_and_stray_end_tags_costs_no_square() -> None:
+    """20,000 <div>s never closed, then 20,000 end tags of lists never opened: the
+    scan looks no deeper than libxml2 nests (256) and skips an end tag of nothing
+    open at once. It took 24 s before either bound; the cap only catches a hang."""
+    html = (
+        "<html><body><ul><li><div>x</li></ul>"
+        + "<div>" * 20_000
+        + "</ul>" * 20_000
+        + "<ul><li><table><tr><td>"
+        + "<div>" * 20_000
+        + "</li>" * 20_000
+        + "</body></html>"
+    )
+    start = time.perf_counter()
+    repaired = _repaired(html)
+    assert time.perf_counter() - start < 10
+    assert repaired is not None and repaired.startswith("<html><body><ul><li><div>x</div></li>")
 
 
 @pytest.mark.parametrize("preset", [Preset.CORPUS, Preset.ARTICLE])

@@ -23,6 +23,10 @@ STANDFIRST = (
 BLURB = (
     "This is the blog of a teacher who writes about the books that she reads and about her garden."
 )
+CAPTION = (
+    "The old bridge over the river, which was built in the year of the great flood"
+    " and is still used."
+)
 BODY = "".join(f"<p>{SENTENCE * 2}</p>" for _ in range(4))
 MENU = '<ul class="menu"><li><a href="/">Home</a></li><li><a href="/news">News</a></li></ul>'
 
@@ -31,6 +35,7 @@ NEWS = (
     "<header><h1>Money for the bridge</h1>"
     f'<p class="standfirst">{STANDFIRST}</p>'
     '<div class="byline">By Anna Berg, 12 May 2024</div>'
+    f'<figure><img src="bridge.jpg"><figcaption><p>{CAPTION}</p></figcaption></figure>'
     "</header></div>"
     f'<div class="content"><div class="story">{BODY}</div></div>'
     "</div></main></body></html>"
@@ -72,9 +77,13 @@ def test_the_container_alone_leaves_the_standfirst_out() -> None:
     assert STANDFIRST in _passed(NEWS, 2)
 
 
-def test_a_byline_beside_the_title_is_no_standfirst() -> None:
-    assert "By Anna Berg" not in _passed(NEWS, 2)
+def test_a_byline_or_a_caption_beside_the_title_is_no_standfirst() -> None:
+    """A byline is no prose; a caption is prose, but the figure's."""
+    text = _passed(NEWS, 2)
+    assert "By Anna Berg" not in text
+    assert CAPTION not in text
     assert "By Anna Berg" not in _kept(NEWS, Preset.ARTICLE)
+    assert CAPTION not in _kept(NEWS, Preset.ARTICLE)
 
 
 def test_a_title_that_links_home_names_the_site() -> None:
