@@ -88,13 +88,11 @@ def _leaves_open(source: str) -> bool:
     return any(n > 0 for n in depth.values())
 
 
-# A document's end tags, and what hides markup: comments and raw-text elements,
-# matched whole so that an end tag written inside one is not taken for markup.
-_DOCUMENT_END = re.compile(
-    r"<!--.*?(?:-->|\Z)|<(script|style|textarea|title|xmp)\b[^>]*>.*?(?:</\1\s*>|\Z)"
-    r"|</(html|body)\s*>",
-    re.IGNORECASE | re.DOTALL,
-)
+# What hides markup: comments and raw-text elements (group 1), matched whole so
+# that a tag written inside one is not taken for markup. Unended, each runs to the end.
+_NO_MARKUP = r"<!--.*?(?:-->|\Z)|<(script|style|textarea|title|xmp)\b[^>]*>.*?(?:</\1\s*>|\Z)"
+# A document's end tags (group 2), outside what hides markup.
+_DOCUMENT_END = re.compile(_NO_MARKUP + r"|</(html|body)\s*>", re.IGNORECASE | re.DOTALL)
 _RAW_TEXT_TAGS = frozenset({"script", "style"})
 #: How many `<` from the end the cheap test reads before it leaves the page to
 #: the exact search (end tags, comments and a script's code hold them).
@@ -209,10 +207,12 @@ _POPPING_END_TAGS = frozenset(
 _TABLE_SCOPES = frozenset({"table", "caption", "td", "th"})
 _ITEMS = frozenset({"dd", "dt"})
 _TRACKED = _POPPING_END_TAGS | _TABLE_SCOPES | {"div"}
-# Comments and raw-text elements are matched whole, so their content is skipped.
+# The tracked tags (end slash: group 2, name: group 3), outside what hides markup.
 _SOURCE_TAG = re.compile(
-    r"<!--.*?(?:-->|\Z)|<(script|style|textarea|title|xmp)\b[^>]*>.*?(?:</\1\s*>|\Z)"
-    r"|<(/?)(" + "|".join(sorted(_TRACKED, key=len, reverse=True)) + r")(?=[\s/>])[^>]*>",
+    _NO_MARKUP
+    + r"|<(/?)("
+    + "|".join(sorted(_TRACKED, key=len, reverse=True))
+    + r")(?=[\s/>])[^>]*>",
     re.IGNORECASE | re.DOTALL,
 )
 _MISMATCH = re.compile(r"Opening and ending tag mismatch: ([\w:-]+) and ")
