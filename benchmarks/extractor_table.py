@@ -63,7 +63,7 @@ from corpus_crawler.extractors import visible
 from corpus_crawler.language_setup import choose_language, stoplist_and_params
 from corpus_crawler.model import Paragraph, ParagraphClass
 from corpus_crawler.presets import container_options
-from corpus_crawler.segment import segment, stated_elements
+from corpus_crawler.segment import lead_elements, segment, stated_elements
 from corpus_crawler.wrappers import page_furniture
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -233,15 +233,16 @@ def _text(paragraphs: Sequence[Paragraph]) -> str:
 
 def _preset_blocks(
     html: bytes, config: ExtractConfig, walk: ContainerOptions | None = None
-) -> tuple[tuple[Paragraph, ...], JustextParams, list[int], dict[str, int]]:
+) -> tuple[tuple[Paragraph, ...], JustextParams, list[int], dict[str, int], list[tuple[str, ...]]]:
     """A page's visible blocks classified as the presets classify them before
     their container pass, with each block's furniture marks (layout wrappers
-    unwrapped when the options say so) and the elements
-    that state a mark (extractors._justext up to the pass; both presets share
-    these steps but for the walk options, the preset's or `walk`'s)."""
+    unwrapped when the options say so), the elements that state a mark and,
+    per block, the elements above it named as a lead (extractors._justext up to
+    the pass; both presets share these steps but for the walk options, the
+    preset's or `walk`'s)."""
     root = dom.parse_page(decode_html(html, None).text, scripting=True)
     if root is None:
-        return (), JustextParams(), [], {}
+        return (), JustextParams(), [], {}, []
     options = walk or container_options(config.preset)
     segments = visible(
         segment(
@@ -252,7 +253,7 @@ def _preset_blocks(
         )
     )
     if not segments:
-        return (), JustextParams(), [], {}
+        return (), JustextParams(), [], {}, []
     language, _ = choose_language([s.text for s in segments], config)
     stoplist, params = stoplist_and_params(language, config)
     paragraphs = classify_segments(segments, stoplist, params)
@@ -262,6 +263,7 @@ def _preset_blocks(
         params,
         page_furniture(segments, paragraphs, unwrap),
         stated_elements(segments),
+        lead_elements(segments),
     )
 
 
@@ -285,7 +287,16 @@ def tuning_tables(
     `preset_passes` (the container pass, then the code pass) then runs per grid
     point on those paragraphs, which is exactly what the presets do next.
     """
-    Rows = list[tuple[tuple[Paragraph, ...], JustextParams, list[int], dict[str, int], str]]
+    Rows = list[
+        tuple[
+            tuple[Paragraph, ...],
+            JustextParams,
+            list[int],
+            dict[str, int],
+            list[tuple[str, ...]],
+            str,
+        ]
+    ]
     # the presets walk alike unless their walk options differ (article's
     # page_links_only, drop_hidden_inline): blocks once per set of walk options
     by_walk: dict[tuple[bool, ...], dict[str, Rows]] = {}
@@ -310,8 +321,8 @@ def tuning_tables(
         by_set: dict[str, list[PageScore]] = {}
         for name, rows in seeds_of(options).items():
             scores = []
-            for index, (paragraphs, params, unlikely, stated, gold) in enumerate(rows):
-                passed = preset_passes(paragraphs, params, options, unlikely, stated)
+            for index, (paragraphs, params, unlikely, stated, leads, gold) in enumerate(rows):
+                passed = preset_passes(paragraphs, params, options, unlikely, stated, leads)
                 text = _text(passed) if paragraphs else ""
                 key = (name, index, text)
                 if key not in cache:

@@ -529,6 +529,10 @@ class ContainerOptions:
     #: kept block of the body, no more than this many levels above the <h1>
     #: (0: off; see `standfirst_pass`).
     standfirst_levels: int = 0
+    #: With `standfirst_levels`: a block farther from the <h1> is let in too when
+    #: an element above it that does not hold the <h1> names itself the lead
+    #: ("article-lead", "dek", itemprop="description": elementmarks.LEAD).
+    standfirst_named: bool = False
     #: Walk options (segment.segment), read by the extractor before the blocks
     #: exist; off, the walk is jusText's. An <a> is link text only when it links
     #: to a page (not `javascript:`, empty or "#"): readability.js turns such
@@ -543,7 +547,13 @@ class ContainerOptions:
     @property
     def uses_marks(self) -> bool:
         """Whether the blocks need their elementmarks (segment(..., marked=True))."""
-        return self.drop_hidden or self.skip_unlikely or self.drop_hidden_inline or self.uses_stated
+        return (
+            self.drop_hidden
+            or self.skip_unlikely
+            or self.drop_hidden_inline
+            or self.uses_stated
+            or (self.standfirst_named and self.standfirst_levels > 0)
+        )
 
     @property
     def uses_stated(self) -> bool:
@@ -1734,7 +1744,7 @@ WALK_FIELDS = frozenset({"page_links_only", "drop_hidden_inline"})
 #: (corpus_crawler.wrappers).
 BEFORE_FIELDS = frozenset({"unwrap_layouts"})
 #: ContainerOptions read by passes run after the container pass (`code_pass`).
-AFTER_FIELDS = frozenset({"drop_program_code", "standfirst_levels"})
+AFTER_FIELDS = frozenset({"drop_program_code", "standfirst_levels", "standfirst_named"})
 
 
 def _preformatted(p: Paragraph) -> bool:
@@ -1795,6 +1805,7 @@ def preset_passes(
     options: ContainerOptions,
     unlikely: Sequence[int] | None = None,
     stated: Mapping[str, int] | None = None,
+    leads: Sequence[tuple[str, ...]] | None = None,
 ) -> tuple[Paragraph, ...]:
     """What a preset with a main container (`corpus`, `article`, `article-comments`)
     runs on jusText's classes: `container_pass`, then `code_pass` where
@@ -1802,7 +1813,13 @@ def preset_passes(
     tools call this one function."""
     passed = container_pass(paragraphs, params, options, unlikely, stated=stated)
     if options.standfirst_levels:
-        passed = standfirst_pass(passed, params, options.standfirst_levels, unlikely)
+        passed = standfirst_pass(
+            passed,
+            params,
+            options.standfirst_levels,
+            unlikely,
+            leads if options.standfirst_named else None,
+        )
     return code_pass(passed, params) if options.drop_program_code else passed
 
 
@@ -1817,6 +1834,7 @@ def standfirst_pass(
     params: JustextParams,
     levels: int,
     unlikely: Sequence[int] | None = None,
+    leads: Sequence[tuple[str, ...]] | None = None,
 ) -> tuple[Paragraph, ...]:
     """The article's standfirst (lead, summary, "chapo", perex): the prose
     between the page's title and the body. News and magazine templates set it
@@ -1839,6 +1857,14 @@ def standfirst_pass(
     does not know <figure> as a block, though: a caption written straight into
     <figcaption> is part of the block of the element around the figure, and
     is let in when that block passes.
+
+    With `leads` (per block, the elements above it named as a lead:
+    segment.lead_elements), a block farther from the title is let in too when
+    such an element that does not hold the title is above it, as long as the
+    page names one element so (an article has one standfirst; a name repeated
+    over several elements names teasers of other stories). And a block the
+    body's first kept block begins with is not let in: some templates print the
+    standfirst again as the body's first paragraph.
     """
     title = next(
         (i for i, p in enumerate(paragraphs) if p.headline and p.link_density <= _TITLE_LINKS), None
@@ -1855,19 +1881,42 @@ def standfirst_pass(
     )
     if body is None or body == title + 1:
         return tuple(paragraphs)
-    title_steps = paragraphs[title].xpath.split("/")
+    title_path = paragraphs[title].xpath
+    title_steps = title_path.split("/")
     out = list(paragraphs)
+    named: dict[int, str] = {}  # block -> the lead element that alone lets it in
+    # a page that repeats its standfirst as the body's first paragraph says it once
+    opening = " ".join(paragraphs[body].text.split())
     for i in range(title + 1, body):
         p = out[i]
         if p.heading or not p.text or (unlikely is not None and unlikely[i] & ASIDE):
             continue
+        if opening.startswith(" ".join(p.text.split())):
+            continue
         if any(step in p.xpath for step in _FIGURE_STEPS):
             continue
-        if _steps_above(title_steps, p.xpath.split("/")) > levels:
+        if _context_free_class(p, params) not in (GOOD, NEAR_GOOD):
             continue
-        if _context_free_class(p, params) in (GOOD, NEAR_GOOD):
+        if _steps_above(title_steps, p.xpath.split("/")) <= levels:
             out[i] = reclassified(p, GOOD, GOOD)
+        elif leads is not None:
+            lead = _named_lead(leads[i], title_path)
+            if lead is not None:
+                named[i] = lead
+    # an article has one standfirst: a name over several elements names teasers
+    if named and len(set(named.values())) == 1:
+        for i in named:
+            out[i] = reclassified(out[i], GOOD, GOOD)
     return tuple(out)
+
+
+def _named_lead(leads: Sequence[str], title: str) -> str | None:
+    """The innermost of these lead elements (xpaths, outermost first) that does not
+    hold the title (None: none)."""
+    for x in reversed(leads):
+        if title != x and not title.startswith(x + "/"):
+            return x
+    return None
 
 
 def _steps_above(title: Sequence[str], other: Sequence[str]) -> int:

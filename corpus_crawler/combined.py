@@ -37,7 +37,7 @@ from .kimatu import load_kimatu_options as _load_kimatu_options
 from .language_setup import choose_language, stoplist_and_params
 from .model import Paragraph, ParagraphClass, reclassified
 from .presets import container_options
-from .segment import segment, stated_elements
+from .segment import lead_elements, segment, stated_elements
 from .wrappers import page_furniture
 
 GOOD = ParagraphClass.GOOD
@@ -493,4 +493,5 @@ def combined(
         container = replace(container, inside_shift=0, region_shift=0, outside_shift=0)
     stated = stated_elements(segments) if container.uses_stated else None
     marks = page_furniture(segments, justext, container.unwrap_layouts)
-    return preset_passes(voted, params, container, marks, stated)
+    leads = lead_elements(segments) if container.standfirst_named else None
+    return preset_passes(voted, params, container, marks, stated, leads)

@@ -70,6 +70,12 @@ the answer per attribute set):
   score when few of its characters are links; the `article` preset does
   (ContainerOptions.article_body).
 
+- LEAD: the element names itself the article's lead: a part of its class or id
+  (split at non-letters and camelCase) is a standfirst's name (lead, dek, excerpt,
+  intro, perex, chapo...), and no part names a picture (a "lead-asset" is the lead
+  image); or its `itemprop` is description or abstract. The standfirst pass lets
+  such a block in farther from the title (ContainerOptions.standfirst_named).
+
 A block carries the marks of its element and of every ancestor. NEGATIVE and
 BODY (`STATED`) name one element, not a subtree: the walk also lists, per block,
 which of its ancestors carry them (segment.Segment.stated).
@@ -94,11 +100,14 @@ COMMENTS = 32
 ARTICLE = 64
 #: An `<aside>` or `<footer>` element named as an aside: no ARTICLE ends it.
 ASIDE_ELEMENT = 128
+#: The element names itself the article's lead (a standfirst, summary, dek...) or
+#: states it is the page's description (itemprop): read by the standfirst pass.
+LEAD = 256
 #: The marks an element states about itself (NEGATIVE, BODY: read by `article`).
 STATED = NEGATIVE | BODY
 #: The marks listed per element above each block (Segment.stated): the stated ones and
 #: the furniture (corpus_crawler.wrappers tells a layout wrapper from an aside by them).
-RECORDED = STATED | UNLIKELY | ASIDE | COMMENTS | ASIDE_ELEMENT
+RECORDED = STATED | UNLIKELY | ASIDE | COMMENTS | ASIDE_ELEMENT | LEAD
 #: The asides an ARTICLE does not end.
 UNENDED_ASIDES = COMMENTS | ASIDE_ELEMENT
 
@@ -154,6 +163,23 @@ _POSITIVE_WORDS = (
     "article", "body", "content", "entry", "hentry", "h-entry", "main", "page",
     "pagination", "post", "text", "blog", "story",
 )  # fmt: skip
+# The words a template names its article's lead with (English, and the Italian,
+# French, Czech/Slovak and Spanish names of the standfirst), matched as whole parts
+# of a class or id split at non-letters and camelCase ("article-lead", "c-dek",
+# "storySummary", "field-perex"), and the schema.org properties of one.
+_LEAD_WORDS = frozenset((
+    "lead", "lede", "standfirst", "dek", "deck", "excerpt", "intro",
+    "subtitle", "subheadline", "subhead", "abstract", "description", "perex",
+    "sommario", "chapo", "chapeau", "entradilla", "bajada",
+))  # fmt: skip
+_LEAD_PROPS = frozenset(("description", "abstract"))
+# A lead named with a picture is the lead picture or its caption ("lead-asset",
+# "media__description"): substrings, as readability matches its names.
+_PICTURE_WORDS = (
+    "asset", "caption", "credit", "figure", "gallery", "image", "img", "media", "photo",
+    "picture", "video",
+)  # fmt: skip
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 #: readability's weight of one class or id value that names content (+) or
 #: furniture (-) (readability.js `_getClassWeight`).
 CLASS_WEIGHT = 25
@@ -202,6 +228,20 @@ def _aside_marks(names: str) -> int:
     return marks
 
 
+def _lead_names(names: str) -> bool:
+    """Do class and id name an article's lead (a standfirst, dek, excerpt...), and
+    no picture?"""
+    if _contains_any(names.lower(), _PICTURE_WORDS):
+        return False
+    for token in _CAMEL.sub("-", names).lower().split():
+        if "://" in token:
+            continue
+        for part in _NAME_PARTS.split(token):
+            if part in _LEAD_WORDS:
+                return True
+    return False
+
+
 def _name_weight(name: str | None) -> int:
     """readability's weight of one class or id value (0 when absent)."""
     if not name:
@@ -243,8 +283,8 @@ def furniture_marks(
         or (style is not None and _hiding_style(style))
     ):
         marks |= HIDDEN
+    names = f"{class_name or ''} {element_id or ''}" if class_name or element_id else ""
     if tag not in _NEVER_UNLIKELY:
-        names = f"{class_name or ''} {element_id or ''}" if class_name or element_id else ""
         if names and _furniture_names(names):
             marks |= UNLIKELY | _aside_marks(names)
             if marks & ASIDE and tag in ASIDE_TAGS:
@@ -259,6 +299,10 @@ def furniture_marks(
             names and _contains_any(names.lower(), _MAYBE_CONTENT_WORDS)
         ):
             marks |= _FURNITURE_TAGS[tag]
+    if (names and _lead_names(names)) or (
+        itemprop is not None and not _LEAD_PROPS.isdisjoint(itemprop.split())
+    ):
+        marks |= LEAD
     return marks
 
 
@@ -282,7 +326,7 @@ def element_marks(
 ) -> int:
     """The marks of one element (the bits of `furniture_marks`, NEGATIVE and BODY)
     from its tag and attribute values (None: the attribute is absent)."""
-    marks = furniture_marks(tag, class_name, element_id, role, hidden, aria_hidden, style)
+    marks = furniture_marks(tag, class_name, element_id, role, hidden, aria_hidden, style, itemprop)
     if (
         tag in WEIGHED_TAGS
         and (class_name or element_id)

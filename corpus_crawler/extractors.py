@@ -23,7 +23,7 @@ from .elementmarks import HIDDEN
 from .language_setup import accepted, choose_language, stoplist_and_params
 from .model import DropReason, Paragraph
 from .presets import container_options
-from .segment import Segment, TooManyBlocks, composed, segment, stated_elements
+from .segment import Segment, TooManyBlocks, composed, lead_elements, segment, stated_elements
 from .wrappers import page_furniture
 
 
@@ -122,7 +122,8 @@ def _justext(root: etree._Element, config: ExtractConfig) -> Extraction:
     if options is not None:
         stated = stated_elements(segments) if options.uses_stated else None
         marks = page_furniture(segments, paragraphs, options.unwrap_layouts)
-        paragraphs = preset_passes(paragraphs, params, options, marks, stated)
+        leads = lead_elements(segments) if options.standfirst_named else None
+        paragraphs = preset_passes(paragraphs, params, options, marks, stated, leads)
     return Extraction(paragraphs, language, confidence)
 
 

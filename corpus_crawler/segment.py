@@ -28,6 +28,7 @@ from .elementmarks import (
     ASIDE,
     COMMENTS,
     HIDDEN,
+    LEAD,
     MARKED_ATTRIBUTES,
     MARKED_TAGS,
     RECORDED,
@@ -395,6 +396,20 @@ def stated_elements(segments: Sequence[Segment]) -> dict[str, int]:
             if bits & STATED:
                 found[xpath] = bits & STATED
     return found
+
+
+def lead_elements(segments: Sequence[Segment]) -> list[tuple[str, ...]]:
+    """Per block, the xpaths of the elements above it that name an article's lead
+    (elementmarks.LEAD), outermost first: what the standfirst pass takes as `leads`."""
+    read: dict[int, tuple[str, ...]] = {}
+    out = []
+    for s in segments:
+        chain = s.stated
+        found = read.get(id(chain))
+        if found is None:
+            found = read[id(chain)] = tuple(xpath for xpath, bits in chain if bits & LEAD)
+        out.append(found)
+    return out
 
 
 def segment(

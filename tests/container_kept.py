@@ -9,7 +9,7 @@ from corpus_crawler.classify import container_pass
 from corpus_crawler.config import JustextParams
 from corpus_crawler.model import ParagraphClass
 from corpus_crawler.presets import container_options
-from corpus_crawler.segment import furniture, segment, stated_elements
+from corpus_crawler.segment import furniture, lead_elements, segment, stated_elements
 
 
 def page_marks(html: bytes) -> list[int]:
@@ -20,6 +20,12 @@ def page_marks(html: bytes) -> list[int]:
 def page_stated(html: bytes) -> dict[str, int]:
     """The page's elements that state a mark of their own (what `extract` gives the pass)."""
     return stated_elements(segment(dom.preprocess_seed(dom.parse(html.decode())), marked=True))
+
+
+def page_leads(html: bytes) -> list[tuple[str, ...]]:
+    """Per block of the page, the elements above it named as a lead (what `extract`
+    gives the standfirst pass)."""
+    return lead_elements(segment(dom.preprocess_seed(dom.parse(html.decode())), marked=True))
 
 
 def container_kept(html: bytes, *, compiled: bool, **changes: object) -> str:

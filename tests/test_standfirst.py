@@ -5,11 +5,12 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from container_kept import page_marks, page_stated
+from container_kept import page_leads, page_marks, page_stated
 
 from corpus_crawler import ExtractConfig, Preset, extract
 from corpus_crawler.classify import ConfigError, ContainerOptions, preset_passes
 from corpus_crawler.config import JustextParams
+from corpus_crawler.elementmarks import LEAD, element_marks, furniture_marks
 from corpus_crawler.model import ParagraphClass
 from corpus_crawler.presets import container_options
 
@@ -48,11 +49,12 @@ def _kept(html: str, preset: Preset) -> str:
     return doc.text
 
 
-def _passed(html: str, levels: int) -> str:
-    """The `article` preset's passes on the page's seed classes, with the rule at `levels`."""
+def _passed(html: str, levels: int, named: bool = False) -> str:
+    """The `article` preset's passes on the page's seed classes, with the rule at
+    `levels`, and with or without the lead elements' names."""
     shipped = container_options(Preset.ARTICLE)
     assert shipped is not None
-    options = replace(shipped, standfirst_levels=levels)
+    options = replace(shipped, standfirst_levels=levels, standfirst_named=named)
     doc = extract(html.encode(), config=ExtractConfig(preset=Preset.SEED, language="en"))
     passed = preset_passes(
         doc.paragraphs,
@@ -60,6 +62,7 @@ def _passed(html: str, levels: int) -> str:
         options,
         page_marks(html.encode()),
         page_stated(html.encode()),
+        page_leads(html.encode()),
     )
     return " ".join(p.text for p in passed if p.final_class is ParagraphClass.GOOD)
 
@@ -128,3 +131,106 @@ def test_prose_in_a_sidebar_beside_the_title_is_not_kept() -> None:
 def test_standfirst_levels_is_a_whole_number(value: object) -> None:
     with pytest.raises(ConfigError, match="standfirst_levels"):
         ContainerOptions(standfirst_levels=value)  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------- a lead named as one
+
+
+#: A template that sets its lead far from the title: the <h1> in the header's
+#: title row, the lead in a band of its own below it (four levels up), a share bar
+#: between it and the story.
+def _far(lead: str, body: str = BODY) -> str:
+    return (
+        '<html><body><div class="page"><div class="top"><div class="row"><div class="cell">'
+        "<h1>Money for the bridge</h1></div></div></div>"
+        f'<div class="band"><div class="col"><div class="inner">{lead}</div></div>{MENU}</div>'
+        f'<div class="main"><div class="story">{body}</div></div></div></body></html>'
+    )
+
+
+@pytest.mark.parametrize(
+    "attributes",
+    [
+        'class="article-lead"',
+        'class="c-dek"',
+        'class="leadIn"',  # camelCase parts
+        'class="field field--name-field-perex"',
+        'class="content__standfirst"',
+        'itemprop="description"',
+    ],
+)
+def test_a_lead_the_page_names_is_kept_farther_from_the_title(attributes: str) -> None:
+    html = _far(f"<p {attributes}>{STANDFIRST}</p>")
+    assert STANDFIRST not in _passed(html, 2)  # four levels up: too far by position
+    assert STANDFIRST in _passed(html, 2, named=True)
+    assert STANDFIRST in _kept(html, Preset.ARTICLE)  # the shipped preset names it
+
+
+@pytest.mark.parametrize(
+    "attributes",
+    [
+        'class="article-body"',
+        'class="leader-board"',  # a word that holds "lead" is another word
+        'class="lead-asset-caption"',  # the lead picture's caption
+        'class="media__description"',
+        'class="printSummary"',  # "summary" is no lead word
+    ],
+)
+def test_names_that_do_not_name_a_lead_let_nothing_in(attributes: str) -> None:
+    html = _far(f"<p {attributes}>{STANDFIRST}</p>")
+    assert STANDFIRST not in _passed(html, 2, named=True)
+
+
+def test_a_name_over_several_elements_names_teasers() -> None:
+    """An article has one standfirst; three "lead" elements are teasers of three stories."""
+    teasers = "".join(
+        f'<div class="teaser"><p class="lead">{STANDFIRST.replace("bridge", w)}</p></div>'
+        for w in ("school", "library", "harbour")
+    )
+    html = _far(teasers)
+    text = _passed(html, 2, named=True)
+    assert "old school" not in text and "old harbour" not in text
+    one = _far(f'<div class="teaser"><p class="lead">{STANDFIRST}</p></div>')
+    assert STANDFIRST in _passed(one, 2, named=True)
+
+
+def test_a_lead_element_that_holds_the_title_names_nothing_below_it() -> None:
+    """A header named "with-abstract" holds the <h1>: its name says nothing of the
+    other blocks in it."""
+    html = (
+        '<html><body><div class="page"><header class="header--with-abstract">'
+        '<div class="a"><div class="b"><h1>Money for the bridge</h1></div></div>'
+        f'<div class="c"><div class="d"><div class="e"><p>{BLURB}</p></div></div></div>'
+        f'{MENU}</header><div class="story">{BODY}</div></div></body></html>'
+    )
+    assert BLURB not in _passed(html, 2, named=True)
+    assert BLURB in _passed(html, 9)  # only its place leaves it out
+
+
+def test_a_standfirst_repeated_as_the_first_paragraph_is_said_once() -> None:
+    """Some templates print the lead above the story and again as its first paragraph."""
+    body = f"<p>{STANDFIRST} {SENTENCE}</p>" + BODY
+    near = (
+        "<html><body><main><header><h1>Money for the bridge</h1>"
+        f"<p>{STANDFIRST}</p>{MENU}</header>"
+        f'<div class="story">{body}</div></main></body></html>'
+    )
+    assert _passed(near, 2).count(STANDFIRST) == 1
+    other = near.replace(f"<p>{STANDFIRST}</p>", f"<p>{BLURB}</p>")
+    assert BLURB not in _passed(other, 0)
+    assert _passed(other, 2).count(BLURB) == 1
+
+
+@pytest.mark.parametrize("marker", [element_marks, furniture_marks])
+def test_lead_marks(marker: object) -> None:
+    def marks(class_name: str | None, itemprop: str | None = None) -> int:
+        return marker("p", class_name, None, None, None, None, None, itemprop)  # type: ignore[operator]
+
+    assert marks("a-article-header__lead") & LEAD
+    assert marks("storyDek") & LEAD
+    assert marks(None, "description") & LEAD
+    assert marks(None, "name description") & LEAD
+    assert not marks("leading") & LEAD
+    assert not marks("lead-image") & LEAD
+    assert not marks(None, "articleBody") & LEAD
+    assert not marks("http://example.com/lead") & LEAD  # a URL as a name names nothing

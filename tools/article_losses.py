@@ -69,15 +69,16 @@ def _blocks(
     walk: ContainerOptions,
     preset: Preset = Preset.ARTICLE,
 ) -> dict[str, list[Any]]:
-    """set -> [(page id, paragraphs, params, unlikely, stated, gold text)], cached on disk
+    """set -> [(page id, paragraphs, params, unlikely, stated, leads, gold text)], cached on disk
     when asked (the classification is the slow part; the container pass is what changes).
     The walk options (classify.WALK_FIELDS) and those that make the furniture marks
     (BEFORE_FIELDS) are `walk`'s; the cache file's name says the preset and which of
     them are on."""
     walk_on = [name for name in sorted(WALK_FIELDS | BEFORE_FIELDS) if getattr(walk, name)]
     if cache is not None:
-        # the row format's version first: rows with the stated elements are v2
-        parts = ["v2", preset.value, *walk_on]
+        # the row format's version first: rows with the stated elements are v2,
+        # with the lead elements v3
+        parts = ["v3", preset.value, *walk_on]
         cache = cache.with_name(f"{cache.stem}.{'.'.join(parts)}{cache.suffix}")
     if cache is not None and cache.exists():
         data: dict[str, list[Any]] = pickle.loads(cache.read_bytes())
@@ -192,9 +193,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         base_scores = []
         oracle_scores = []
         by_characters = _scored_by_characters(args.gold, set_name)
-        for page_id, paragraphs, params, unlikely, stated, gold in rows:
+        for page_id, paragraphs, params, unlikely, stated, leads, gold in rows:
             passed = (
-                preset_passes(paragraphs, params, options, unlikely, stated) if paragraphs else ()
+                preset_passes(paragraphs, params, options, unlikely, stated, leads)
+                if paragraphs
+                else ()
             )
             chars = page_id in by_characters
             score = page_scores(_text(passed) if paragraphs else "", gold, characters=chars)
@@ -205,7 +208,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 )
             if args.compare:
                 base_passed = (
-                    preset_passes(paragraphs, params, base_options, unlikely, stated)
+                    preset_passes(paragraphs, params, base_options, unlikely, stated, leads)
                     if paragraphs
                     else ()
                 )

@@ -53,7 +53,7 @@ def classified_pages(gold: Sequence[Path], preset: Preset) -> list[Page]:
         for sets in find_gold_sets(path):
             gold_set = load_gold_set(sets)
             for page in gold_set.pages:
-                paragraphs, params, unlikely, stated = _preset_blocks(page.html, config)
+                paragraphs, params, unlikely, stated, _ = _preset_blocks(page.html, config)
                 if paragraphs:
                     pages.append(
                         (f"{gold_set.name}/{page.id}", paragraphs, params, unlikely, stated)

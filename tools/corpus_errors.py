@@ -50,7 +50,7 @@ from corpus_crawler.extractors import visible
 from corpus_crawler.language_setup import choose_language, stoplist_and_params
 from corpus_crawler.model import Paragraph, ParagraphClass
 from corpus_crawler.presets import container_options
-from corpus_crawler.segment import segment, stated_elements
+from corpus_crawler.segment import lead_elements, segment, stated_elements
 from corpus_crawler.wrappers import page_furniture
 
 GOOD = ParagraphClass.GOOD
@@ -98,7 +98,7 @@ def page_blocks(html: bytes, gold: str, preset: Preset) -> tuple[list[Block], st
     seeded = classify_segments(segments, stoplist, params)
     unlikely = page_furniture(segments, seeded, options.unwrap_layouts)
     stated = stated_elements(segments)
-    passed = preset_passes(seeded, params, options, unlikely, stated)
+    passed = preset_passes(seeded, params, options, unlikely, stated, lead_elements(segments))
     subtrees = _Subtrees(seeded, options, unlikely if any(unlikely) else None)
     containers = main_containers(seeded, options, subtrees, stated)
     region = main_region(seeded, containers, options, subtrees)
