@@ -137,6 +137,47 @@ def test_the_rule_on_the_chains() -> None:
     assert unwrapped(paragraphs, marks, [(tagged,), (tagged, inner), ()]) == marks
 
 
+def test_on_a_page_of_short_paragraphs_the_near_good_prose_is_weighed() -> None:
+    """No block reaches length_high: the wrapper's near-good prose is the page's text."""
+    wrapper = ("/html/body/div[1]", UNLIKELY | ASIDE)
+    inner = ("/html/body/div[1]/aside[1]", UNLIKELY | ASIDE | ASIDE_ELEMENT)
+    chains = [(wrapper,), (wrapper,), (wrapper, inner)]
+    marks = [UNLIKELY | ASIDE, UNLIKELY | ASIDE, UNLIKELY | ASIDE | ASIDE_ELEMENT]
+
+    def near(length: int) -> Paragraph:
+        n = ParagraphClass.NEAR_GOOD
+        return Paragraph(text="x" * length, cf_class=n, final_class=n, length=length)
+
+    short = [near(150), near(150), near(100)]
+    assert unwrapped(short, marks, chains) == [0, 0, marks[2]]
+    # with a good block on the page, the near-good ones weigh nothing
+    assert unwrapped([near(150), near(150), _paragraph(250)], marks, chains) == marks
+
+
+@pytest.mark.parametrize("preset", [Preset.CORPUS, Preset.ARTICLE])
+def test_a_tutorial_of_short_paragraphs_in_a_wrapper_is_kept(preset: Preset) -> None:
+    """statisticsglobe.com: every paragraph shorter than length_high, between code
+    listings, in a `section.for_sidebar` beside the sidebar; the page's only
+    other prose is the site's tagline above. Both presets kept nothing of it."""
+    step = (
+        "In this step we set the size of the text with one more line of the code, and"
+        " then we draw the plot again to see what has changed in it."
+    )
+    steps = "".join(f"<p>{step} ({i})</p><pre>plot(size = {i})</pre>" for i in range(8))
+    top = (
+        "<div class='top'><ul class='nav'>"
+        + "".join(f"<li><a href='/m{i}'>Section {i}</a></li>" for i in range(8))
+        + "</ul><p>Statistics and programming tutorials for everyone who works with"
+        " data.</p></div>"
+    )
+    html = (
+        f"<html><body>{top}<section class='l-section for_sidebar'><div class='l-col'>"
+        f"<h1>Font sizes</h1>{steps}</div>{WIDGETS}</section></body></html>"
+    ).encode()
+    text = extract(html, config=ExtractConfig(language="en", preset=preset)).text
+    assert text.count("we draw the plot again") == 8
+
+
 def test_page_furniture_needs_one_paragraph_per_block() -> None:
     with pytest.raises(ValueError, match="1 paragraphs for 0 blocks"):
         page_furniture([], [_paragraph(10)], unwrap=True)
