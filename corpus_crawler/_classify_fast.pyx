@@ -482,6 +482,8 @@ CONTAINER_FIELDS = frozenset((
     "retry_weighs_prose",
     # the region stops below a portal's lists of teasers
     "region_stops_at_teasers",
+    # readability's conditional cleaning in the region too (article, 2026-11-29)
+    "clean_region",
     # a <select>'s options score no container points
     "select_scores_nothing",
     # the `article` preset's readability rules (issue 13, article1-6): segments of
@@ -590,6 +592,8 @@ cdef class _Nodes:
     cdef long long* commas        # commas in the subtree (conditional cleaning only)
     cdef long long* listed        # characters in lists below the node (the same)
     cdef bint* cleaned            # the node or an ancestor is cleaned out of the container
+    cdef bint* region_cleaned     # the node or an ancestor is cleaned out of the region
+    cdef bint* prose              # a block of prose lies at or below it (clean_region)
     cdef int* kinds               # K_* bits of the node's tag
     cdef int* marks               # elementmarks.STATED bits the element states
     cdef bint* counted            # a scored-over block lies at or below it (_Subtrees.chars)
@@ -619,6 +623,8 @@ cdef class _Nodes:
         PyMem_Free(self.commas)
         PyMem_Free(self.listed)
         PyMem_Free(self.cleaned)
+        PyMem_Free(self.region_cleaned)
+        PyMem_Free(self.prose)
         PyMem_Free(self.kinds)
         PyMem_Free(self.marks)
         PyMem_Free(self.counted)
@@ -684,6 +690,8 @@ cdef class _Nodes:
         self.commas = <long long*>PyMem_Malloc(n * sizeof(long long))
         self.listed = <long long*>PyMem_Malloc(n * sizeof(long long))
         self.cleaned = <bint*>PyMem_Malloc(n * sizeof(bint))
+        self.region_cleaned = <bint*>PyMem_Malloc(n * sizeof(bint))
+        self.prose = <bint*>PyMem_Malloc(n * sizeof(bint))
         self.kinds = <int*>PyMem_Malloc(n * sizeof(int))
         self.marks = <int*>PyMem_Malloc(n * sizeof(int))
         self.counted = <bint*>PyMem_Malloc(n * sizeof(bint))
@@ -693,6 +701,7 @@ cdef class _Nodes:
         if not (self.chars and self.links and self.points and self.score and self.final_score
                 and self.scored and self.has_score and self.chosen and self.inside
                 and self.in_region and self.commas and self.listed and self.cleaned
+                and self.region_cleaned and self.prose
                 and self.kinds and self.marks and self.counted and self.wraps and self.extra
                 and self.framed):
             raise MemoryError()
@@ -707,6 +716,8 @@ cdef class _Nodes:
             self.kinds[node] = kind
             self.marks[node] = 0
             self.extra[node] = False
+            self.region_cleaned[node] = False
+            self.prose[node] = False
             self.framed[node] = 0
         return 0
 
@@ -747,6 +758,7 @@ cdef struct Candidate:
     long long commas     # its commas (counted for the conditional cleaning only)
     Py_ssize_t list_top  # the node above its outermost list (-1: none; cleaning only)
     bint sibling         # readability's sibling-paragraph test (classify.sibling_paragraphs)
+    bint prose           # context-free good or near-good, no heading, within jusText's links
 
 
 cdef struct Rules:
@@ -1060,14 +1072,57 @@ cdef int _mark_cleaned(_Nodes nodes, bint clean, double limit, bint negative) ex
             if score < _NEGATIVE_KEEP and (not kind & K_DIV or nodes.wraps[node]):
                 nodes.cleaned[node] = True
                 continue
-        if not clean or nodes.commas[node] >= 10:
-            continue
-        if not kind & K_CLEANED or kind & K_LIST:
-            continue
-        if <double>nodes.listed[node] > 0.9 * <double>length:
-            continue
-        if <double>nodes.links[node] / <double>length > limit:
+        if clean and _too_linked(nodes, node, limit):
             nodes.cleaned[node] = True
+    return 0
+
+
+cdef inline bint _too_linked(_Nodes nodes, Py_ssize_t node, double limit) noexcept:
+    """classify.cleaned_elements' test of one node of some text: a table, list
+    wrapper, div, aside, header, footer or section with fewer than 10 commas, not
+    a list nor over 90% lists, whose link density is above `limit`."""
+    cdef long long length = nodes.chars[node]
+    cdef int kind = nodes.kinds[node]
+    if nodes.commas[node] >= 10 or not kind & K_CLEANED or kind & K_LIST:
+        return False
+    if <double>nodes.listed[node] > 0.9 * <double>length:
+        return False
+    return <double>nodes.links[node] / <double>length > limit
+
+
+cdef int _mark_region_cleaned(
+    _Nodes nodes, const Candidate* blocks, Py_ssize_t n, Py_ssize_t region, Py_ssize_t best,
+    double limit,
+) except -1:
+    """classify.container_pass's clean_region per node (with its subtree): when
+    a block of prose lies in the container, an element strictly below the region
+    that neither holds the container nor a block of prose, and that
+    cleaned_elements would drop (as in _mark_cleaned), leaves the region."""
+    cdef Py_ssize_t node, parent, i
+    for i in range(n):
+        if blocks[i].prose:
+            node = blocks[i].node
+            while node >= 0 and not nodes.prose[node]:
+                nodes.prose[node] = True
+                node = nodes.parent[node]
+    if not nodes.prose[best]:
+        return 0
+    # the container and its ancestors are never cleaned out of the region
+    node = best
+    while node >= 0:
+        nodes.prose[node] = True
+        node = nodes.parent[node]
+    for node in range(nodes.count):
+        parent = nodes.parent[node]
+        if parent < 0:
+            continue
+        if nodes.region_cleaned[parent]:
+            nodes.region_cleaned[node] = True
+            continue
+        if not nodes.in_region[parent] or nodes.prose[node] or not nodes.chars[node]:
+            continue
+        if _too_linked(nodes, node, limit):
+            nodes.region_cleaned[node] = True
     return 0
 
 
@@ -1235,6 +1290,7 @@ def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores,
     cdef bint relax_region = relaxed is not None and options.region_link_density
     cdef bint use_functions = functional is not None and options.function_max_length != 0
     cdef bint clean = options.clean_conditionally
+    cdef bint clean_region = options.clean_conditionally and options.clean_region
     cdef double clean_limit = options.clean_link_density
     cdef bint clean_negative = options.clean_negative_names and bool(stated)
     cdef bint use_credits = credited is not None and options.credits_inside
@@ -1341,6 +1397,11 @@ def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores,
             lengths[i] = <long>length
             old_cf[i] = _code(_field(p, F_CF_CLASS, direct))
             old_finals[i] = _code(_field(p, F_FINAL_CLASS, direct))
+            b.prose = (
+                (old_cf[i] == C_GOOD or old_cf[i] == C_NEAR_GOOD)
+                and not headings[i]
+                and link_density <= params_max_link_density
+            )
             b.points = 0
             if clean or (length >= min_length and not headings[i]):
                 count = 0
@@ -1438,13 +1499,15 @@ def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores,
             _mark_paragraphs_above(nodes, best, blocks, n, levels)
         # what readability's cleaning drops from its article is outside it here
         _mark_cleaned(nodes, clean, clean_limit, clean_negative)
+        if clean_region and region != best:
+            _mark_region_cleaned(nodes, blocks, n, region, best, clean_limit)
         for i in range(n):
             b = &blocks[i]
             is_inside = (nodes.inside[b.node] or nodes.extra[b.node]) and not nodes.cleaned[b.node]
             is_region = (
                 nodes.in_region[b.node]
                 or (framed and nodes.framed[b.node] == 1 and not headings[i])
-            ) and not nodes.cleaned[b.node]
+            ) and not nodes.cleaned[b.node] and not nodes.region_cleaned[b.node]
             if (asides_out and b.aside) or (furniture_outside and skips_left and b.skipped):
                 # classify.container_pass: readability removed these before it
                 # chose, or the container chosen again keeps them out

@@ -533,6 +533,10 @@ class ContainerOptions:
     #: an element above it that does not hold the <h1> names itself the lead
     #: ("article-lead", "dek", itemprop="description": elementmarks.LEAD).
     standfirst_named: bool = False
+    #: readability's conditional cleaning (`clean_conditionally`) in the main region
+    #: around the container as well: a list of linked headlines beside a short
+    #: article is not lifted with the region.
+    clean_region: bool = False
     #: Walk options (segment.segment), read by the extractor before the blocks
     #: exist; off, the walk is jusText's. An <a> is link text only when it links
     #: to a page (not `javascript:`, empty or "#"): readability.js turns such
@@ -1127,6 +1131,23 @@ def dropped_elements(
     return dropped
 
 
+def _prose_holders(paragraphs: Sequence[Paragraph], params: JustextParams) -> set[str]:
+    """The elements above a block of prose: context-free GOOD, not a heading, within
+    jusText's link density."""
+    held: set[str] = set()
+    for p in paragraphs:
+        if (
+            p.cf_class in (GOOD, NEAR_GOOD)
+            and not p.heading
+            and p.link_density <= params.max_link_density
+        ):
+            path = p.xpath
+            while path and path not in held:
+                held.add(path)
+                path = _parent(path)
+    return held
+
+
 def main_region(
     paragraphs: Sequence[Paragraph],
     containers: Sequence[str],
@@ -1591,6 +1612,17 @@ def container_pass(
         inside = [i and not c for i, c in zip(inside, kept_out, strict=True)]
         in_region = [r and not c for r, c in zip(in_region, kept_out, strict=True)]
     dropped = dropped_elements(containers, subtrees, options, stated)
+    if options.clean_region and options.clean_conditionally and region and region != containers[0]:
+        above = containers[0] + "/"
+        prose = _prose_holders(paragraphs, params)
+        around = [
+            path
+            for path in cleaned_elements([region], subtrees, options.clean_link_density)
+            if not above.startswith(path + "/") and path not in prose
+        ]
+        if around and containers[0] in prose:
+            gone = inside_containers(paragraphs, around)
+            in_region = [r and not g for r, g in zip(in_region, gone, strict=True)]
     if dropped:
         cleaned = inside_containers(paragraphs, dropped)
         if any(cleaned):

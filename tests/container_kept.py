@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from corpus_crawler import ExtractConfig, Preset, dom, extract
-from corpus_crawler.classify import container_pass
+from corpus_crawler.classify import ContainerOptions, container_pass
 from corpus_crawler.config import JustextParams
-from corpus_crawler.model import ParagraphClass
+from corpus_crawler.model import Paragraph, ParagraphClass
 from corpus_crawler.presets import container_options
 from corpus_crawler.segment import furniture, lead_elements, segment, stated_elements
 
@@ -37,9 +37,22 @@ def container_kept(html: bytes, *, compiled: bool, **changes: object) -> str:
     assert shipped is not None
     everything_outside = {"outside_shift": -3, "comment_shift": None, "furniture_shift": 0}
     options = replace(shipped, **{**everything_outside, **changes})  # type: ignore[arg-type]
-    doc = extract(html, config=ExtractConfig(language="en"))
+    return pass_text(html, options, compiled=compiled)
+
+
+def pass_text(
+    html: bytes,
+    options: ContainerOptions,
+    *,
+    compiled: bool,
+    paragraphs: tuple[Paragraph, ...] | None = None,
+) -> str:
+    """The text the container pass with `options` keeps of `html` (English), run
+    on `paragraphs` or, by default, on the page's seed classes."""
+    if paragraphs is None:
+        paragraphs = extract(html, config=ExtractConfig(language="en")).paragraphs
     passed = container_pass(
-        doc.paragraphs,
+        paragraphs,
         JustextParams(),
         options,
         page_marks(html),
