@@ -374,6 +374,10 @@ class ContainerOptions:
     #: portal's lists of other articles), unless the container itself lies in such
     #: an item (a section front, a page that is its teasers).
     region_stops_at_teasers: bool = False
+    #: Teasers outside lists too: the prose of items of a repeated template, at
+    #: least `REPEATED_ITEMS` sibling elements of one tag that each hold a linked
+    #: heading at the same place below them (`repeated_items`).
+    repeated_teasers: bool = False
     #: Class steps (on BAD < SHORT < NEAR_GOOD < GOOD) for blocks inside the
     #: container, inside the region but not the container, and outside both.
     inside_shift: int = 0
@@ -1175,7 +1179,9 @@ def main_region(
     region = containers[0]
     teasers = None
     if options.region_stops_at_teasers:
-        teaser, linked_items = teaser_blocks(paragraphs, options.max_link_density)
+        teaser, linked_items = teaser_blocks(
+            paragraphs, options.max_link_density, options.repeated_teasers
+        )
         if not _within_any(containers[0], linked_items):
             teasers = teaser
     while held < needed and _parent(region):
@@ -1189,14 +1195,17 @@ def main_region(
 
 
 def teaser_blocks(
-    paragraphs: Sequence[Paragraph], max_link_density: float
+    paragraphs: Sequence[Paragraph], max_link_density: float, repeated: bool = False
 ) -> tuple[list[bool], frozenset[str]]:
-    """Per block, whether it is a teaser, and the linked list items.
+    """Per block, whether it is a teaser, and the linked items.
 
     A linked list item is the innermost `<li>` of a block over `max_link_density`
     (a linked headline); a teaser is a block within that density whose innermost
     `<li>` is a linked one: the summary under a headline in a portal's list of
-    other articles. (A how-to's steps are list items without linked headlines.)"""
+    other articles. (A how-to's steps are list items without linked headlines.)
+    With `repeated`, the items of a repeated template are linked items too
+    (`repeated_items`: portals that write their lists as `<div>`s), and every block
+    within that density in one is a teaser."""
     items = [_innermost_item(p.xpath) for p in paragraphs]
     linked = frozenset(
         item
@@ -1207,7 +1216,50 @@ def teaser_blocks(
         item is not None and item in linked and p.link_density <= max_link_density
         for p, item in zip(paragraphs, items, strict=True)
     ]
+    if repeated:
+        templated = repeated_items(paragraphs, max_link_density)
+        if templated:
+            prefixes = tuple(item + "/" for item in templated)
+            teaser = [
+                t or (p.link_density <= max_link_density and p.xpath.startswith(prefixes))
+                for p, t in zip(paragraphs, teaser, strict=True)
+            ]
+            linked |= templated
     return teaser, linked
+
+
+#: How many sibling items make a repeated template (a list, not a pair).
+REPEATED_ITEMS = 3
+#: How far above its linked heading an item of a repeated template may be.
+_ITEM_LEVELS = 3
+
+
+def repeated_items(paragraphs: Sequence[Paragraph], max_link_density: float) -> frozenset[str]:
+    """The items of the page's repeated templates: for a linked heading (a heading
+    block over `max_link_density`), its ancestor one to `_ITEM_LEVELS` elements up
+    is an item when at least `REPEATED_ITEMS` siblings of that ancestor's tag hold a
+    linked heading at the same path below them (ria.ru's `div.list_item > div >
+    div > h3 > a`). Each heading takes the nearest level at which its group is that
+    large. A breadcrumb or an article's linked title is not repeated."""
+    left = [p.xpath for p in paragraphs if p.heading and p.link_density > max_link_density]
+    found: set[str] = set()
+    for up in range(1, _ITEM_LEVELS + 1):
+        groups: dict[tuple[str, str, str], dict[str, str]] = {}
+        for xpath in left:
+            steps = xpath.split("/")
+            if len(steps) <= up + 2:  # the item would be <body> or above
+                continue
+            cut = len(steps) - up
+            item = "/".join(steps[:cut])
+            key = ("/".join(steps[: cut - 1]), _tag(steps[cut - 1]), "/".join(steps[cut:]))
+            groups.setdefault(key, {})[item] = xpath
+        taken: set[str] = set()
+        for members in groups.values():
+            if len(members) >= REPEATED_ITEMS:
+                found.update(members)
+                taken.update(members.values())
+        left = [x for x in left if x not in taken]
+    return frozenset(found)
 
 
 def _innermost_item(xpath: str) -> str | None:
@@ -1576,7 +1628,7 @@ def container_pass(
             stated if options.uses_stated else None,
             options.fallback_to_container and unlikely is not None and any(unlikely),
             outside_steps(unlikely, options),
-            teaser_blocks(paragraphs, options.max_link_density)
+            teaser_blocks(paragraphs, options.max_link_density, options.repeated_teasers)
             if options.region_stops_at_teasers
             else None,
         )

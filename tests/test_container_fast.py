@@ -82,6 +82,12 @@ VARIANTS: dict[str, dict[str, object]] = {
     "retry-takes-longest": {"retry_takes_longest": True},
     "retry-weighs-prose": {"retry_weighs_prose": True},
     "region-stops-at-teasers": {"region_stops_at_teasers": True},
+    "repeated-teasers": {"region_stops_at_teasers": True, "repeated_teasers": True},
+    "repeated-teasers-all-the-way": {
+        "region_stops_at_teasers": True,
+        "repeated_teasers": True,
+        "region_share": 1.0,
+    },
     # readability's cleaning in the region too: as `article` ships it, off, with the
     # whole page as the region, and cleaning every linked element there
     "clean-region": {"clean_region": True},
@@ -426,6 +432,7 @@ _article_rules = st.fixed_dictionaries(
         "retry_takes_longest": st.booleans(),
         "retry_weighs_prose": st.booleans(),
         "region_stops_at_teasers": st.booleans(),
+        "repeated_teasers": st.booleans(),
         "clean_region": st.booleans(),
         "select_scores_nothing": st.booleans(),
         "comment_shift": st.none() | st.integers(-3, 3),

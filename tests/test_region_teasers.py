@@ -7,9 +7,10 @@ from __future__ import annotations
 import pytest
 from container_kept import container_kept
 
-from corpus_crawler.classify import teaser_blocks
+from corpus_crawler.classify import repeated_items, teaser_blocks
 from corpus_crawler.config import ExtractConfig, Preset
 from corpus_crawler.extract import extract
+from corpus_crawler.model import Paragraph
 from corpus_crawler.presets import container_options
 
 STORY = (
@@ -89,11 +90,75 @@ def test_teasers_are_list_items_under_a_linked_headline() -> None:
     assert linked == {"/html[1]/body[1]/ul[1]/li[1]"}
 
 
-def test_the_article_presets_stop_at_teasers_and_corpus_does_not() -> None:
+@pytest.mark.parametrize("field", ["region_stops_at_teasers", "repeated_teasers"])
+def test_the_article_presets_stop_at_teasers_and_corpus_does_not(field: str) -> None:
     for preset, expected in (
         (Preset.ARTICLE, True),
         (Preset.ARTICLE_COMMENTS, True),
         (Preset.CORPUS, False),
     ):
         options = container_options(preset)
-        assert options is not None and options.region_stops_at_teasers is expected
+        assert options is not None and getattr(options, field) is expected
+
+
+# ------------------------------------------------------- teasers of a repeated template
+
+
+def _div_teaser(n: int) -> str:
+    """ria.ru's item: the linked headline two levels down, a date, the summary."""
+    return (
+        f"<div class='list_item'><div class='text'><h3><a href='/story/{n}'>Story {n} of the"
+        f" day</a></h3><div class='date'>16:3{n % 10}</div><div class='announce'>This is the"
+        f" summary of story {n}, and it tells the reader what happened in the town hall"
+        " when the mayor spoke to the council.</div></div></div>"
+    )
+
+
+def article_beside_div_teasers(items: int = 10) -> bytes:
+    """`article_beside_teasers` with the list written as <div>s."""
+    story = "".join(
+        f"<p>{s} The council met on Monday evening, and the members agreed that the"
+        " new rules would take effect at the start of the next school year.</p>"
+        for s in STORY
+    )
+    teasers = "".join(_div_teaser(n) for n in range(items))
+    return (
+        "<html><body><div class='page'>"
+        f"<div class='story'><h1>Schools open later</h1>{story}</div>"
+        f"<div class='more'>{teasers}</div></div></body></html>"
+    ).encode()
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "python"])
+def test_the_region_does_not_climb_over_a_repeated_template_of_teasers(compiled: bool) -> None:
+    html = article_beside_div_teasers()
+    on = {"region_stops_at_teasers": True}
+    climbed = container_kept(html, compiled=compiled, **on, repeated_teasers=False)
+    stopped = container_kept(html, compiled=compiled, **on, repeated_teasers=True)
+    assert "summary of story 5" in climbed  # <div>s are no list items
+    assert "summary of story" not in stopped
+    assert "The schools will open an hour later" in stopped
+
+
+def _blocks(html: bytes) -> tuple[Paragraph, ...]:
+    return extract(html, config=ExtractConfig(language="en")).paragraphs
+
+
+def test_repeated_items_are_siblings_with_a_linked_heading_in_one_place() -> None:
+    items = repeated_items(_blocks(article_beside_div_teasers()), 0.5)
+    assert items == {f"/html[1]/body[1]/div[1]/div[2]/div[{n}]" for n in range(1, 11)}
+    # three make a list; a pair does not
+    assert len(repeated_items(_blocks(article_beside_div_teasers(3)), 0.5)) == 3
+    assert not repeated_items(_blocks(article_beside_div_teasers(2)), 0.5)
+
+
+def test_a_breadcrumb_above_a_short_article_is_no_template() -> None:
+    """iatronet.gr: a linked <h2> (the breadcrumb) above an article of one paragraph,
+    which a rule by size alone took for a teaser."""
+    html = (
+        b"<html><body><div class='main'><h2><a href='/'>Home</a> <a href='/news'>News</a>"
+        b"</h2><p>The company announced on Monday that it would open a new plant in the"
+        b" north of the country next year, with two hundred jobs.</p></div></body></html>"
+    )
+    teaser, linked = teaser_blocks(_blocks(html), 0.5, repeated=True)
+    assert not any(teaser) and not linked
