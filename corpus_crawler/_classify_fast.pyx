@@ -482,7 +482,7 @@ CONTAINER_FIELDS = frozenset((
     "retry_weighs_prose",
     # the region stops below a portal's lists of teasers (repeated templates too:
     # the teasers are classify.teaser_blocks', passed in)
-    "region_stops_at_teasers", "repeated_teasers",
+    "region_stops_at_teasers", "repeated_teasers", "described_teasers",
     # readability's conditional cleaning in the region too (article, 2026-11-29)
     "clean_region",
     # a <select>'s options score no container points

@@ -378,6 +378,9 @@ class ContainerOptions:
     #: least `REPEATED_ITEMS` sibling elements of one tag that each hold a linked
     #: heading at the same place below them (`repeated_items`).
     repeated_teasers: bool = False
+    #: Teasers in description lists too: a `<dd>` right after a linked `<dt>`
+    #: describes that term, as a summary does its headline (`described_teasers`).
+    described_teasers: bool = False
     #: Class steps (on BAD < SHORT < NEAR_GOOD < GOOD) for blocks inside the
     #: container, inside the region but not the container, and outside both.
     inside_shift: int = 0
@@ -1180,7 +1183,10 @@ def main_region(
     teasers = None
     if options.region_stops_at_teasers:
         teaser, linked_items = teaser_blocks(
-            paragraphs, options.max_link_density, options.repeated_teasers
+            paragraphs,
+            options.max_link_density,
+            options.repeated_teasers,
+            options.described_teasers,
         )
         if not _within_any(containers[0], linked_items):
             teasers = teaser
@@ -1195,7 +1201,10 @@ def main_region(
 
 
 def teaser_blocks(
-    paragraphs: Sequence[Paragraph], max_link_density: float, repeated: bool = False
+    paragraphs: Sequence[Paragraph],
+    max_link_density: float,
+    repeated: bool = False,
+    described: bool = False,
 ) -> tuple[list[bool], frozenset[str]]:
     """Per block, whether it is a teaser, and the linked items.
 
@@ -1205,7 +1214,9 @@ def teaser_blocks(
     other articles. (A how-to's steps are list items without linked headlines.)
     With `repeated`, the items of a repeated template are linked items too
     (`repeated_items`: portals that write their lists as `<div>`s), and every block
-    within that density in one is a teaser."""
+    within that density in one is a teaser. With `described`, a `<dd>` within that
+    density right after a `<dt>` over it is a teaser, and its `<dl>` a linked item
+    (`described_terms`)."""
     items = [_innermost_item(p.xpath) for p in paragraphs]
     linked = frozenset(
         item
@@ -1225,7 +1236,36 @@ def teaser_blocks(
                 for p, t in zip(paragraphs, teaser, strict=True)
             ]
             linked |= templated
+    if described:
+        terms, lists = described_terms(paragraphs, max_link_density)
+        if lists:
+            teaser = [t or d for t, d in zip(teaser, terms, strict=True)]
+            linked |= lists
     return teaser, linked
+
+
+def described_terms(
+    paragraphs: Sequence[Paragraph], max_link_density: float
+) -> tuple[list[bool], frozenset[str]]:
+    """Per block, whether it is the description of a linked term, and the
+    description lists that hold one: a `<dd>` block within `max_link_density`
+    right after a `<dt>` block over it in the same `<dl>` (vz.ru and cbc.ca list
+    their other stories so: the linked headline as the term, its summary as the
+    description)."""
+    flags = [False] * len(paragraphs)
+    lists: set[str] = set()
+    for i in range(1, len(paragraphs)):
+        p, term = paragraphs[i], paragraphs[i - 1]
+        cut = p.xpath.rfind("/dd[")
+        if cut < 0 or p.link_density > max_link_density:
+            continue
+        term_cut = term.xpath.rfind("/dt[")
+        if term_cut != cut or term.xpath[:cut] != p.xpath[:cut]:
+            continue
+        if term.link_density > max_link_density:
+            flags[i] = True
+            lists.add(p.xpath[:cut])
+    return flags, frozenset(lists)
 
 
 #: How many sibling items make a repeated template (a list, not a pair).
@@ -1628,7 +1668,12 @@ def container_pass(
             stated if options.uses_stated else None,
             options.fallback_to_container and unlikely is not None and any(unlikely),
             outside_steps(unlikely, options),
-            teaser_blocks(paragraphs, options.max_link_density, options.repeated_teasers)
+            teaser_blocks(
+                paragraphs,
+                options.max_link_density,
+                options.repeated_teasers,
+                options.described_teasers,
+            )
             if options.region_stops_at_teasers
             else None,
         )

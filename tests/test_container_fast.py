@@ -83,6 +83,7 @@ VARIANTS: dict[str, dict[str, object]] = {
     "retry-weighs-prose": {"retry_weighs_prose": True},
     "region-stops-at-teasers": {"region_stops_at_teasers": True},
     "repeated-teasers": {"region_stops_at_teasers": True, "repeated_teasers": True},
+    "described-teasers": {"region_stops_at_teasers": True, "described_teasers": True},
     "repeated-teasers-all-the-way": {
         "region_stops_at_teasers": True,
         "repeated_teasers": True,
@@ -433,6 +434,7 @@ _article_rules = st.fixed_dictionaries(
         "retry_weighs_prose": st.booleans(),
         "region_stops_at_teasers": st.booleans(),
         "repeated_teasers": st.booleans(),
+        "described_teasers": st.booleans(),
         "clean_region": st.booleans(),
         "select_scores_nothing": st.booleans(),
         "comment_shift": st.none() | st.integers(-3, 3),

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from container_kept import container_kept
 
-from corpus_crawler.classify import repeated_items, teaser_blocks
+from corpus_crawler.classify import described_terms, repeated_items, teaser_blocks
 from corpus_crawler.config import ExtractConfig, Preset
 from corpus_crawler.extract import extract
 from corpus_crawler.model import Paragraph
@@ -90,7 +90,9 @@ def test_teasers_are_list_items_under_a_linked_headline() -> None:
     assert linked == {"/html[1]/body[1]/ul[1]/li[1]"}
 
 
-@pytest.mark.parametrize("field", ["region_stops_at_teasers", "repeated_teasers"])
+@pytest.mark.parametrize(
+    "field", ["region_stops_at_teasers", "repeated_teasers", "described_teasers"]
+)
 def test_the_article_presets_stop_at_teasers_and_corpus_does_not(field: str) -> None:
     for preset, expected in (
         (Preset.ARTICLE, True),
@@ -162,3 +164,51 @@ def test_a_breadcrumb_above_a_short_article_is_no_template() -> None:
     )
     teaser, linked = teaser_blocks(_blocks(html), 0.5, repeated=True)
     assert not any(teaser) and not linked
+
+
+# ------------------------------------------------------------ teasers in a description list
+
+
+def article_beside_described_teasers() -> bytes:
+    """cbc.ca's shape: the other stories as a <dl>, each headline a linked term and
+    its summary the description."""
+    story = "".join(
+        f"<p>{s} The council met on Monday evening, and the members agreed that the"
+        " new rules would take effect at the start of the next school year.</p>"
+        for s in STORY * 2  # longer than its list of other stories: the container
+    )
+    terms = "".join(
+        f"<dt><a href='/story/{n}'>Story {n} of the day</a></dt><dd>This is the summary of"
+        f" story {n}, and it tells the reader what happened in the town hall when the"
+        " mayor spoke to the council.</dd>"
+        for n in range(10)
+    )
+    return (
+        "<html><body><div class='page'>"
+        f"<div class='story'><h1>Schools open later</h1>{story}</div>"
+        f"<div class='more'><div class='list'><dl>{terms}</dl></div></div></div></body></html>"
+    ).encode()
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "python"])
+def test_the_region_does_not_climb_over_described_teasers(compiled: bool) -> None:
+    html = article_beside_described_teasers()
+    on = {"region_stops_at_teasers": True}
+    climbed = container_kept(html, compiled=compiled, **on, described_teasers=False)
+    stopped = container_kept(html, compiled=compiled, **on, described_teasers=True)
+    assert "summary of story 5" in climbed
+    assert "summary of story" not in stopped
+    assert "The schools will open an hour later" in stopped
+
+
+def test_a_description_of_a_linked_term_is_a_teaser() -> None:
+    flags, lists = described_terms(_blocks(article_beside_described_teasers()), 0.5)
+    assert sum(flags) == 10
+    assert lists == {"/html[1]/body[1]/div[1]/div[2]/div[1]/dl[1]"}
+    # a glossary: terms that are no links describe no other page
+    glossary = (
+        b"<html><body><dl><dt>Quorum</dt><dd>The smallest number of members who must be"
+        b" present for the council to make a decision that counts.</dd></dl></body></html>"
+    )
+    flags, lists = described_terms(_blocks(glossary), 0.5)
+    assert not any(flags) and not lists
