@@ -4,6 +4,8 @@ container passes."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 from container_kept import container_kept
 
@@ -116,28 +118,54 @@ def _div_teaser(n: int) -> str:
     )
 
 
-def article_beside_div_teasers(items: int = 10) -> bytes:
-    """`article_beside_teasers` with the list written as <div>s."""
+def _beside(more: str, copies: int = 1) -> bytes:
+    """The story (its four paragraphs `copies` times), and beside it `more`."""
     story = "".join(
         f"<p>{s} The council met on Monday evening, and the members agreed that the"
         " new rules would take effect at the start of the next school year.</p>"
-        for s in STORY
+        for s in STORY * copies
     )
-    teasers = "".join(_div_teaser(n) for n in range(items))
     return (
         "<html><body><div class='page'>"
         f"<div class='story'><h1>Schools open later</h1>{story}</div>"
-        f"<div class='more'>{teasers}</div></div></body></html>"
+        f"<div class='more'>{more}</div></div></body></html>"
     ).encode()
 
 
+def article_beside_div_teasers(items: int = 10) -> bytes:
+    """`article_beside_teasers` with the list written as <div>s."""
+    return _beside("".join(_div_teaser(n) for n in range(items)))
+
+
+def article_beside_described_teasers() -> bytes:
+    """cbc.ca's shape: the other stories as a <dl>, each headline a linked term and
+    its summary the description (the story longer than the list: the container)."""
+    terms = "".join(
+        f"<dt><a href='/story/{n}'>Story {n} of the day</a></dt><dd>This is the summary of"
+        f" story {n}, and it tells the reader what happened in the town hall when the"
+        " mayor spoke to the council.</dd>"
+        for n in range(10)
+    )
+    return _beside(f"<div class='list'><dl>{terms}</dl></div>", copies=2)
+
+
 @pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "python"])
-def test_the_region_does_not_climb_over_a_repeated_template_of_teasers(compiled: bool) -> None:
-    html = article_beside_div_teasers()
+@pytest.mark.parametrize(
+    ("page", "field"),
+    [
+        (article_beside_div_teasers, "repeated_teasers"),
+        (article_beside_described_teasers, "described_teasers"),
+    ],
+    ids=["repeated", "described"],
+)
+def test_the_region_does_not_climb_over_teasers_outside_list_items(
+    page: Callable[[], bytes], field: str, compiled: bool
+) -> None:
+    html = page()
     on = {"region_stops_at_teasers": True}
-    climbed = container_kept(html, compiled=compiled, **on, repeated_teasers=False)
-    stopped = container_kept(html, compiled=compiled, **on, repeated_teasers=True)
-    assert "summary of story 5" in climbed  # <div>s are no list items
+    climbed = container_kept(html, compiled=compiled, **on, **{field: False})
+    stopped = container_kept(html, compiled=compiled, **on, **{field: True})
+    assert "summary of story 5" in climbed  # no <li>: the region climbed over them
     assert "summary of story" not in stopped
     assert "The schools will open an hour later" in stopped
 
@@ -164,41 +192,6 @@ def test_a_breadcrumb_above_a_short_article_is_no_template() -> None:
     )
     teaser, linked = teaser_blocks(_blocks(html), 0.5, repeated=True)
     assert not any(teaser) and not linked
-
-
-# ------------------------------------------------------------ teasers in a description list
-
-
-def article_beside_described_teasers() -> bytes:
-    """cbc.ca's shape: the other stories as a <dl>, each headline a linked term and
-    its summary the description."""
-    story = "".join(
-        f"<p>{s} The council met on Monday evening, and the members agreed that the"
-        " new rules would take effect at the start of the next school year.</p>"
-        for s in STORY * 2  # longer than its list of other stories: the container
-    )
-    terms = "".join(
-        f"<dt><a href='/story/{n}'>Story {n} of the day</a></dt><dd>This is the summary of"
-        f" story {n}, and it tells the reader what happened in the town hall when the"
-        " mayor spoke to the council.</dd>"
-        for n in range(10)
-    )
-    return (
-        "<html><body><div class='page'>"
-        f"<div class='story'><h1>Schools open later</h1>{story}</div>"
-        f"<div class='more'><div class='list'><dl>{terms}</dl></div></div></div></body></html>"
-    ).encode()
-
-
-@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "python"])
-def test_the_region_does_not_climb_over_described_teasers(compiled: bool) -> None:
-    html = article_beside_described_teasers()
-    on = {"region_stops_at_teasers": True}
-    climbed = container_kept(html, compiled=compiled, **on, described_teasers=False)
-    stopped = container_kept(html, compiled=compiled, **on, described_teasers=True)
-    assert "summary of story 5" in climbed
-    assert "summary of story" not in stopped
-    assert "The schools will open an hour later" in stopped
 
 
 def test_a_description_of_a_linked_term_is_a_teaser() -> None:
