@@ -957,6 +957,17 @@ def _frame(xpath: str) -> str | None:
     return None
 
 
+def _shared_steps(a: Sequence[str], b: Sequence[str]) -> int:
+    """How many leading steps two xpaths (split at "/") share: their common
+    ancestor's depth."""
+    shared = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        shared += 1
+    return shared
+
+
 def _same_template(best: str, other: str) -> bool:
     """Do two wrappers share their markup below the point where their paths part?
 
@@ -967,12 +978,7 @@ def _same_template(best: str, other: str) -> bool:
     """
     best_steps = best.split("/")
     other_steps = other.split("/")
-    common = 0
-    for a, b in zip(best_steps, other_steps, strict=False):
-        if a != b:
-            break
-        common += 1
-    own = [_tag(step) for step in best_steps[common + 1 :]]
+    own = [_tag(step) for step in best_steps[_shared_steps(best_steps, other_steps) + 1 :]]
     deeper = len(other_steps) - len(best_steps)
     if not own or deeper < 0 or (deeper and all(tag == "div" for tag in own)):
         # a template of bare divs says nothing when the depths differ: every
@@ -1139,8 +1145,8 @@ def dropped_elements(
 
 
 def _prose_holders(paragraphs: Sequence[Paragraph], params: JustextParams) -> set[str]:
-    """The elements above a block of prose: context-free GOOD, not a heading, within
-    jusText's link density."""
+    """The elements above a block of prose: context-free GOOD or NEAR_GOOD, not a
+    heading, within jusText's link density."""
     held: set[str] = set()
     for p in paragraphs:
         if (
@@ -2026,7 +2032,9 @@ def standfirst_pass(
             continue
         if _context_free_class(p, params) not in (GOOD, NEAR_GOOD):
             continue
-        if _steps_above(title_steps, p.xpath.split("/")) <= levels:
+        # how many elements above the title its common ancestor with the block is
+        steps = p.xpath.split("/")
+        if len(title_steps) - _shared_steps(title_steps, steps) <= levels:
             out[i] = reclassified(p, GOOD, GOOD)
         elif leads is not None:
             lead = _named_lead(leads[i], title_path)
@@ -2046,16 +2054,6 @@ def _named_lead(leads: Sequence[str], title: str) -> str | None:
         if title != x and not title.startswith(x + "/"):
             return x
     return None
-
-
-def _steps_above(title: Sequence[str], other: Sequence[str]) -> int:
-    """How many elements above the title the two paths' common ancestor is."""
-    common = 0
-    for a, b in zip(title, other, strict=False):
-        if a != b:
-            break
-        common += 1
-    return len(title) - common
 
 
 def code_pass(paragraphs: Sequence[Paragraph], params: JustextParams) -> tuple[Paragraph, ...]:

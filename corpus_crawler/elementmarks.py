@@ -88,6 +88,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterator
 
 HIDDEN = 1
 UNLIKELY = 2
@@ -210,16 +211,22 @@ def _furniture_names(names: str) -> bool:
     )
 
 
-def _aside_marks(names: str) -> int:
-    """ASIDE when these furniture names begin or end with a word of an aside, with
-    COMMENTS when one of those words names a comment section (0: neither)."""
-    marks = 0
+def _name_parts(names: str) -> Iterator[list[str]]:
+    """Per class or id value in `names` (lowered), its words: the parts between
+    characters that are not letters or digits. A URL used as a name names nothing."""
     for token in names.lower().split():
         if "://" in token:
             continue
         parts = [part for part in _NAME_PARTS.split(token) if part]
-        if not parts:
-            continue
+        if parts:
+            yield parts
+
+
+def _aside_marks(names: str) -> int:
+    """ASIDE when these furniture names begin or end with a word of an aside, with
+    COMMENTS when one of those words names a comment section (0: neither)."""
+    marks = 0
+    for parts in _name_parts(names):
         for word in (parts[0], parts[-1]):
             if word in _COMMENT_WORDS:
                 return ASIDE | COMMENTS
@@ -233,13 +240,7 @@ def _lead_names(names: str) -> bool:
     no picture?"""
     if _contains_any(names.lower(), _PICTURE_WORDS):
         return False
-    for token in _CAMEL.sub("-", names).lower().split():
-        if "://" in token:
-            continue
-        for part in _NAME_PARTS.split(token):
-            if part in _LEAD_WORDS:
-                return True
-    return False
+    return any(not _LEAD_WORDS.isdisjoint(parts) for parts in _name_parts(_CAMEL.sub("-", names)))
 
 
 def _name_weight(name: str | None) -> int:
