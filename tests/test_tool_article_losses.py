@@ -97,3 +97,20 @@ def test_the_oracle_keeps_a_block_only_when_most_of_it_is_in_the_gold() -> None:
     assert kept == f"{STORY}\n{words}"
     # 4 of 9 is not
     assert tool.oracle_text(paragraphs, f"{STORY}\none two three four five six seven") == STORY
+
+
+def test_the_oracle_lists_the_pages_the_decisions_lose(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """With `--oracle`, the pages farthest below their own oracle are listed: corpus
+    keeps the thread beside the post, and the oracle keeps the post alone. article,
+    which keeps the post alone, is not below it."""
+    gold = str(_gold_set(tmp_path))
+    argv = ["--gold", gold, "--worst", "1", "--blocks", "0", "--oracle"]
+    assert load_tool("article_losses").main([*argv, "--preset", "corpus"]) == 0
+    below = [line for line in capsys.readouterr().out.splitlines() if "below its oracle" in line]
+    assert len(below) == 1 and ": 1: F1 0." in below[0], below
+    gap = float(below[0].split("by ")[1].split()[0])
+    assert gap > 0.3, below  # precision: the thread is 8 times the post
+    assert load_tool("article_losses").main(argv) == 0
+    assert "below its oracle" not in capsys.readouterr().out

@@ -16,7 +16,9 @@ container pass, as benchmarks/extractor_table.py does), so trying options is fas
 half of their shingles are in the gold, dropped otherwise. It bounds what a better
 keep-or-drop decision over these blocks can gain; on cleaneval-dev, a share of 0.5
 scores best of 0.2-0.7 (0.9343 / 0.9352 / 0.9357 / 0.9359 / 0.9334 / 0.9203 with
-`corpus`'s blocks).
+`corpus`'s blocks). It then lists the `--worst` pages farthest below their own
+oracle (in precision plus recall, the page means the set's F1 pools): the pages
+where the decision, not the segmentation, loses.
 
 `--option key=value` (repeatable) overrides the shipped `article:` options
 (configs/extractors/presets.yaml) for the run; the summary line per set is the
@@ -112,6 +114,11 @@ def _in_gold(block: Counter[tuple[str, ...]], gold: Counter[tuple[str, ...]]) ->
     """The share of a block's shingles that the gold text holds (0 for a block of none)."""
     total = sum(block.values())
     return sum(min(c, gold.get(k, 0)) for k, c in block.items()) / total if total else 0.0
+
+
+def _part(value: float | None) -> float:
+    """A page's precision or recall as the set means count it (undefined: 0)."""
+    return 0.0 if value is None else value
 
 
 def oracle_text(paragraphs: Sequence[Paragraph], gold: str, characters: bool = False) -> str:
@@ -226,6 +233,25 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"  block oracle: F1 {oracle.f1:.4f} P {oracle.precision:.4f}"
                 f" R {oracle.recall:.4f} (the blocks more than half in the gold)"
             )
+            # where the decisions (not the blocks) lose: the pages farthest below
+            # their own oracle, in the page-mean precision and recall the set F1 pools
+            gaps = sorted(
+                (
+                    (_part(o.shingles.precision) - _part(s.shingles.precision))
+                    + (_part(o.shingles.recall) - _part(s.shingles.recall)),
+                    page_id,
+                    s,
+                    o,
+                )
+                for (page_id, _, _, s), o in zip(scored, oracle_scores, strict=True)
+            )[::-1]
+            for gap, page_id, s, o in gaps[: args.worst]:
+                if gap <= 0:
+                    break
+                print(
+                    f"  below its oracle by {gap:.3f} (P+R): {page_id}: F1 {s.f1:.3f}"
+                    f" (oracle {o.f1:.3f})"
+                )
         if args.compare:
             for (page_id, _, _, score), base in zip(scored, base_scores, strict=True):
                 if abs(score.f1 - base.f1) > 0.001:
