@@ -250,3 +250,37 @@ def test_building_a_config_reads_no_file(monkeypatch: pytest.MonkeyPatch) -> Non
     for preset in Preset:
         ExtractConfig(language="Czech", preset=preset)
     ExtractConfig(extractor="combined", extractor_options={"both_keep": 2}, language="de")
+
+
+def _option_classes() -> list[type]:
+    from corpus_crawler.classify import ContainerOptions
+    from corpus_crawler.combined import CombinedOptions
+    from corpus_crawler.declutter._options import DeclutterOptions
+    from corpus_crawler.kimatu._options import KimatuOptions
+
+    return [JustextParams, ContainerOptions, CombinedOptions, KimatuOptions, DeclutterOptions]
+
+
+#: A value of the wrong type for each scalar field type the option classes declare.
+_WRONG = {"bool": "yes", "int": "3", "float": "0.5"}
+
+
+@pytest.mark.parametrize(
+    ("cls", "name", "kind"),
+    [
+        pytest.param(cls, f.name, f.type, id=f"{cls.__name__}.{f.name}")
+        for cls in _option_classes()
+        for f in dataclasses.fields(cls)
+        if f.type in _WRONG
+    ],
+)
+def test_every_scalar_option_rejects_a_value_of_the_wrong_type(
+    cls: type, name: str, kind: str
+) -> None:
+    """Every switch and number of every option class (each the frozen form of a
+    configs/extractors/ section) is checked, so a YAML typo ("yes" quoted, "3" as
+    text) is an error that names the option, never a setting silently read as
+    true. Options added later are covered as they are declared: ContainerOptions
+    once checked its switches from a hand-kept list that four of them missed."""
+    with pytest.raises(ConfigError, match=rf"\b{name}\b"):
+        cls(**{name: _WRONG[kind]})
