@@ -20,7 +20,8 @@ from pathlib import Path
 import lxml.html
 
 from corpus_crawler import ExtractConfig, Preset, dom
-from corpus_crawler.classify import classify_segments, container_pass
+from corpus_crawler.classify import classify_segments
+from corpus_crawler.container import container_pass
 from corpus_crawler.decode import decode_html
 from corpus_crawler.evaluate import find_gold_sets, load_gold_set
 from corpus_crawler.extractors import visible

@@ -40,12 +40,8 @@ from typing import Any
 import lxml.html
 
 from corpus_crawler import ExtractConfig, JustextParams, Preset, dom, extract
-from corpus_crawler.classify import (
-    WALK_FIELDS,
-    ContainerOptions,
-    classify_segments,
-    preset_passes,
-)
+from corpus_crawler.classify import classify_segments
+from corpus_crawler.container import WALK_FIELDS, ContainerOptions, preset_passes
 from corpus_crawler.crossval import cross_validate, in_sample
 from corpus_crawler.decode import decode_html
 from corpus_crawler.evaluate import (

@@ -1,7 +1,7 @@
 from collections.abc import Callable, Mapping, Sequence
 from re import Pattern
 
-from .classify import ContainerOptions
+from .container import ContainerOptions
 from .config import JustextParams
 from .model import Paragraph, ParagraphClass
 

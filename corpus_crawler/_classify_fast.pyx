@@ -1,13 +1,13 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, initializedcheck=False
 """Compiled twin of `extract.classify_segments`: block features, the four
 classification phases of `classify.classify`, and the frozen `Paragraph`s; and
-of `classify.container_pass`, the `corpus` and `article` presets' main-container
+of `container.container_pass`, the `corpus` and `article` presets' main-container
 evidence (at the end of this file).
 
 Why: at ~160 blocks a page, the Python version costs about as much as parsing
 the page (features ~0.3 ms, the phases ~0.1 ms, building the frozen
 Paragraphs ~0.25 ms), and issue 2's goal (6x jusText 3.0.2) leaves no room for
-it. The rules are the ones in classify.py, over C arrays;
+it. The rules are the ones in classify.py and container.py, over C arrays;
 tests/test_classify_fast.py checks that both versions give equal Paragraphs on
 every gold page and on generated blocks, and tests/test_classify.py runs every
 rule test against both.
@@ -452,7 +452,7 @@ def paragraphs(
 
 # --------------------------------------------------------------------------- main container
 #
-# Compiled twin of classify.container_pass (with _Subtrees, main_containers,
+# Compiled twin of container.container_pass (with _Subtrees, main_containers,
 # main_region and inside_containers). Why: in Python the pass cost half of the
 # bare parse per page (dicts keyed by xpath strings, summed bottom-up through
 # string slicing), which kept the `corpus` and `article` presets above issue
@@ -462,7 +462,7 @@ def paragraphs(
 # Python version's, in the same order, so the scores are equal to the last bit;
 # tests/test_container_fast.py compares the two on every gold page.
 
-#: The ContainerOptions fields this pass reads. classify.container_pass uses it
+#: The ContainerOptions fields this pass reads. container.container_pass uses it
 #: only for options whose other fields (flags added later) are at their defaults.
 CONTAINER_FIELDS = frozenset((
     "min_block_length", "length_per_point", "max_length_points", "grandparent_share",
@@ -481,7 +481,7 @@ CONTAINER_FIELDS = frozenset((
     # ...both attempts weighed by their blocks within max_link_density
     "retry_weighs_prose",
     # the region stops below a portal's lists of teasers (repeated templates too:
-    # the teasers are classify.teaser_blocks', passed in)
+    # the teasers are teasers.teaser_blocks', passed in)
     "region_stops_at_teasers", "repeated_teasers", "described_teasers",
     # readability's conditional cleaning in the region too (article, 2026-11-29)
     "clean_region",
@@ -496,27 +496,27 @@ CONTAINER_FIELDS = frozenset((
     "linked_paragraphs_inside", "item_link_density", "semantic_main",
     "furniture_outside", "fallback_to_container", "article_body", "clean_negative_names",
     # comment sections and other furniture outside the container move their own steps
-    # (classify.outside_steps: the `article-comments` and `corpus` presets)
+    # (container.outside_steps: the `article-comments` and `corpus` presets)
     "comment_shift", "furniture_shift",
 ))
 
 #: elementmarks.NEGATIVE and BODY, what an element states about itself
 cdef int _NEGATIVE = NEGATIVE
 cdef int _BODY = BODY
-#: classify.NEGATIVE_KEEP_SCORE: the score that keeps a negative element in
+#: container.NEGATIVE_KEEP_SCORE: the score that keeps a negative element in
 cdef double _NEGATIVE_KEEP = 2 * CLASS_WEIGHT
-#: classify._BODY_LINK_DENSITY
+#: container._BODY_LINK_DENSITY
 cdef double _BODY_LINK_DENSITY = 0.1
 
-# what a node's tag is, as the rules ask (classify._tag compares whole tags)
+# what a node's tag is, as the rules ask (xpaths.last_tag compares whole tags)
 cdef enum:
     K_P = 1
     K_DIV = 2
     K_ARTICLE = 4
     K_MAIN = 8
-    K_CLEANED = 16      # classify._CLEANED_TAGS (readability's `sanitize`)
-    K_LIST = 32         # classify._LIST_TAGS
-    K_TRIM = 64         # classify._ARTICLE_TRIM: a header, footer or aside step
+    K_CLEANED = 16      # container._CLEANED_TAGS (readability's `sanitize`)
+    K_LIST = 32         # container._LIST_TAGS
+    K_TRIM = 64         # container._ARTICLE_TRIM: a header, footer or aside step
 
 cdef dict _KINDS = {
     "p": K_P,
@@ -530,7 +530,7 @@ cdef dict _KINDS = {
     "footer": K_TRIM,
 }
 for _name in WEIGHED_TAGS:
-    # the tags readability cleans, defined once (classify._CLEANED_TAGS is this set)
+    # the tags readability cleans, defined once (container._CLEANED_TAGS is this set)
     _KINDS[_name] = _KINDS.get(_name, 0) | K_CLEANED
 
 cdef enum:
@@ -569,13 +569,13 @@ cdef inline int _code(object cls) except -1:
 
 
 cdef inline bint _is_comma(Py_UCS4 c) noexcept:
-    # classify._COMMAS: Latin, full-width, ideographic, Arabic
+    # container._COMMAS: Latin, full-width, ideographic, Arabic
     return c == 0x2C or c == 0xFF0C or c == 0x3001 or c == 0x060C
 
 
 cdef class _Nodes:
     """The elements above the blocks, one node per distinct xpath, with the
-    per-subtree sums of `classify._Subtrees`."""
+    per-subtree sums of `container._Subtrees`."""
 
     cdef Py_ssize_t count, cap
     cdef Py_ssize_t* parent       # -1: no parent (the xpath has one step)
@@ -601,7 +601,7 @@ cdef class _Nodes:
     cdef bint* wraps              # a counted node lies directly below it
     cdef bint* extra              # a sibling paragraph joined above the container's parent
     cdef char* framed             # 1: in the <article> frame, 2: in its header/footer/aside
-    cdef double held              # the containers' points, as classify.main_region sums them
+    cdef double held              # the containers' points, as container.main_region sums them
     cdef dict ids                 # xpath -> node id
     cdef list paths               # node id -> xpath
 
@@ -646,7 +646,7 @@ cdef class _Nodes:
         """The node of `xpath`, made (with its missing ancestors) on first sight.
 
         The parent of an xpath is its text up to the last "/", as in
-        classify._parent; an xpath with one step has none."""
+        xpaths.parent_of; an xpath with one step has none."""
         found = self.ids.get(xpath)
         if found is not None:
             return <Py_ssize_t>found
@@ -712,7 +712,7 @@ cdef class _Nodes:
             bracket = step.find("[")
             kind = _KINDS.get(step[:bracket] if bracket >= 0 else step, 0)
             if bracket < 0:
-                # classify._in_trim looks for "/header[": a step without an index is none
+                # container._in_trim looks for "/header[": a step without an index is none
                 kind &= ~K_TRIM
             self.kinds[node] = kind
             self.marks[node] = 0
@@ -758,7 +758,7 @@ cdef struct Candidate:
     bint aside           # in an aside (elementmarks.ASIDE), left out of the retry too
     long long commas     # its commas (counted for the conditional cleaning only)
     Py_ssize_t list_top  # the node above its outermost list (-1: none; cleaning only)
-    bint sibling         # readability's sibling-paragraph test (classify.sibling_paragraphs)
+    bint sibling         # readability's sibling-paragraph test (container.sibling_paragraphs)
     bint prose           # context-free good or near-good, no heading, within jusText's links
 
 
@@ -787,7 +787,7 @@ cdef int _subtrees(
     _Nodes nodes, const Candidate* blocks, Py_ssize_t n, int skips, const Rules* rules,
     dict tag_table,
 ) except -1:
-    """classify._Subtrees: characters, link characters and points per subtree,
+    """container._Subtrees: characters, link characters and points per subtree,
     and each candidate's score (from its children and grandchildren); `skips`
     leaves out no block, the furniture, or the asides (elementmarks.ASIDE) only."""
     cdef Py_ssize_t i, node, parent, count = nodes.count
@@ -847,14 +847,14 @@ cdef int _subtrees(
 
 
 cdef str _tag(str xpath):
-    """classify._tag: the tag of an xpath's last step."""
+    """xpaths.last_tag: the tag of an xpath's last step."""
     cdef str step = xpath[xpath.rfind("/") + 1:]
     cdef Py_ssize_t bracket = step.find("[")
     return step[:bracket] if bracket >= 0 else step
 
 
 cdef bint _same_template(str best, str other) except -1:
-    """classify._same_template: the same tags below the point where the paths part
+    """container._same_template: the same tags below the point where the paths part
     (a template of bare <div>s only at the same depth)."""
     cdef list best_steps = best.split("/")
     cdef list other_steps = other.split("/")
@@ -880,7 +880,7 @@ cdef bint _same_template(str best, str other) except -1:
 
 
 cdef Py_ssize_t _semantic_main(_Nodes nodes, Py_ssize_t best) noexcept:
-    """classify.semantic_main: the <main> above the best candidate when the
+    """container.semantic_main: the <main> above the best candidate when the
     candidate is in no <article> and the <main> holds at least 500 characters,
     twice the candidate's, with link density <= 0.15."""
     cdef Py_ssize_t node = best, main
@@ -906,7 +906,7 @@ cdef Py_ssize_t _semantic_main(_Nodes nodes, Py_ssize_t best) noexcept:
 cdef Py_ssize_t _main_containers(
     _Nodes nodes, const Rules* rules, list bodies, const Candidate* blocks, Py_ssize_t n
 ) except -2:
-    """classify.main_containers: marks the chosen nodes and sums their points into
+    """container.main_containers: marks the chosen nodes and sums their points into
     `nodes.held` (a sibling paragraph's node once per block, as the Python list of
     containers holds it); the best one (-1: none)."""
     cdef Py_ssize_t i, node, best = -1, parent, frame, body
@@ -926,7 +926,7 @@ cdef Py_ssize_t _main_containers(
     if best < 0:
         return -1
     if rules.article_body and bodies:
-        # classify.article_body: the first best-scoring body, in the page's order
+        # container.article_body: the first best-scoring body, in the page's order
         body = -1
         for item in bodies:
             node = <Py_ssize_t>item
@@ -952,7 +952,7 @@ cdef Py_ssize_t _main_containers(
             nodes.chosen[node] = True
             nodes.held = nodes.held + nodes.points[node]
     if rules.join_segments:
-        # classify.article_segments
+        # container.article_segments
         frame = nodes.above(best, K_ARTICLE | K_MAIN)
         segment_threshold = threshold
         if frame >= 0 and nodes.kinds[frame] & K_ARTICLE:
@@ -978,7 +978,7 @@ cdef Py_ssize_t _main_containers(
             nodes.chosen[node] = True
             nodes.held = nodes.held + nodes.points[node]
     if rules.join_paragraphs and parent >= 0:
-        # classify.sibling_paragraphs: tested against the containers chosen so
+        # container.sibling_paragraphs: tested against the containers chosen so
         # far; two blocks of one element are two entries of the Python list
         for i in range(n):
             node = blocks[i].node
@@ -993,7 +993,7 @@ cdef Py_ssize_t _main_containers(
 
 
 cdef void _mark_inside(_Nodes nodes) noexcept:
-    """classify.inside_containers per node: chosen, or below a chosen node."""
+    """container.inside_containers per node: chosen, or below a chosen node."""
     cdef Py_ssize_t node, parent
     for node in range(nodes.count):
         parent = nodes.parent[node]
@@ -1009,7 +1009,7 @@ cdef void _mark_region(_Nodes nodes, Py_ssize_t region) noexcept:
 
 
 cdef void _mark_frame(_Nodes nodes, Py_ssize_t frame) noexcept:
-    """classify.container_pass's article_region per node: 1 for the <article>
+    """container.container_pass's article_region per node: 1 for the <article>
     frame and what lies below it, 2 below a header, footer or aside inside it."""
     cdef Py_ssize_t node, parent
     cdef char state
@@ -1029,7 +1029,7 @@ cdef void _mark_frame(_Nodes nodes, Py_ssize_t frame) noexcept:
 cdef void _mark_paragraphs_above(
     _Nodes nodes, Py_ssize_t best, const Candidate* blocks, Py_ssize_t n, long long levels
 ) noexcept:
-    """classify.ancestor_paragraphs: `nodes.extra` for the sibling paragraphs of
+    """container.ancestor_paragraphs: `nodes.extra` for the sibling paragraphs of
     the container's grandparent and `levels` - 2 elements above it."""
     cdef Py_ssize_t i, node, above = nodes.parent[best]
     cdef long long level
@@ -1046,7 +1046,7 @@ cdef void _mark_paragraphs_above(
 
 
 cdef int _mark_cleaned(_Nodes nodes, bint clean, double limit, bint negative) except -1:
-    """classify.cleaned_elements and negative_elements per node (with its
+    """container.cleaned_elements and negative_elements per node (with its
     subtree): below a chosen node, a table/ul/div/aside/header/footer/section
     with fewer than 10 commas, not a list nor over 90% lists, and link density
     above `limit`; or (`negative`) an element whose class and id weigh under
@@ -1079,7 +1079,7 @@ cdef int _mark_cleaned(_Nodes nodes, bint clean, double limit, bint negative) ex
 
 
 cdef inline bint _too_linked(_Nodes nodes, Py_ssize_t node, double limit) noexcept:
-    """classify.cleaned_elements' test of one node of some text: a table, list
+    """container.cleaned_elements' test of one node of some text: a table, list
     wrapper, div, aside, header, footer or section with fewer than 10 commas, not
     a list nor over 90% lists, whose link density is above `limit`."""
     cdef long long length = nodes.chars[node]
@@ -1095,7 +1095,7 @@ cdef int _mark_region_cleaned(
     _Nodes nodes, const Candidate* blocks, Py_ssize_t n, Py_ssize_t region, Py_ssize_t best,
     double limit,
 ) except -1:
-    """classify.container_pass's clean_region per node (with its subtree): when
+    """container.container_pass's clean_region per node (with its subtree): when
     a block of prose lies in the container, an element strictly below the region
     that neither holds the container nor a block of prose, and that
     cleaned_elements would drop (as in _mark_cleaned), leaves the region."""
@@ -1128,7 +1128,7 @@ cdef int _mark_region_cleaned(
 
 
 cdef bint _ruled_bad(object paragraph, bint direct) except -1:
-    """classify._ruled_bad: the seed's hard rules, which no container outweighs."""
+    """container._ruled_bad: the seed's hard rules, which no container outweighs."""
     if _field(paragraph, F_IN_SELECT, direct) or _field(paragraph, F_IMAGE, direct):
         return True
     cdef str text = <str>_field(paragraph, F_TEXT, direct)
@@ -1136,7 +1136,7 @@ cdef bint _ruled_bad(object paragraph, bint direct) except -1:
 
 
 cdef bint _fallback_keeps(object paragraph, double limit, bint direct) except -1:
-    """classify._fallback_kept for one block of the candidate: text, not a link
+    """container._fallback_kept for one block of the candidate: text, not a link
     list, not ruled bad."""
     return (
         bool(_field(paragraph, F_TEXT, direct))
@@ -1146,7 +1146,7 @@ cdef bint _fallback_keeps(object paragraph, double limit, bint direct) except -1
 
 
 cdef object _reclassified(object paragraph, int cf, int final, bint direct):
-    """classify._reclassified: the same Paragraph with two classes changed."""
+    """model.reclassified: the same Paragraph with two classes changed."""
     cdef Py_ssize_t k
     if not (direct and _fast_paragraphs):
         values = [getattr(paragraph, name) for name in _FIELDS]
@@ -1168,7 +1168,7 @@ cdef Py_ssize_t _main_region(
     _Nodes nodes, Py_ssize_t best, double region_share, const Candidate* blocks,
     Py_ssize_t n, object teasers,
 ) except -2:
-    """classify.main_region: the region's node. `teasers`: classify.teaser_blocks'
+    """container.main_region: the region's node. `teasers`: teasers.teaser_blocks'
     (flags, linked items) when the region stops at teasers, else None."""
     cdef Py_ssize_t top = best, region = best, node, i, parent
     cdef double needed, held = nodes.held
@@ -1189,7 +1189,7 @@ cdef Py_ssize_t _main_region(
                 break
             node = nodes.parent[node]
     if teasers is not None and held < needed:
-        # the prose below each node, teasers and the rest (classify._mostly_teasers)
+        # the prose below each node, teasers and the rest (teasers.mostly_teasers)
         teaser_chars = <long long*>PyMem_Calloc(nodes.count, sizeof(long long))
         other_chars = <long long*>PyMem_Calloc(nodes.count, sizeof(long long))
         if teaser_chars == NULL or other_chars == NULL:
@@ -1225,7 +1225,7 @@ cdef Py_ssize_t _main_region(
 
 
 cdef bint _sentence_end(str text):
-    # classify._SENTENCE_END: "\.( |$)", where $ also matches before a final newline
+    # container._SENTENCE_END: "\.( |$)", where $ also matches before a final newline
     return text.find(". ") >= 0 or text.endswith(".") or text.endswith(".\n")
 
 
@@ -1234,7 +1234,7 @@ cdef Py_ssize_t _choose(
     int skips, dict tag_table,
 ) except -2:
     """The sums without the blocks `skips` leaves out, the chosen nodes and who
-    is inside them: classify._chosen_container's one attempt."""
+    is inside them: container._chosen_container's one attempt."""
     _subtrees(nodes, blocks, n, skips, rules, tag_table)
     cdef Py_ssize_t best = _main_containers(nodes, rules, bodies, blocks, n)
     _mark_inside(nodes)
@@ -1245,22 +1245,22 @@ def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores,
                    templated=None, relaxed=None, functional=None, ad_labels=None,
                    credited=None, stated=None, bint furniture=False, outside=None,
                    teasers=None):
-    """classify.container_pass for a non-empty tuple of Paragraphs and options
+    """container.container_pass for a non-empty tuple of Paragraphs and options
     with at least one shift; `unlikely` is the furniture flags only when they are
     used for scoring (skip_unlikely and some block is furniture), else None;
-    `templated` is classify.template_groups' flags when options.template_shift
-    is on, else None (the grouping is a dict pass, as cheap in Python); `relaxed` is classify.relaxed_classes'
+    `templated` is container.template_groups' flags when options.template_shift
+    is on, else None (the grouping is a dict pass, as cheap in Python); `relaxed` is container.relaxed_classes'
     list when container_link_density or region_link_density is on, else None;
-    `functional` is classify.function_blocks' flags when options.function_max_length
-    is on, else None; `ad_labels` is classify._AD_OR_LOADING when
-    options.drop_ad_labels is on, else None; `credited` is classify.credit_classes'
+    `functional` is container.function_blocks' flags when options.function_max_length
+    is on, else None; `ad_labels` is container._AD_OR_LOADING when
+    options.drop_ad_labels is on, else None; `credited` is container.credit_classes'
     list when options.credits_inside is on, else None; `stated` is
     segment.stated_elements' map (xpath -> elementmarks.STATED bits) or None;
     `furniture`: whether any block is page furniture (the fallback keeps
     nothing on such a page when no container scores); `outside` is
-    classify.outside_steps' list (per block, its steps outside the container and
+    container.outside_steps' list (per block, its steps outside the container and
     region) or None (every block moves options.outside_shift); `teasers` is
-    classify.teaser_blocks' (flags, linked items) when options.region_stops_at_teasers
+    teasers.teaser_blocks' (flags, linked items) when options.region_stops_at_teasers
     is on, else None."""
     cdef Py_ssize_t n = len(paragraphs)
     # whole-number options past any real length are clamped to what a C long holds
@@ -1380,7 +1380,7 @@ def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores,
                 if cut_ol >= 0 and (cut < 0 or cut_ol < cut):
                     cut = cut_ol
                 if cut > 0:
-                    # classify._outermost_list: its parent's node, made with the block's
+                    # container._outermost_list: its parent's node, made with the block's
                     b.list_top = <Py_ssize_t>nodes.ids[xpath[:cut]]
             length = _field(p, F_LENGTH, direct)
             b.length = length
@@ -1414,13 +1414,13 @@ def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores,
                 if length >= min_length and not headings[i] and not (
                     no_select_points and _field(p, F_IN_SELECT, direct)
                 ) and not (
-                    # classify._Subtrees: a list item with too many links scores nothing
+                    # container._Subtrees: a list item with too many links scores nothing
                     link_density > item_link_density
                     and xpath.startswith("li[", xpath.rfind("/") + 1)
                 ):
                     b.points = 1 + min(length // per_point, max_length_points) + count
             if rules.join_paragraphs:
-                # classify.sibling_paragraphs' test, which does not depend on the choice
+                # container.sibling_paragraphs' test, which does not depend on the choice
                 if length > 80:
                     b.sibling = link_density < 0.25
                 else:
@@ -1456,7 +1456,7 @@ def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores,
                     held += blocks[i].length
             if held < min_container_chars:
                 skips_left = False
-                # classify.container_pass: asides stay out when asked
+                # container.container_pass: asides stay out when asked
                 asides_out = False
                 if keep_asides_out:
                     for i in range(n):
@@ -1477,7 +1477,7 @@ def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores,
                         ):
                             retried_held += blocks[i].length
                     if retried_held < held:
-                        # classify.container_pass: the longest attempt wins
+                        # container.container_pass: the longest attempt wins
                         asides_out = False
                         skips_left = True
                         best = _choose(
@@ -1510,13 +1510,13 @@ def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores,
                 or (framed and nodes.framed[b.node] == 1 and not headings[i])
             ) and not nodes.cleaned[b.node] and not nodes.region_cleaned[b.node]
             if (asides_out and b.aside) or (furniture_outside and skips_left and b.skipped):
-                # classify.container_pass: readability removed these before it
+                # container.container_pass: readability removed these before it
                 # chose, or the container chosen again keeps them out
                 is_inside = False
                 is_region = False
             insides[i] = is_inside
             if is_inside:
-                # classify._linked_prose
+                # container._linked_prose
                 prose = (
                     linked_prose
                     and b.length >= length_high
@@ -1580,7 +1580,7 @@ def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores,
             for i in range(n):
                 finals[i] = old_finals[i]
         if fallback and _none_good(finals, n):
-            # classify.container_pass: nothing kept, the container's blocks are
+            # container.container_pass: nothing kept, the container's blocks are
             count = 0
             for i in range(n):
                 if insides[i] and _fallback_keeps(paragraphs[i], max_link_density, direct):
@@ -1621,7 +1621,7 @@ cdef bint _none_good(const int* finals, Py_ssize_t n) noexcept:
 cdef tuple _kept_without_container(
     tuple paragraphs, const int* old_finals, double limit, bint direct
 ):
-    """classify._kept_without_container, on a page with no furniture: when
+    """container._kept_without_container, on a page with no furniture: when
     nothing is kept and nothing scored, every block with text is, unless some
     block is a link list or ruled bad."""
     cdef Py_ssize_t i, n = len(paragraphs)
@@ -1642,7 +1642,7 @@ cdef tuple _kept_without_container(
 
 
 cdef inline bint _is_letter(Py_UCS4 c) noexcept:
-    # classify._LETTER_WORD's [^\W\d_]: a word character (re's \w: alphabetic,
+    # container._LETTER_WORD's [^\W\d_]: a word character (re's \w: alphabetic,
     # decimal, digit or numeric, or "_") that is neither a decimal digit nor "_"
     return (
         Py_UNICODE_ISALPHA(c) or Py_UNICODE_ISDIGIT(c) or Py_UNICODE_ISNUMERIC(c)
@@ -1656,7 +1656,7 @@ cdef struct WordSlot:
 
 
 cdef Py_ssize_t _letter_words(str lowered, unsigned long long* out) noexcept:
-    """The hashes of a lowered text's letter words (classify._LETTER_WORD.findall),
+    """The hashes of a lowered text's letter words (container._LETTER_WORD.findall),
     in order; returns how many. `out` has room for len(lowered) // 1 + 1."""
     cdef Py_ssize_t i = 0, n = len(lowered), count = 0, start
     cdef unsigned long long h
@@ -1682,7 +1682,7 @@ cdef WordSlot* _slot(WordSlot* table, Py_ssize_t mask, unsigned long long key) n
 
 def function_blocks(paragraphs, Py_ssize_t length_high, max_length, Py_ssize_t min_blocks,
                     double shared_share):
-    """classify.function_blocks over C arrays: the words of a template's blocks
+    """container.function_blocks over C arrays: the words of a template's blocks
     are 64-bit hashes of their letters (FNV-1a, as the stoplist table's) in an
     open-addressing table instead of str objects in a dict."""
     cdef long long limit = min(max_length, _LIMIT)

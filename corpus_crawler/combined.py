@@ -27,8 +27,9 @@ from lxml import etree
 
 from . import classify as _classify
 from ._configfiles import extractor_config_path, read_yaml
-from .classify import classify_segments, preset_passes, revise
+from .classify import classify_segments, revise
 from .config import DEFAULT_CONFIG, ConfigError, ExtractConfig, JustextParams, Preset
+from .container import preset_passes
 from .declutter import DEFAULT_DECLUTTER_OPTIONS, DeclutterOptions, declutter
 from .declutter import load_declutter_options as _load_declutter_options
 from .elementmarks import HIDDEN

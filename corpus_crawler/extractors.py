@@ -17,8 +17,9 @@ from typing import Any, NamedTuple
 
 from lxml import etree
 
-from .classify import classify_segments, preset_passes
+from .classify import classify_segments
 from .config import ConfigError, ExtractConfig, Preset
+from .container import preset_passes
 from .elementmarks import HIDDEN
 from .language_setup import accepted, choose_language, stoplist_and_params
 from .model import DropReason, Paragraph

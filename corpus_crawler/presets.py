@@ -10,8 +10,8 @@ import functools
 from collections.abc import Mapping
 from typing import Any
 
-from .classify import ContainerOptions
 from .config import ConfigError, JustextParams, Preset
+from .container import ContainerOptions
 
 #: The presets whose blocks take the main-container evidence, by their section.
 CONTAINER_PRESETS = (Preset.CORPUS, Preset.ARTICLE, Preset.ARTICLE_COMMENTS)

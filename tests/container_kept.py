@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from corpus_crawler import ExtractConfig, Preset, dom, extract
-from corpus_crawler.classify import ContainerOptions, container_pass
 from corpus_crawler.config import JustextParams
+from corpus_crawler.container import ContainerOptions, container_pass
 from corpus_crawler.model import Paragraph, ParagraphClass
 from corpus_crawler.presets import container_options
 from corpus_crawler.segment import furniture, lead_elements, segment, stated_elements

@@ -253,8 +253,8 @@ def test_building_a_config_reads_no_file(monkeypatch: pytest.MonkeyPatch) -> Non
 
 
 def _option_classes() -> list[type]:
-    from corpus_crawler.classify import ContainerOptions
     from corpus_crawler.combined import CombinedOptions
+    from corpus_crawler.container import ContainerOptions
     from corpus_crawler.declutter._options import DeclutterOptions
     from corpus_crawler.kimatu._options import KimatuOptions
 

@@ -1,6 +1,6 @@
 """The compiled container pass (`_classify_fast.container_pass`) against the Python one.
 
-`classify.container_pass(..., compiled=True|False)` must give equal Paragraphs
+`container.container_pass(..., compiled=True|False)` must give equal Paragraphs
 (every field, so the same block classes and the same F1 on any gold set) on
 every gold page, with the shipped `corpus` and `article` options and with
 options that switch each rule off or push it to its edge, and on generated
@@ -21,13 +21,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from corpus_crawler import dom
-from corpus_crawler.classify import (
+from corpus_crawler.config import ExtractConfig, JustextParams, Preset
+from corpus_crawler.container import (
     ContainerOptions,
     compiled_container_pass,
     container_pass,
     function_blocks,
 )
-from corpus_crawler.config import ExtractConfig, JustextParams, Preset
 from corpus_crawler.decode import decode_html
 from corpus_crawler.elementmarks import ASIDE, BODY, COMMENTS, NEGATIVE, UNLIKELY
 from corpus_crawler.extract import classify_segments, stoplist_and_params
@@ -36,7 +36,7 @@ from corpus_crawler.model import Paragraph, ParagraphClass
 from corpus_crawler.presets import CONTAINER_PRESETS, container_options
 from corpus_crawler.segment import furniture, segment, stated_elements
 
-classify_module = importlib.import_module("corpus_crawler.classify")
+container_module = importlib.import_module("corpus_crawler.container")
 
 GoldPages = Callable[[str], Iterator[tuple[str, bytes, str, dict[str, object]]]]
 GOLD_SETS = ("cleaneval-dev", "cleanportaleval", "readability")
@@ -196,10 +196,10 @@ def python_only(options: ContainerOptions) -> frozenset[str]:
     # the walk options (page_links_only, drop_hidden_inline) are the walk's, not the pass's;
     # unwrap_layouts makes the marks the pass takes; drop_program_code is code_pass's, run after it
     known = (
-        classify_module._fast.CONTAINER_FIELDS
-        | classify_module.WALK_FIELDS
-        | classify_module.BEFORE_FIELDS
-        | classify_module.AFTER_FIELDS
+        container_module._fast.CONTAINER_FIELDS
+        | container_module.WALK_FIELDS
+        | container_module.BEFORE_FIELDS
+        | container_module.AFTER_FIELDS
     )
     return frozenset(
         f.name
@@ -220,7 +220,7 @@ def test_the_compiled_container_pass_is_built_and_used_by_the_presets(preset: Pr
     the presets lose their speed. Fails when a preset switches on an option that
     only the Python pass knows and that is not listed in PYTHON_ONLY: port it to
     _classify_fast.pyx (CONTAINER_FIELDS), or list it there and say why."""
-    assert classify_module._fast is not None, "corpus_crawler._classify_fast was not compiled"
+    assert container_module._fast is not None, "corpus_crawler._classify_fast was not compiled"
     options = container_options(preset)
     assert options is not None
     assert python_only(options) == PYTHON_ONLY[preset]
@@ -234,7 +234,7 @@ def test_forcing_the_compiled_pass_on_options_it_does_not_know_is_an_error(
     """It would ignore them silently: a comparison with the Python pass would then
     compare two different things. (A flag the compiled pass does not know yet is
     made here by taking one out of its list.)"""
-    fast = classify_module._fast
+    fast = container_module._fast
     assert fast is not None
     monkeypatch.setattr(fast, "CONTAINER_FIELDS", fast.CONTAINER_FIELDS - {"article_body"})
     compiled_container_pass.cache_clear()
@@ -539,7 +539,7 @@ def test_an_option_the_compiled_pass_does_not_know_falls_back_to_python(
 ) -> None:
     """A flag added to ContainerOptions later (issue 13's decision work) runs in
     Python until the compiled pass learns it; at its default it changes nothing."""
-    fast = classify_module._fast
+    fast = container_module._fast
     assert fast is not None
     monkeypatch.setattr(fast, "CONTAINER_FIELDS", fast.CONTAINER_FIELDS - {"tag_scores"})
     compiled_container_pass.cache_clear()
@@ -671,7 +671,7 @@ def test_two_blocks_of_one_sibling_paragraph_count_twice_for_the_region() -> Non
 
 
 def test_an_article_header_is_a_header_step_with_its_index() -> None:
-    """classify._in_trim looks for "/header[" below the <article>: a block under
+    """container._in_trim looks for "/header[" below the <article>: a block under
     a header step without an index (which segment never writes) is in the
     article's region, one under header[1] is not, in both passes."""
     story = "A story that runs on for long enough to score every length point. " * 5

@@ -13,14 +13,14 @@ from pathlib import Path
 import pytest
 
 from corpus_crawler import ConfigError, ExtractConfig, Preset, extract
-from corpus_crawler.classify import (
+from corpus_crawler.config import EXTRACTORS, JustextParams
+from corpus_crawler.container import (
     ContainerOptions,
     container_pass,
     inside_containers,
     main_containers,
     main_region,
 )
-from corpus_crawler.config import EXTRACTORS, JustextParams
 from corpus_crawler.crossval import cross_validate, fold_of
 from corpus_crawler.evaluate import page_scores
 from corpus_crawler.extractors import EXTRACTORS as REGISTRY

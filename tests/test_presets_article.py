@@ -15,12 +15,8 @@ import pytest
 from f1_floor import assert_f1_floor
 
 from corpus_crawler import ConfigError, ExtractConfig, JustextParams, Preset, dom, extract
-from corpus_crawler.classify import (
-    ContainerOptions,
-    _same_template,
-    classify_segments,
-    container_pass,
-)
+from corpus_crawler.classify import classify_segments
+from corpus_crawler.container import ContainerOptions, _same_template, container_pass
 from corpus_crawler.decode import decode_html
 from corpus_crawler.evaluate import SetReport
 from corpus_crawler.extractors import visible

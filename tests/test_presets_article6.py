@@ -13,8 +13,9 @@ import pytest
 from container_kept import container_kept, page_stated
 
 from corpus_crawler import ExtractConfig, Preset, dom, extract
-from corpus_crawler import classify as classify_module
-from corpus_crawler.classify import ConfigError, ContainerOptions, compiled_container_pass
+from corpus_crawler import container as container_module
+from corpus_crawler.config import ConfigError
+from corpus_crawler.container import ContainerOptions, compiled_container_pass
 from corpus_crawler.decode import decode_html
 from corpus_crawler.elementmarks import (
     BODY,
@@ -71,7 +72,7 @@ def test_class_and_id_weigh_as_readability_weighs_them() -> None:
     assert not _marks("a", class_="share") & NEGATIVE
     assert not _marks("span", class_="promo") & NEGATIVE
     assert _marks("section", class_="promo") & NEGATIVE
-    assert WEIGHED_TAGS == classify_module._CLEANED_TAGS
+    assert WEIGHED_TAGS == container_module._CLEANED_TAGS
     # NEGATIVE is not UNLIKELY: readability weighs these, it does not remove them
     assert not _marks(class_="byline-meta") & UNLIKELY
 

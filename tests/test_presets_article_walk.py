@@ -22,7 +22,7 @@ import pytest
 
 from corpus_crawler import ExtractConfig, Preset, dom, extract
 from corpus_crawler import segment as segment_module
-from corpus_crawler.classify import WALK_FIELDS, ContainerOptions
+from corpus_crawler.container import WALK_FIELDS, ContainerOptions
 from corpus_crawler.decode import decode_html
 from corpus_crawler.elementmarks import links_elsewhere
 from corpus_crawler.presets import container_options

@@ -1,4 +1,4 @@
-"""The `corpus` preset's template pooling (issue 13, classify.template_groups)."""
+"""The `corpus` preset's template pooling (issue 13, container.template_groups)."""
 
 from __future__ import annotations
 
@@ -8,20 +8,20 @@ from pathlib import Path
 import pytest
 
 from corpus_crawler import ExtractConfig, Preset, dom, extract
-from corpus_crawler.classify import (
-    ContainerOptions,
-    classify_segments,
-    container_pass,
-    function_blocks,
-    relaxed_classes,
-    template_groups,
-)
+from corpus_crawler.classify import classify_segments
 from corpus_crawler.combined import (
     CombinedOptions,
     load_combined_options,
     shipped_combined_options,
 )
 from corpus_crawler.config import ConfigError, JustextParams
+from corpus_crawler.container import (
+    ContainerOptions,
+    container_pass,
+    function_blocks,
+    relaxed_classes,
+    template_groups,
+)
 from corpus_crawler.decode import decode_html
 from corpus_crawler.evaluate import Overlap, page_scores
 from corpus_crawler.extractors import visible
@@ -148,7 +148,7 @@ def test_news_items_in_the_region_are_judged_with_the_containers_link_limit(
 
 
 def test_the_relaxed_link_test_only_reaches_blocks_between_the_two_limits() -> None:
-    """classify.relaxed_classes: a class only for a BAD block whose link density
+    """container.relaxed_classes: a class only for a BAD block whose link density
     lies in (jusText's limit, the container's]; the rest keep theirs (None)."""
     params = JustextParams()  # max_link_density 0.2, stopwords_high 0.32
     prose = "the of and a to in is it that was " * 12  # 120 words, all stop words
@@ -166,7 +166,7 @@ def test_the_relaxed_link_test_only_reaches_blocks_between_the_two_limits() -> N
 
 
 def test_function_blocks_are_the_bylines_a_template_repeats() -> None:
-    """classify.function_blocks: short blocks of a template whose words recur
+    """container.function_blocks: short blocks of a template whose words recur
     across it (Kimatu's function blocks), not the posts beside them, not a
     template's varied short blocks, not headings, not blocks past the length."""
     params = JustextParams()

@@ -14,13 +14,9 @@ from pathlib import Path
 import pytest
 
 from corpus_crawler import ExtractConfig, Preset, dom
-from corpus_crawler.classify import (
-    ContainerOptions,
-    classify_segments,
-    container_pass,
-    credit_classes,
-)
+from corpus_crawler.classify import classify_segments
 from corpus_crawler.config import JustextParams
+from corpus_crawler.container import ContainerOptions, container_pass, credit_classes
 from corpus_crawler.decode import decode_html
 from corpus_crawler.evaluate import page_scores
 from corpus_crawler.extractors import visible

@@ -14,8 +14,8 @@ from container_kept import container_kept, page_marks, page_stated
 
 from corpus_crawler import ExtractConfig, Preset, dom, extract
 from corpus_crawler import segment as segment_module
-from corpus_crawler.classify import ConfigError, ContainerOptions, container_pass
-from corpus_crawler.config import JustextParams
+from corpus_crawler.config import ConfigError, JustextParams
+from corpus_crawler.container import ContainerOptions, container_pass
 from corpus_crawler.decode import decode_html
 from corpus_crawler.elementmarks import (
     ARTICLE,
@@ -331,7 +331,7 @@ def test_corpus_leaves_page_furniture_out_and_keeps_the_comments() -> None:
 def test_without_the_furniture_rule_the_comments_win() -> None:
     """The page above is a fair test: the container pass alone picks the comments,
     and with furniture left out of the scoring it picks the article."""
-    from corpus_crawler.classify import _Subtrees, main_containers
+    from corpus_crawler.container import _Subtrees, main_containers
     from corpus_crawler.segment import furniture
 
     html = _article_page(comments=6)

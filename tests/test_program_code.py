@@ -1,5 +1,5 @@
 """The `corpus` preset keeps no program code (`ContainerOptions.drop_program_code`,
-`classify.code_pass`).
+`program_code.code_pass`).
 
 A `<pre>` block inside an article's container was moved two classes up like the
 article's paragraphs, and the context-sensitive pass then kept every short listing
@@ -18,10 +18,10 @@ from typing import Any
 import pytest
 
 from corpus_crawler import ExtractConfig, Preset, extract
-from corpus_crawler.classify import code_pass, program_code_blocks
 from corpus_crawler.language_setup import stoplist_and_params
 from corpus_crawler.model import ParagraphClass
 from corpus_crawler.presets import container_options
+from corpus_crawler.program_code import code_pass, program_code_blocks
 
 GOOD = ParagraphClass.GOOD
 BAD = ParagraphClass.BAD

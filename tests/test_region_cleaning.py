@@ -1,6 +1,6 @@
 """readability's conditional cleaning in the main region (ContainerOptions.clean_region).
 
-The region around the container (classify.main_region) lifts the blocks of an article
+The region around the container (container.main_region) lifts the blocks of an article
 spread over sibling wrappers; on a news page whose article is short beside the rest of
 the page it climbs over the site's list of linked headlines too (DAnIEL-ru 1obl.ru: 85
 blocks kept where the article has 7). An element strictly inside the region that
@@ -16,7 +16,7 @@ import pytest
 from container_kept import pass_text
 
 from corpus_crawler import ExtractConfig, Preset, extract
-from corpus_crawler.classify import ContainerOptions
+from corpus_crawler.container import ContainerOptions
 from corpus_crawler.model import Paragraph, ParagraphClass
 from corpus_crawler.presets import container_options
 

@@ -1,5 +1,5 @@
 """The `article` preset's region stops below a portal's lists of teasers
-(ContainerOptions.region_stops_at_teasers, classify.teaser_blocks), in both
+(ContainerOptions.region_stops_at_teasers, teasers.teaser_blocks), in both
 container passes."""
 
 from __future__ import annotations
@@ -9,11 +9,11 @@ from collections.abc import Callable
 import pytest
 from container_kept import container_kept
 
-from corpus_crawler.classify import described_terms, repeated_items, teaser_blocks
 from corpus_crawler.config import ExtractConfig, Preset
 from corpus_crawler.extract import extract
 from corpus_crawler.model import Paragraph
 from corpus_crawler.presets import container_options
+from corpus_crawler.teasers import described_terms, repeated_items, teaser_blocks
 
 STORY = (
     "The schools will open an hour later from September.",

@@ -8,8 +8,8 @@ import pytest
 from container_kept import page_leads, page_marks, page_stated
 
 from corpus_crawler import ExtractConfig, Preset, extract
-from corpus_crawler.classify import ConfigError, ContainerOptions, preset_passes
-from corpus_crawler.config import JustextParams
+from corpus_crawler.config import ConfigError, JustextParams
+from corpus_crawler.container import ContainerOptions, preset_passes
 from corpus_crawler.elementmarks import LEAD, element_marks, furniture_marks
 from corpus_crawler.model import ParagraphClass
 from corpus_crawler.presets import container_options

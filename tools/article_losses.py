@@ -45,12 +45,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from extractor_table import _preset_blocks, _text  # noqa: E402
 
 from corpus_crawler import ExtractConfig, Preset  # noqa: E402
-from corpus_crawler.classify import (  # noqa: E402
-    BEFORE_FIELDS,
-    WALK_FIELDS,
-    ContainerOptions,
-    preset_passes,
-)
+from corpus_crawler.container import BEFORE_FIELDS, WALK_FIELDS, ContainerOptions, preset_passes  # noqa: E402
 from corpus_crawler.evaluate import (  # noqa: E402
     Summary,
     find_gold_sets,
@@ -73,7 +68,7 @@ def _blocks(
 ) -> dict[str, list[Any]]:
     """set -> [(page id, paragraphs, params, unlikely, stated, leads, gold text)], cached on disk
     when asked (the classification is the slow part; the container pass is what changes).
-    The walk options (classify.WALK_FIELDS) and those that make the furniture marks
+    The walk options (container.WALK_FIELDS) and those that make the furniture marks
     (BEFORE_FIELDS) are `walk`'s; the cache file's name says the preset and which of
     them are on."""
     walk_on = [name for name in sorted(WALK_FIELDS | BEFORE_FIELDS) if getattr(walk, name)]

@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from extractor_table import _preset_blocks  # noqa: E402
 
 from corpus_crawler import ExtractConfig, Preset  # noqa: E402
-from corpus_crawler.classify import container_pass  # noqa: E402
+from corpus_crawler.container import container_pass  # noqa: E402
 from corpus_crawler.evaluate import find_gold_sets, load_gold_set  # noqa: E402
 from corpus_crawler.model import Paragraph  # noqa: E402
 from corpus_crawler.presets import CONTAINER_PRESETS, container_options  # noqa: E402

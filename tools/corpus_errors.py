@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from corpus_crawler import ExtractConfig, Preset, dom
-from corpus_crawler.classify import (
+from corpus_crawler.classify import classify_segments
+from corpus_crawler.container import (
     _Subtrees,
-    classify_segments,
     dropped_elements,
     inside_containers,
     main_containers,
