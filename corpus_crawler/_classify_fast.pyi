@@ -1,8 +1,8 @@
 from collections.abc import Callable, Mapping, Sequence
 from re import Pattern
 
-from .container import ContainerOptions
 from .config import JustextParams
+from .container import ContainerOptions
 from .model import Paragraph, ParagraphClass
 
 FAST_PARAGRAPHS: bool

@@ -485,8 +485,8 @@ CONTAINER_FIELDS = frozenset((
     "region_stops_at_teasers", "repeated_teasers", "described_teasers",
     # readability's conditional cleaning in the region too (article, 2026-11-29)
     "clean_region",
-    # a <select>'s options score no container points
-    "select_scores_nothing",
+    # a <select>'s options score no container points, nor a <dl>'s terms and descriptions
+    "select_scores_nothing", "description_lists_score_nothing",
     # the `article` preset's readability rules (issue 13, article1-6): segments of
     # one template, sibling paragraphs one or more levels up, the semantic <main>
     # and <article>, list items' link density, furniture outside the container,
@@ -1317,6 +1317,7 @@ def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores,
     cdef bint takes_longest = options.retry_takes_longest
     cdef bint weighs_prose = options.retry_weighs_prose
     cdef bint no_select_points = options.select_scores_nothing
+    cdef bint no_description_points = options.description_lists_score_nothing
     cdef bint framed = False
     cdef Py_ssize_t first_best, frame
     cdef long long retried_held
@@ -1417,6 +1418,13 @@ def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores,
                     # container._Subtrees: a list item with too many links scores nothing
                     link_density > item_link_density
                     and xpath.startswith("li[", xpath.rfind("/") + 1)
+                ) and not (
+                    # ...nor a description list's term or description
+                    no_description_points
+                    and (
+                        xpath.startswith("dt[", xpath.rfind("/") + 1)
+                        or xpath.startswith("dd[", xpath.rfind("/") + 1)
+                    )
                 ):
                     b.points = 1 + min(length // per_point, max_length_points) + count
             if rules.join_paragraphs:

@@ -135,6 +135,11 @@ class ContainerOptions:
     #: rule) score no container points: a list of fifty states or countries,
     #: commas and all, outscored short articles.
     select_scores_nothing: bool = False
+    #: Blocks that are a description list's terms or descriptions (`<dt>`, `<dd>`)
+    #: score no container points: readability scores paragraphs, table cells and
+    #: preformatted text, and a news feed written as a `<dl>` of linked headlines
+    #: and their summaries (vz.ru, ta nea) outscored the article beside it.
+    description_lists_score_nothing: bool = False
     #: A candidate starts from readability's score for its tag (`_initializeNode`:
     #: div +5, td/pre/blockquote +3, lists and forms -3, headings and th -5).
     tag_scores: bool = False
@@ -380,6 +385,10 @@ def _outermost_list(xpath: str) -> int:
     return min(ul, ol)
 
 
+#: The first characters of a description list's term and description steps.
+_DESCRIPTION_STEPS = ("dt[", "dd[")
+
+
 class _Subtrees:
     """Per element above the blocks: characters, link characters and readability
     points of the blocks below it, summed bottom-up once (each element visited
@@ -407,6 +416,7 @@ class _Subtrees:
         max_length_points = options.max_length_points
         max_link_density = options.max_link_density
         no_select_points = options.select_scores_nothing
+        no_description_points = options.description_lists_score_nothing
         skipped = unlikely if unlikely is not None else (False,) * len(paragraphs)
         for p, skip in zip(paragraphs, skipped, strict=True):
             if skip:
@@ -428,7 +438,10 @@ class _Subtrees:
                     listed[path] = listed.get(path, 0) + length
             if length < min_length or p.heading or (no_select_points and p.in_select):
                 continue
-            if p.link_density > item_link_density and xpath[xpath.rfind("/") + 1 :][:3] == "li[":
+            step = xpath[xpath.rfind("/") + 1 :][:3]
+            if p.link_density > item_link_density and step == "li[":
+                continue
+            if no_description_points and step in _DESCRIPTION_STEPS:
                 continue
             block_points = 1 + min(length // per_point, max_length_points) + block_commas
             if p.link_density <= max_link_density:

@@ -102,6 +102,7 @@ VARIANTS: dict[str, dict[str, object]] = {
         "min_container_chars": 10**30,
     },
     "select-scores-points": {"select_scores_nothing": False},
+    "description-lists-score-points": {"description_lists_score_nothing": False},
     "always-retry-longest": {
         "retry_takes_longest": True,
         "retry_keeps_asides_out": True,
@@ -413,6 +414,10 @@ _ARTICLE_STEPS = (
     "li[1]",
     "header",
     "section[2]/div[1]",
+    # a description list's terms and descriptions (description_lists_score_nothing)
+    "dl[1]",
+    "dt[1]",
+    "dd[2]",
 )
 _article_rules = st.fixed_dictionaries(
     {
@@ -437,6 +442,7 @@ _article_rules = st.fixed_dictionaries(
         "described_teasers": st.booleans(),
         "clean_region": st.booleans(),
         "select_scores_nothing": st.booleans(),
+        "description_lists_score_nothing": st.booleans(),
         "comment_shift": st.none() | st.integers(-3, 3),
         "furniture_shift": st.integers(-3, 3),
     }

@@ -162,7 +162,10 @@ def test_the_region_does_not_climb_over_teasers_outside_list_items(
     page: Callable[[], bytes], field: str, compiled: bool
 ) -> None:
     html = page()
-    on = {"region_stops_at_teasers": True}
+    # the description list's blocks score as readability's paragraphs would, so that
+    # they pull the region up (description_lists_score_nothing, which `article` also
+    # ships, keeps them from scoring at all: test_description_list_points.py)
+    on = {"region_stops_at_teasers": True, "description_lists_score_nothing": False}
     climbed = container_kept(html, compiled=compiled, **on, **{field: False})
     stopped = container_kept(html, compiled=compiled, **on, **{field: True})
     assert "summary of story 5" in climbed  # no <li>: the region climbed over them
