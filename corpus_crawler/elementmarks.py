@@ -24,7 +24,12 @@ the answer per attribute set):
   alone: sites write posts in `<aside class="blogPost">`.
   These are readability.js's `unlikelyCandidates` / `okMaybeItsACandidate`
   patterns and its role list, not tuned here, and one word they predate:
-  "newsletter" (a sign-up box inside the article; trafilatura lists it too).
+  "newsletter" (a sign-up box inside the article; trafilatura lists it too),
+  and the comment section's name in other languages than English, which
+  readability's English list misses ("komment": German, Scandinavian, Finnish;
+  "koment": Polish, Czech, Slovak, the South Slavic languages; "coment": Spanish,
+  Portuguese, Romanian, Catalan, and the misspelling; "reacties": Dutch; "yorum":
+  Turkish; French "commentaires" and Italian "commenti" hold "comment").
   readability removes such elements before it looks for the article, and the
   presets leave their blocks out of the main-container scoring
   (configs/extractors/presets.yaml). A URL used as an id names nothing (gold
@@ -41,7 +46,9 @@ the answer per attribute set):
   even when they choose again with the furniture
   (ContainerOptions.retry_keeps_asides_out).
 - COMMENTS: an aside named by one of the comment words (comment, comments,
-  commentlist, disqus, replies): a reader's comment thread. Outside the
+  commentlist, disqus, replies, and their translations: kommentare, komentarze,
+  commentaires, commenti, comentarios, reacties, yorumlar... `_COMMENT_WORDS`):
+  a reader's comment thread. Outside the
   container, `article` demotes its blocks with everything else, `article-comments`
   lifts them one class step, and `corpus` judges them as jusText does while it
   demotes other furniture (ContainerOptions.comment_shift and furniture_shift).
@@ -143,13 +150,24 @@ _UNLIKELY_WORDS = (
     "related", "remark", "replies", "rss", "shoutbox", "sidebar", "skyscraper", "social",
     "sponsor", "supplemental", "ad-break", "agegate", "pagination", "pager", "popup",
     "yom-remote", "newsletter",
+    "komment", "koment", "coment", "reacties", "yorum",
 )  # fmt: skip
 _MAYBE_CONTENT_WORDS = ("and", "article", "body", "column", "content", "main", "shadow")
 # readability.js UNLIKELY_ROLES
 _UNLIKELY_ROLES = frozenset(
     ("menu", "menubar", "complementary", "navigation", "alert", "alertdialog", "dialog")
 )
-_COMMENT_WORDS = frozenset(("comment", "comments", "commentlist", "disqus", "replies"))
+# The comment words: readability's, and the words for a comment and for comments in
+# German, Swedish/Danish/Norwegian, Finnish, Polish, Czech/Slovak/South Slavic,
+# French, Italian, Spanish/Portuguese, Romanian, Dutch and Turkish (DAnIEL's Polish
+# portals name theirs `komentarze`), and "coment(s)", the misspelling.
+_COMMENT_WORDS = frozenset((
+    "comment", "comments", "commentlist", "disqus", "replies",
+    "kommentar", "kommentare", "kommentarer", "kommentit", "komentarz", "komentarze",
+    "komentar", "komentare", "komentari", "commentaire", "commentaires", "commenti",
+    "comentario", "comentarios", "comentarii", "coment", "coments", "reacties",
+    "yorum", "yorumlar",
+))  # fmt: skip
 _ASIDE_WORDS = _COMMENT_WORDS | {"footer", "sidebar"}
 _NAME_PARTS = re.compile(r"[^a-z0-9]+")
 # readability.js REGEXPS.negative and REGEXPS.positive (the class weight): plain
