@@ -1318,6 +1318,8 @@ def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores,
     cdef bint weighs_prose = options.retry_weighs_prose
     cdef bint no_select_points = options.select_scores_nothing
     cdef bint no_description_points = options.description_lists_score_nothing
+    cdef bint linked_item
+    cdef Py_ssize_t step
     cdef bint framed = False
     cdef Py_ssize_t first_best, frame
     cdef long long retried_held
@@ -1414,19 +1416,19 @@ def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores,
                 b.commas = count
                 if length >= min_length and not headings[i] and not (
                     no_select_points and _field(p, F_IN_SELECT, direct)
-                ) and not (
-                    # container._Subtrees: a list item with too many links scores nothing
-                    link_density > item_link_density
-                    and xpath.startswith("li[", xpath.rfind("/") + 1)
-                ) and not (
-                    # ...nor a description list's term or description
-                    no_description_points
-                    and (
-                        xpath.startswith("dt[", xpath.rfind("/") + 1)
-                        or xpath.startswith("dd[", xpath.rfind("/") + 1)
-                    )
                 ):
-                    b.points = 1 + min(length // per_point, max_length_points) + count
+                    # the last step's tag, looked up only when a rule reads it
+                    linked_item = link_density > item_link_density
+                    step = xpath.rfind("/") + 1 if linked_item or no_description_points else 0
+                    if not (
+                        # container._Subtrees: a list item with too many links scores nothing
+                        linked_item and xpath.startswith("li[", step)
+                    ) and not (
+                        # ...nor a description list's term or description
+                        no_description_points
+                        and (xpath.startswith("dt[", step) or xpath.startswith("dd[", step))
+                    ):
+                        b.points = 1 + min(length // per_point, max_length_points) + count
             if rules.join_paragraphs:
                 # container.sibling_paragraphs' test, which does not depend on the choice
                 if length > 80:

@@ -7,8 +7,12 @@ from typing import Any
 
 import pytest
 
+from corpus_crawler.combined import CombinedOptions
 from corpus_crawler.config import ConfigError, ExtractConfig, JustextParams, Preset
+from corpus_crawler.container import ContainerOptions
+from corpus_crawler.declutter._options import DeclutterOptions
 from corpus_crawler.extract import extract
+from corpus_crawler.kimatu._options import KimatuOptions
 
 
 def error(**values: Any) -> str:
@@ -252,13 +256,14 @@ def test_building_a_config_reads_no_file(monkeypatch: pytest.MonkeyPatch) -> Non
     ExtractConfig(extractor="combined", extractor_options={"both_keep": 2}, language="de")
 
 
-def _option_classes() -> list[type]:
-    from corpus_crawler.combined import CombinedOptions
-    from corpus_crawler.container import ContainerOptions
-    from corpus_crawler.declutter._options import DeclutterOptions
-    from corpus_crawler.kimatu._options import KimatuOptions
-
-    return [JustextParams, ContainerOptions, CombinedOptions, KimatuOptions, DeclutterOptions]
+#: Every frozen option class a configs/extractors/ section becomes.
+_OPTION_CLASSES = (
+    JustextParams,
+    ContainerOptions,
+    CombinedOptions,
+    KimatuOptions,
+    DeclutterOptions,
+)
 
 
 #: A value of the wrong type for each scalar field type the option classes declare.
@@ -269,7 +274,7 @@ _WRONG = {"bool": "yes", "int": "3", "float": "0.5"}
     ("cls", "name", "kind"),
     [
         pytest.param(cls, f.name, f.type, id=f"{cls.__name__}.{f.name}")
-        for cls in _option_classes()
+        for cls in _OPTION_CLASSES
         for f in dataclasses.fields(cls)
         if f.type in _WRONG
     ],
