@@ -74,7 +74,8 @@ def parse_page(text: str, *, scripting: bool) -> etree._Element | None:
     """Parse a page's decoded text as `parse` does, then recover the page from an
     element that libxml2 let run past its end, or cut short (`repair`): a
     <title> never closed, an end tag ignored while a <div> was open inside its
-    element, text after the document's </html> and, with
+    element, text after the document's </html>, a page's body kept in <head>
+    behind an element that HTML does not allow there and, with
     `scripting` (an extractor that leaves <noscript> out, as a browser running
     scripts does), a <noscript> with a tag left open inside it. Such pages are
     rare; only they are parsed a second time."""
@@ -95,6 +96,8 @@ def parse_page(text: str, *, scripting: bool) -> etree._Element | None:
             return None
     repaired = repair.content_after_html_end(root, text)
     if repaired is not None:
+        text, root = repaired, parse(repaired)
+    if root is not None and (repaired := repair.body_in_head(root, text)) is not None:
         text, root = repaired, parse(repaired)
     if scripting and root is not None:
         repaired = repair.open_noscript(root, text)

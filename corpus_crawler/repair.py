@@ -139,6 +139,58 @@ def content_after_html_end(root: etree._Element, text: str) -> str | None:
     return "".join(parts)
 
 
+#: What HTML lets <head> hold ("in head" insertion mode); any other start tag
+#: ends the head and opens the body.
+_HEAD_CONTENT = frozenset(
+    {"base", "basefont", "bgsound", "link", "meta", "title", "noscript", "noframes"}
+    | {"style", "script", "template"}
+)
+#: What shows no text where it stands.
+_NOT_SHOWN = frozenset({"title", "script", "style", "noscript", "template"})
+_BODY_START = re.compile(_NO_MARKUP + r"|(<body\b[^>]*>)", re.IGNORECASE | re.DOTALL)
+
+
+def body_in_head(root: etree._Element, text: str) -> str | None:
+    """A start tag that HTML does not allow in <head> ends it, and the body
+    begins there: a browser shows what follows it. libxml2 keeps an element it
+    does not know (a template's `<mbox>`, Yandex's `<noindex>`, a JSP's `<c:if>`)
+    in <head>, with everything after it up to the page's `<body>` tag, or the
+    whole page when it has none, and every extractor leaves <head> out. The page
+    is read as the browser reads it: a `<body>` tag goes before that element's
+    start tag (the page's own, when it has one, so that its attributes stay).
+
+    Only when the elements kept in <head> that way show text; a page whose
+    stray tag libxml2 cannot name again in the source (a start tag broken
+    inside its attributes) is left as it is.
+    """
+    head = root.find("head")
+    if head is None:
+        return None
+    stray = next((c for c in head if isinstance(c.tag, str) and c.tag not in _HEAD_CONTENT), None)
+    if stray is None or not _shows_text([stray, *stray.itersiblings()]):
+        return None
+    start = re.compile(_NO_MARKUP + rf"|<({re.escape(stray.tag)})(?=[\s/>])", re.I | re.DOTALL)
+    at = next((m.start() for m in start.finditer(text) if m.group(2) is not None), None)
+    if at is None:
+        return None
+    own = next((m.group(2) for m in _BODY_START.finditer(text, at) if m.group(2)), "<body>")
+    return f"{text[:at]}{own}{text[at:]}"
+
+
+def _shows_text(elements: Sequence[etree._Element]) -> bool:
+    for element in elements:
+        if not isinstance(element.tag, str):
+            continue  # a comment's text is not shown; its tail is
+        elif element.tag not in _NOT_SHOWN:
+            if element.text and not element.text.isspace():
+                return True
+            if _shows_text(list(element)):
+                return True
+        if element.tail and not element.tail.isspace():
+            return True
+    return False
+
+
 def _parsed_to_the_end(root: etree._Element, text: str) -> bool:
     """Whether the tree's last element is the source's last start tag, with the
     same text after it (a cheap test: a page it cannot tell about, such as a

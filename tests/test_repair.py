@@ -305,3 +305,76 @@ def test_a_page_parsed_to_its_end_is_left_alone(html: str) -> None:
     root = _tree(html)
     assert "".join(root.itertext()).count("The committee") == html.count("The committee")
     assert repair.content_after_html_end(root, html) is None
+
+
+# ------------------------------------------------------ a body kept in <head>
+
+# What libxml2 keeps in <head>: an element it does not know, with all after it.
+STRAY_IN_HEAD = [
+    # a template's own tag and no <body> tag at all (L3S-GN1 f3d9f7be)
+    '<html><head><title>The plan</title><meta charset="utf-8"><mbox>'
+    f"<h1>The plan</h1><p>{TEXT * 2}</p><p>{TEXT * 2}</p></mbox></html>",
+    # Yandex's <noindex>, then the page's own <body class=...>
+    '<html><head><title>The plan</title><noindex><div class="teaser">'
+    f'<p>{TEXT * 2}</p></div></noindex><script>var a = "<noindex>";</script></head>'
+    f'<body class="news"><p>{TEXT * 2}</p><h1>The plan</h1><p>{TEXT * 2}</p></body></html>',
+    # a JSP's tag left in the page, and the same name in a comment before it
+    "<html><head><!-- <c:if test=x> --><title>The plan</title><c:if test=y>"
+    f"<p>{TEXT * 2}</p></c:if></head><body><h1>The plan</h1><p>{TEXT * 2}</p></body></html>",
+]
+
+
+@pytest.mark.parametrize("html", STRAY_IN_HEAD)
+def test_libxml2_keeps_what_follows_an_unknown_tag_in_head(html: str) -> None:
+    """The premise: the text after the stray tag is in <head>, which extractors leave out."""
+    head = _tree(html).find("head")
+    assert "The committee said" in "".join(head.itertext())
+
+
+@pytest.mark.parametrize("html", STRAY_IN_HEAD)
+def test_an_element_head_may_not_hold_opens_the_body(html: str) -> None:
+    assert repair.body_in_head(_tree(html), html) is not None
+    root = dom.parse_page(html, scripting=True)
+    assert root is not None
+    assert "The committee said" not in "".join(root.find("head").itertext())
+    body = root.find("body")
+    assert "".join(body.itertext()).count("The committee said") == html.count("The committee said")
+    assert _title(root) == "The plan"
+    if 'class="news"' in html:  # the page's own body tag, attributes and all
+        assert body.get("class") == "news"
+        assert "<noindex>" in "".join(root.find(".//script").itertext())
+
+
+@pytest.mark.parametrize("preset", [Preset.SEED, Preset.CORPUS, Preset.ARTICLE])
+def test_a_page_kept_in_head_is_extracted(preset: Preset) -> None:
+    doc = extract(STRAY_IN_HEAD[0].encode(), config=ExtractConfig(preset=preset, language="en"))
+    assert doc.drop_reason is None, doc.drop_detail
+    assert doc.text.count("The committee said") == 4
+
+
+@pytest.mark.parametrize(
+    "html",
+    [
+        f"<html><head><title>The plan</title></head>{BODY}",
+        # a stray tag that holds nothing shown: scripts, styles, a title
+        "<html><head><wn></wn><title>The plan</title><script>var x = 1;</script>"
+        f"<style>p {{}}</style></head>{BODY}",
+        "<html><head><input type=hidden name=a value=b></head>" + BODY,
+        # a start tag broken inside its attributes: libxml2's name is not in the source
+        f'<html><head><meta c ontent="1"><title>The plan</title></head>{BODY}',
+    ],
+)
+def test_a_head_that_holds_no_page_is_left_alone(html: str) -> None:
+    assert repair.body_in_head(_tree(html), html) is None
+    root = dom.parse_page(html, scripting=True)
+    assert root is not None
+    assert etree.tostring(root) == etree.tostring(_tree(html))
+
+
+def test_the_reference_preset_keeps_libxml2s_head() -> None:
+    """jusText 3.0.2 leaves such a page's text in <head>; the reference preset agrees."""
+    doc = extract(
+        STRAY_IN_HEAD[0].encode(), config=ExtractConfig(preset=Preset.REFERENCE, language="en")
+    )
+    assert doc.drop_reason is not None
+    assert doc.text == ""
