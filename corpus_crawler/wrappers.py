@@ -12,7 +12,10 @@ outside that aside. Here an element stating ASIDE by its names (not an `<aside>`
 `<footer>` element, and not a comment section) is a layout wrapper when another element
 stating ASIDE lies inside it and the blocks for which it is the only furniture above
 hold at least `WRAPPER_SHARE` of the page's good characters (jusText's context-free
-class, headings aside). Those blocks lose the furniture marks it gave them. On a page
+class, headings aside) outside comment sections. Those blocks lose the furniture
+marks it gave them. (The readers' comments are not counted: thechronicleherald.ca
+holds its article and a thread of 7 comments, with nearly three times its text, in
+`div#center.sidebar-left`, and kept nothing.) On a page
 with no good block at all (a tutorial of short paragraphs between code listings, none
 as long as jusText's `length_high`), its near-good blocks are its running text and
 are weighed instead: statisticsglobe.com's `section.for_sidebar` kept two of the
@@ -68,13 +71,16 @@ def unwrapped(
     wrappers = [outer for outer in nested if outer in alone]
     if not wrappers:
         return result  # most pages: no aside holds another one and text of its own
+    # the readers' comments are not the page's running text: a wrapper of the
+    # post and its comment thread holds most of the page's text outside them
+    weighed = [p for p, m in zip(paragraphs, marks, strict=True) if not m & COMMENTS]
     weigh = _good
-    total = sum(weigh(p) for p in paragraphs)
+    total = sum(weigh(p) for p in weighed)
     if not total:
         # a page of short paragraphs (none reaches jusText's length_high): its
         # running text is the near-good prose
         weigh = _prose
-        total = sum(weigh(p) for p in paragraphs)
+        total = sum(weigh(p) for p in weighed)
     for outer in wrappers:
         blocks = alone[outer]
         if sum(weigh(paragraphs[i]) for i in blocks) >= WRAPPER_SHARE * total > 0:

@@ -16,7 +16,7 @@ import pytest
 import corpus_crawler.extractors as extractors
 from corpus_crawler import ExtractConfig, Preset, dom, extract
 from corpus_crawler.classify import classify_segments
-from corpus_crawler.elementmarks import ASIDE, ASIDE_ELEMENT, UNLIKELY
+from corpus_crawler.elementmarks import ASIDE, ASIDE_ELEMENT, COMMENTS, UNLIKELY
 from corpus_crawler.extractors import visible
 from corpus_crawler.language_setup import stoplist_and_params
 from corpus_crawler.model import Paragraph, ParagraphClass
@@ -176,6 +176,51 @@ def test_a_tutorial_of_short_paragraphs_in_a_wrapper_is_kept(preset: Preset) -> 
     ).encode()
     text = extract(html, config=ExtractConfig(language="en", preset=preset)).text
     assert text.count("we draw the plot again") == 8
+
+
+COMMENT = (
+    "I have waited eleven months for a test that my doctor ordered in the spring, and"
+    " nobody at the hospital could tell me when my turn would come or why it takes so"
+    " long, so I do not think that the new deal will change much for people like me. "
+)
+
+
+def _story_and_comments_in_a_wrapper() -> bytes:
+    """thechronicleherald.ca: the article and a long comment thread, both in a
+    column named `sidebar-left`; the comments hold most of the page's text."""
+    story = "".join(f"<p>{STORY * 2}</p>" for _ in range(3))
+    thread = "".join(
+        f"<div class='comment'><p class='author'>Reader {i}</p><p>{COMMENT * 3}</p></div>"
+        for i in range(6)
+    )
+    return (
+        "<html><body><div id='center' class='sidebar-left clearfix'><div class='body-content'>"
+        f"<h1>Session called</h1>{story}</div><div id='comments'>{thread}</div></div>"
+        f"{WIDGETS}</body></html>"
+    ).encode()
+
+
+def test_a_comment_thread_in_the_wrapper_is_not_weighed_against_it() -> None:
+    wrapper = ("/html/body/div[1]", UNLIKELY | ASIDE)
+    thread = ("/html/body/div[1]/div[2]", UNLIKELY | ASIDE | COMMENTS)
+    story, comments = _paragraph(600), _paragraph(1500)
+    marks = [UNLIKELY | ASIDE, UNLIKELY | ASIDE | COMMENTS]
+    assert unwrapped([story, comments], marks, [(wrapper,), (wrapper, thread)]) == [0, marks[1]]
+    # a thread elsewhere on the page is not weighed either; a sidebar's widgets are
+    widget = ("/html/body/div[1]/div[2]", UNLIKELY | ASIDE)
+    assert unwrapped(
+        [story, _paragraph(1500)], [marks[0], UNLIKELY | ASIDE], [(wrapper,), (wrapper, widget)]
+    ) == [marks[0], UNLIKELY | ASIDE]
+
+
+@pytest.mark.parametrize("preset", [Preset.ARTICLE, Preset.CORPUS, Preset.ARTICLE_COMMENTS])
+def test_a_story_beside_a_longer_comment_thread_in_a_wrapper_is_kept(preset: Preset) -> None:
+    doc = extract(
+        _story_and_comments_in_a_wrapper(), config=ExtractConfig(language="en", preset=preset)
+    )
+    assert doc.text.count(STORY.strip()) == 6, doc.drop_detail
+    if preset is Preset.ARTICLE:
+        assert COMMENT.strip() not in doc.text
 
 
 def test_page_furniture_needs_one_paragraph_per_block() -> None:
