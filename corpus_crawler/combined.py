@@ -16,7 +16,6 @@ part classifies exactly as `extractor="justext"` does.
 from __future__ import annotations
 
 import copy
-import difflib
 import functools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
@@ -37,6 +36,7 @@ from .kimatu import DEFAULT_KIMATU_OPTIONS, KimatuOptions, kimatu
 from .kimatu import load_kimatu_options as _load_kimatu_options
 from .language_setup import choose_language, stoplist_and_params
 from .model import Paragraph, ParagraphClass, reclassified
+from .option_checks import built, check_keys, check_switches, class_steps
 from .presets import container_options
 from .segment import lead_elements, segment, stated_elements
 from .wrappers import page_furniture
@@ -106,20 +106,12 @@ class CombinedOptions:
 
     def __post_init__(self) -> None:
         for name in _SHIFT_NAMES:
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise ConfigError(f"{name} must be a whole number of class steps, got {value!r}")
-            if not -3 <= value <= 3:
-                raise ConfigError(
-                    f"{name} must be between -3 and 3 (BAD to GOOD is 3 steps), got {value}"
-                )
-        share = self.keep_share
-        if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share <= 1:
-            raise ConfigError(f"keep_share must be a number in (0, 1], got {share!r}")
-        object.__setattr__(self, "keep_share", float(share))
-        for name in ("promote_copyright", "kimatu_fallback", "corpus_container_shifts"):
-            if not isinstance(getattr(self, name), bool):
-                raise ConfigError(f"{name} must be true or false, got {getattr(self, name)!r}")
+            class_steps(name, getattr(self, name))
+        keep = self.keep_share
+        if isinstance(keep, bool) or not isinstance(keep, (int, float)) or not 0 < keep <= 1:
+            raise ConfigError(f"keep_share must be a number in (0, 1], got {keep!r}")
+        object.__setattr__(self, "keep_share", float(keep))
+        check_switches(self)
         if not isinstance(self.declutter, DeclutterOptions):
             raise ConfigError("declutter must be DeclutterOptions: pass overrides to merged()")
         if not isinstance(self.kimatu, KimatuOptions):
@@ -132,23 +124,16 @@ class CombinedOptions:
             raise ConfigError(
                 f"{source}: expected a mapping of combined options, got {type(overrides).__name__}"
             )
-        known = [spec.name for spec in fields(self)]
+        check_keys(overrides, [spec.name for spec in fields(self)], source)
         changes: dict[str, Any] = {}
         for key, value in overrides.items():
-            if key not in known:
-                close = difflib.get_close_matches(str(key), known, n=1)
-                hint = f" (did you mean {close[0]!r}?)" if close else f"; known: {', '.join(known)}"
-                raise ConfigError(f"unknown key {key!r} in {source}{hint}")
             if key == "declutter":
                 changes[key] = self.declutter.merged(_mapping(value, key, source), source)
             elif key == "kimatu":
                 changes[key] = self.kimatu.merged(_mapping(value, key, source), source)
             else:
                 changes[key] = value
-        try:
-            return replace(self, **changes)
-        except ConfigError as exc:
-            raise ConfigError(f"{source}: {exc}") from None
+        return built(lambda **values: replace(self, **values), changes, source)
 
 
 def _mapping(value: object, key: str, source: str) -> Mapping[str, Any]:

@@ -12,9 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
-
-class ConfigError(ValueError):
-    """A setting is wrong; the message says which one and how to fix it."""
+from .option_checks import ConfigError, built, check_keys, check_switches, share, whole_number
 
 
 class UnknownLanguage(ConfigError):
@@ -83,20 +81,10 @@ class JustextParams:
 
     def __post_init__(self) -> None:
         for name in ("length_low", "length_high", "max_heading_distance"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise ConfigError(f"{name} must be a whole number of characters, got {value!r}")
-            if value < 0:
-                raise ConfigError(f"{name} must be >= 0, got {value}")
+            whole_number(name, getattr(self, name), at_least=0)
         for name in ("stopwords_low", "stopwords_high", "max_link_density"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise ConfigError(f"{name} must be a number between 0 and 1, got {value!r}")
-            if not 0.0 <= float(value) <= 1.0:
-                raise ConfigError(f"{name} must be between 0 and 1, got {value}")
-        for name in ("no_headings", "no_headlines"):
-            if not isinstance(getattr(self, name), bool):
-                raise ConfigError(f"{name} must be true or false, got {getattr(self, name)!r}")
+            share(name, getattr(self, name))
+        check_switches(self)
         if self.length_low > self.length_high:
             raise ConfigError(
                 f"length_low ({self.length_low}) must not exceed length_high ({self.length_high}):"
@@ -111,24 +99,12 @@ class JustextParams:
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any], source: str = "parameters") -> JustextParams:
         """Build from a YAML mapping; an unknown key is an error naming the closest known one."""
-        known = [f.name for f in fields(cls)]
-        for key in data:
-            if key not in known:
-                raise ConfigError(f"unknown key {key!r} in {source}" + _suggest(key, known))
-        try:
-            return cls(**dict(data))
-        except ConfigError as exc:
-            raise ConfigError(f"{source}: {exc}") from None
+        check_keys(data, [f.name for f in fields(cls)], source)
+        return built(cls, data, source)
 
     def merged(self, overrides: Mapping[str, Any], source: str = "parameters") -> JustextParams:
-        known = [f.name for f in fields(self)]
-        for key in overrides:
-            if key not in known:
-                raise ConfigError(f"unknown key {key!r} in {source}" + _suggest(key, known))
-        try:
-            return replace(self, **dict(overrides))
-        except ConfigError as exc:
-            raise ConfigError(f"{source}: {exc}") from None
+        check_keys(overrides, [f.name for f in fields(self)], source)
+        return built(lambda **values: replace(self, **values), overrides, source)
 
 
 EXTRACTORS = ("justext", "declutter", "kimatu", "combined")

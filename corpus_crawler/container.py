@@ -6,7 +6,6 @@ and program-code passes)."""
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import functools
 import re
 from collections.abc import Mapping, Sequence
@@ -27,6 +26,15 @@ from .classify import (
 from .config import ConfigError, JustextParams
 from .elementmarks import ASIDE, BODY, CLASS_WEIGHT, COMMENTS, NEGATIVE, UNLIKELY, WEIGHED_TAGS
 from .model import Paragraph, ParagraphClass, reclassified
+from .option_checks import (
+    built,
+    check_keys,
+    check_switches,
+    class_steps,
+    number,
+    share,
+    whole_number,
+)
 from .program_code import code_pass
 from .standfirst import standfirst_pass
 from .teasers import mostly_teasers, teaser_blocks
@@ -286,33 +294,27 @@ class ContainerOptions:
         return self.article_body or self.clean_negative_names
 
     def __post_init__(self) -> None:
-        for name in ("min_block_length", "length_per_point", "max_length_points"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ConfigError(f"{name} must be a whole number >= 1, got {value!r}")
-        for name in ("min_container_chars", "template_min_blocks", "paragraph_levels"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ConfigError(f"{name} must be a whole number >= 1, got {value!r}")
+        for name in (
+            "min_block_length",
+            "length_per_point",
+            "max_length_points",
+            "min_container_chars",
+            "template_min_blocks",
+            "paragraph_levels",
+        ):
+            whole_number(name, getattr(self, name), at_least=1)
         for name in ("function_max_length", "standfirst_levels"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise ConfigError(f"{name} must be a whole number >= 0, got {value!r}")
-        shifts = [
+            whole_number(name, getattr(self, name), at_least=0)
+        for name in (
             "inside_shift",
             "region_shift",
             "outside_shift",
             "template_shift",
             "furniture_shift",
-        ]
+        ):
+            class_steps(name, getattr(self, name))
         if self.comment_shift is not None:
-            shifts.append("comment_shift")
-        for name in shifts:
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or not -3 <= value <= 3:
-                raise ConfigError(
-                    f"{name} must be a whole number of class steps between -3 and 3, got {value!r}"
-                )
+            class_steps("comment_shift", self.comment_shift)
         for name in (
             "grandparent_share",
             "sibling_share",
@@ -323,33 +325,15 @@ class ContainerOptions:
             "clean_link_density",
             "item_link_density",
         ):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise ConfigError(f"{name} must be a number between 0 and 1, got {value!r}")
-            if not 0.0 <= float(value) <= 1.0:
-                raise ConfigError(f"{name} must be between 0 and 1, got {value}")
-        value = self.sibling_min_score
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-            raise ConfigError(f"sibling_min_score must be a number >= 0, got {value!r}")
-        # every switch, by its declared type: a hand-kept list missed the ones added later
-        for spec in fields(self):
-            if spec.type == "bool" and not isinstance(getattr(self, spec.name), bool):
-                raise ConfigError(
-                    f"{spec.name} must be true or false, got {getattr(self, spec.name)!r}"
-                )
+            share(name, getattr(self, name))
+        if number("sibling_min_score", self.sibling_min_score) < 0:
+            raise ConfigError(f"sibling_min_score must be >= 0, got {self.sibling_min_score!r}")
+        check_switches(self)
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any], source: str) -> ContainerOptions:
-        known = [f.name for f in fields(cls)]
-        for key in data:
-            if key not in known:
-                close = difflib.get_close_matches(str(key), known, n=1)
-                hint = f" (did you mean {close[0]!r}?)" if close else f"; known: {', '.join(known)}"
-                raise ConfigError(f"unknown key {key!r} in {source}{hint}")
-        try:
-            return cls(**dict(data))
-        except ConfigError as exc:
-            raise ConfigError(f"{source}: {exc}") from None
+        check_keys(data, [f.name for f in fields(cls)], source)
+        return built(cls, data, source)
 
 
 # readability.js `_initializeNode`: where a candidate's score starts, by its tag.

@@ -289,3 +289,36 @@ def test_every_scalar_option_rejects_a_value_of_the_wrong_type(
     once checked its switches from a hand-kept list that four of them missed."""
     with pytest.raises(ConfigError, match=rf"\b{name}\b"):
         cls(**{name: _WRONG[kind]})
+
+
+# Each option class's way in from a YAML mapping, and its fields.
+_FROM_MAPPING = {
+    JustextParams: lambda data: JustextParams.from_mapping(data, "x.yaml"),
+    ContainerOptions: lambda data: ContainerOptions.from_mapping(data, "x.yaml"),
+    CombinedOptions: lambda data: CombinedOptions().merged(data, "x.yaml"),
+    DeclutterOptions: lambda data: DeclutterOptions.from_mapping(data, "x.yaml"),
+    KimatuOptions: lambda data: KimatuOptions.from_mapping(data, "x.yaml"),
+}
+
+
+@pytest.mark.parametrize("cls", list(_FROM_MAPPING), ids=lambda cls: cls.__name__)
+def test_an_unknown_key_names_the_closest_one_or_lists_them(cls: type) -> None:
+    make = _FROM_MAPPING[cls]
+    name = next(spec.name for spec in dataclasses.fields(cls) if spec.init)
+    typo = name[:-2] + name[-1] + name[-2]
+    with pytest.raises(
+        ConfigError, match=rf"unknown key '{typo}' in x\.yaml \(did you mean '{name}'\?\)"
+    ):
+        make({typo: 1})
+    with pytest.raises(ConfigError, match=rf"unknown key 'qqqq' in x\.yaml; known: {name}, "):
+        make({"qqqq": 1})
+
+
+@pytest.mark.parametrize("cls", list(_FROM_MAPPING), ids=lambda cls: cls.__name__)
+def test_a_bad_value_from_a_mapping_names_its_source(cls: type) -> None:
+    make = _FROM_MAPPING[cls]
+    numeric = next(
+        spec.name for spec in dataclasses.fields(cls) if spec.init and spec.type in ("int", "float")
+    )
+    with pytest.raises(ConfigError, match=rf"^x\.yaml: {numeric} must be "):
+        make({numeric: "many"})

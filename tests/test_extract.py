@@ -347,7 +347,7 @@ def test_cli_bad_parameter(capsys: pytest.CaptureFixture[str], page_file: Path) 
     code, out, err = run_cli(capsys, str(page_file), "--lang", "en", "--param", "length_low=-1")
     assert code == 2
     assert out == ""
-    assert "length_low must be >= 0, got -1" in err
+    assert "length_low must be a whole number >= 0, got -1" in err
 
 
 def test_cli_unknown_parameter(capsys: pytest.CaptureFixture[str], page_file: Path) -> None:

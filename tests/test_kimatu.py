@@ -101,7 +101,7 @@ def test_unknown_key_names_source_key_and_suggestion() -> None:
 @pytest.mark.parametrize(
     ("key", "value", "fragment"),
     [
-        ("block_gap", -1, "block_gap must be >= 0"),
+        ("block_gap", -1, "block_gap must be a whole number >= 0"),
         ("block_gap", 1.5, "block_gap must be a whole number"),
         ("block_gap", True, "block_gap must be a whole number"),
         ("links_per_element", 0, "links_per_element must be greater than 0"),

@@ -6,7 +6,6 @@ a test keeps the two equal.
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
@@ -16,6 +15,7 @@ from typing import Any
 from .._configfiles import extractor_config_path, read_yaml
 from ..config import ConfigError
 from ..elementmarks import RUBY_ANNOTATION_TAGS
+from ..option_checks import built, check_keys, number
 
 # Seed 002, "Prune": "<script> tags". The other tags carry no readable text or
 # are page furniture; measured on the gold sets (see declutter.yaml).
@@ -221,10 +221,7 @@ class DeclutterOptions:
         for name in ("poison_words", "blessed_words", "match_attributes"):
             object.__setattr__(self, name, _word_tuple(name, getattr(self, name)))
         for name in ("word_weight", "link_word_weight", "tag_weight", "min_score"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise ConfigError(f"{name} must be a number, got {value!r}")
-            object.__setattr__(self, name, float(value))
+            object.__setattr__(self, name, number(name, getattr(self, name)))
         object.__setattr__(self, "approved_tags", _approved(self.approved_tags))
         object.__setattr__(self, "poison_pattern", _words_pattern(self.poison_words))
         object.__setattr__(self, "blessed_pattern", _words_pattern(self.blessed_words))
@@ -245,16 +242,8 @@ class DeclutterOptions:
             raise ConfigError(
                 f"{source}: expected a mapping of declutter options, got {type(overrides).__name__}"
             )
-        known = _option_names()
-        for key in overrides:
-            if key not in known:
-                close = difflib.get_close_matches(str(key), known, n=1)
-                hint = f" (did you mean {close[0]!r}?)" if close else ""
-                raise ConfigError(f"unknown key {key!r} in {source}{hint}")
-        try:
-            return replace(self, **dict(overrides))
-        except ConfigError as exc:
-            raise ConfigError(f"{source}: {exc}") from None
+        check_keys(overrides, _option_names(), source)
+        return built(lambda **values: replace(self, **values), overrides, source)
 
 
 def _option_names() -> list[str]:

@@ -9,7 +9,6 @@ sets; the measurement is written next to each value in the YAML file.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -17,6 +16,7 @@ from typing import Any
 
 from .._configfiles import extractor_config_path, read_yaml
 from ..config import ConfigError
+from ..option_checks import built, check_keys, check_switches, number, whole_number
 
 #: Attributes that describe how an element looks (seed 003, 3.2: "all attributes
 #: and tag names related to the aspect –or class– of the text").
@@ -108,16 +108,10 @@ class KimatuOptions:
         for spec in fields(self):
             value = getattr(self, spec.name)
             if spec.type == "int":
-                if isinstance(value, bool) or not isinstance(value, int):
-                    raise ConfigError(f"{spec.name} must be a whole number, got {value!r}")
-                if value < 0:
-                    raise ConfigError(f"{spec.name} must be >= 0, got {value}")
+                whole_number(spec.name, value, at_least=0)
             elif spec.type == "float":
-                if isinstance(value, bool) or not isinstance(value, (int, float)):
-                    raise ConfigError(f"{spec.name} must be a number, got {value!r}")
-                object.__setattr__(self, spec.name, float(value))
-            elif spec.type == "bool" and not isinstance(value, bool):
-                raise ConfigError(f"{spec.name} must be true or false, got {value!r}")
+                object.__setattr__(self, spec.name, number(spec.name, value))
+        check_switches(self)
         for name in ("punctuation_per_word", "links_per_element", "prune_far_factor"):
             if getattr(self, name) <= 0:
                 raise ConfigError(f"{name} must be greater than 0, got {getattr(self, name)}")
@@ -134,19 +128,11 @@ class KimatuOptions:
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any], source: str) -> KimatuOptions:
         """Build from a YAML mapping; an unknown key names the closest known one."""
-        known = [spec.name for spec in fields(cls)]
-        for key in data:
-            if key not in known:
-                close = difflib.get_close_matches(str(key), known, n=1)
-                hint = f": did you mean {close[0]!r}?" if close else f"; known: {', '.join(known)}"
-                raise ConfigError(f"unknown key {key!r} in {source}{hint}")
+        check_keys(data, [spec.name for spec in fields(cls)], source)
         values = dict(data)
         if isinstance(values.get("aspect_attributes"), list):
             values["aspect_attributes"] = tuple(values["aspect_attributes"])
-        try:
-            return cls(**values)
-        except ConfigError as exc:
-            raise ConfigError(f"{source}: {exc}") from None
+        return built(cls, values, source)
 
     def merged(self, overrides: Mapping[str, Any], source: str) -> KimatuOptions:
         """These options with `overrides` applied, checked as strictly as `from_mapping`."""
