@@ -54,8 +54,11 @@ except ImportError:  # pragma: no cover - no compiler where it was installed
 # one segmentation walk already made (their xpaths, lengths and link
 # characters), so it costs no second walk over the tree.
 
-#: Commas (Latin, full-width, ideographic, Arabic): readability scores a block a point each.
-_COMMAS = (",", "\uff0c", "\u3001", "\u060c")
+#: Commas: readability scores a block a point each. readability.js's list (its
+#: REGEXPS.commas): Latin, Arabic, small, vertical, reversed, raised, turned and
+#: full-width. Not the ideographic comma (U+3001), which separates the items of an
+#: enumeration ("A、B、C"), and a site's keyword list, more than clauses.
+_COMMAS = (",", "\u060c", "\ufe50", "\ufe10", "\ufe11", "\u2e41", "\u2e34", "\u2e32", "\uff0c")
 
 
 @dataclass(frozen=True, slots=True)

@@ -297,7 +297,7 @@ _STEPS = (
 )
 #: What readability.js calls an ad or a loading label, and near misses.
 _LABELS = ("Advertisement", "  ad ", "Loading\u2026", "loading...", "Ads", "Werbung!")
-_ALPHABET = "ab ,\uff0c\u3001\u060c\u00a9&copy;."
+_ALPHABET = "ab ,\uff0c\u3001\u060c\ufe50\u2e41\u00a9&copy;."
 _CLASSES = list(ParagraphClass)
 
 
