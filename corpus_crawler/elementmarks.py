@@ -14,6 +14,8 @@ the answer per attribute set):
   text. Nor is a ruby annotation (RT, RP, RTC): the reading a browser sets
   above the base text, which as text falls between the base characters and
   splits every annotated word (子こども for 子ども, Japanese news for learners).
+  Nor is a TEXTAREA's content, the default value of a form field: 1tv.ru's
+  "code to paste in your blog" box held the article's HTML as text.
 - UNLIKELY: its class or id names page furniture (comments, footers, menus,
   sidebars, share and related-post boxes...) and nothing that names content,
   or its ARIA role is navigation, a menu, a dialog or complementary content,
@@ -125,7 +127,10 @@ MARKED_ATTRIBUTES = ("class", "id", "role", "hidden", "aria-hidden", "style", "i
 #: IFRAME's fallback content (libxml2 keeps it as text; a browser shows the framed page);
 #: and ruby annotations, shown above the text they annotate, not in it.
 RUBY_ANNOTATION_TAGS = frozenset(("rt", "rp", "rtc"))
-HIDDEN_TAGS = frozenset(("noscript", "iframe")) | RUBY_ANNOTATION_TAGS
+#: A form field's text: a TEXTAREA's content is the field's default value (a blog
+#: embed code in HTML, a prefilled message), which readability.js cleans out.
+FIELD_TAGS = frozenset(("textarea",))
+HIDDEN_TAGS = frozenset(("noscript", "iframe")) | RUBY_ANNOTATION_TAGS | FIELD_TAGS
 #: Elements that hold an article or a page's main content (ARTICLE).
 CONTENT_TAGS = frozenset(("article", "main"))
 #: Elements that are asides by their tag, when their names say so too (ASIDE_ELEMENT).

@@ -384,6 +384,23 @@ def test_iframe_fallback_text_is_hidden(preset: Preset) -> None:
     assert kept.count("The committee said") == 7
 
 
+@pytest.mark.parametrize("preset", [Preset.CORPUS, Preset.ARTICLE, Preset.ARTICLE_COMMENTS])
+def test_a_textarea_is_a_form_field_not_page_text(preset: Preset) -> None:
+    """1tv.ru: a "code to paste in your blog" box, a TEXTAREA holding the article's
+    HTML as its default value, was kept as 212 shingles of markup. readability.js
+    cleans TEXTAREA out of its article; the seed keeps it as jusText does."""
+    assert _marks("textarea") == HIDDEN
+    embed = (
+        '&lt;div style="border: 1px solid #DDD"&gt;&lt;a href="http://www.example.com/news/1"&gt;'
+        f"{SENTENCE * 2}&lt;/a&gt;&lt;/div&gt;"
+    )
+    html = _article_page(hidden=f"<div class='embed'><textarea rows=4>{embed}</textarea></div>")
+    assert 'style="border' in _kept(Preset.SEED, html)
+    kept = _kept(preset, html)
+    assert 'style="border' not in kept
+    assert kept.count("The committee said") == 6
+
+
 # A fallback for a `document.write` that opens the page's wrapper: the <div> is
 # left open inside the <noscript>, so libxml2 ignores the </noscript> (a page of
 # the CleanEval final set was lost whole this way).
