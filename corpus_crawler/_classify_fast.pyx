@@ -569,10 +569,13 @@ cdef inline int _code(object cls) except -1:
 
 
 cdef inline bint _is_comma(Py_UCS4 c) noexcept:
-    # container._COMMAS: readability.js's REGEXPS.commas
+    # container._COMMAS: readability.js's REGEXPS.commas. Called for every character
+    # of a scored block: below the Arabic comma, only "," is one.
+    if c < 0x060C:
+        return c == 0x2C
     return (
-        c == 0x2C or c == 0xFF0C or c == 0x060C or c == 0xFE50 or c == 0xFE10
-        or c == 0xFE11 or c == 0x2E41 or c == 0x2E34 or c == 0x2E32
+        c == 0x060C or c == 0xFF0C or c == 0xFE50 or c == 0xFE10 or c == 0xFE11
+        or c == 0x2E41 or c == 0x2E34 or c == 0x2E32
     )
 
 

@@ -133,7 +133,7 @@ class CombinedOptions:
                 changes[key] = self.kimatu.merged(_mapping(value, key, source), source)
             else:
                 changes[key] = value
-        return built(lambda **values: replace(self, **values), changes, source)
+        return built(functools.partial(replace, self), changes, source)
 
 
 def _mapping(value: object, key: str, source: str) -> Mapping[str, Any]:

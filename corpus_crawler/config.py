@@ -6,13 +6,21 @@ YAML file learns what to change without reading the code.
 
 from __future__ import annotations
 
-import difflib
 import enum
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
-from .option_checks import ConfigError, built, check_keys, check_switches, share, whole_number
+from .option_checks import (
+    ConfigError,
+    built,
+    check_keys,
+    check_switches,
+    share,
+    suggestion,
+    whole_number,
+)
 
 
 class UnknownLanguage(ConfigError):
@@ -57,13 +65,9 @@ class Preset(enum.Enum):
         except ValueError:
             names = [p.value for p in cls]
             raise ConfigError(
-                f"unknown preset {value!r}: use one of {', '.join(names)}" + _suggest(value, names)
+                f"unknown preset {value!r}: use one of {', '.join(names)}"
+                + suggestion(value, names)
             ) from None
-
-
-def _suggest(value: str, choices: list[str]) -> str:
-    close = difflib.get_close_matches(str(value), choices, n=1)
-    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,7 +108,7 @@ class JustextParams:
 
     def merged(self, overrides: Mapping[str, Any], source: str = "parameters") -> JustextParams:
         check_keys(overrides, [f.name for f in fields(self)], source)
-        return built(lambda **values: replace(self, **values), overrides, source)
+        return built(functools.partial(replace, self), overrides, source)
 
 
 EXTRACTORS = ("justext", "declutter", "kimatu", "combined")
@@ -138,7 +142,7 @@ class ExtractConfig:
         if self.extractor not in EXTRACTORS:
             raise ConfigError(
                 f"unknown extractor {self.extractor!r}: use one of {', '.join(EXTRACTORS)}"
-                + _suggest(self.extractor, list(EXTRACTORS))
+                + suggestion(self.extractor, list(EXTRACTORS))
             )
         if not isinstance(self.preset, Preset):
             object.__setattr__(self, "preset", Preset.parse(self.preset))

@@ -33,13 +33,18 @@ class ConfigError(ValueError):
 MAX_STEPS = 3
 
 
+def suggestion(value: object, choices: Sequence[str]) -> str:
+    """ " (did you mean 'x'?)" with the choice closest to `value`, or "" when none is close."""
+    close = difflib.get_close_matches(str(value), list(choices), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
 def check_keys(keys: Iterable[object], known: Sequence[str], source: str) -> None:
     """Every key names an option; else an error with the closest name, or the
     known ones when none is close."""
     for key in keys:
         if key not in known:
-            close = difflib.get_close_matches(str(key), list(known), n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else f"; known: {', '.join(known)}"
+            hint = suggestion(key, known) or f"; known: {', '.join(known)}"
             raise ConfigError(f"unknown key {key!r} in {source}{hint}")
 
 

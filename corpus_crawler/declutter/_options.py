@@ -6,6 +6,7 @@ a test keeps the two equal.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
@@ -243,7 +244,7 @@ class DeclutterOptions:
                 f"{source}: expected a mapping of declutter options, got {type(overrides).__name__}"
             )
         check_keys(overrides, _option_names(), source)
-        return built(lambda **values: replace(self, **values), overrides, source)
+        return built(functools.partial(replace, self), overrides, source)
 
 
 def _option_names() -> list[str]:
