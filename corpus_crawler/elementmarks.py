@@ -54,6 +54,8 @@ the answer per attribute set):
   container, `article` demotes its blocks with everything else, `article-comments`
   lifts them one class step, and `corpus` judges them as jusText does while it
   demotes other furniture (ContainerOptions.comment_shift and furniture_shift).
+  A block in a reply form (a `<form>` that does not wrap the page) is furniture
+  but no comment, however its fields are named (`segment.furniture`).
 
 - ARTICLE: an article or the page's main content (an `<article>` or `<main>`
   element, or role="main") whose own class and id name no furniture. It ends the

@@ -383,8 +383,60 @@ def furniture(segments: Sequence[Segment]) -> list[int]:
     """Per block, its furniture marks: elementmarks.UNLIKELY when it lies in page
     furniture, with ASIDE when that furniture is a comment section, a sidebar or a
     footer, and COMMENTS when it is a comment section (0: neither); what the
-    presets' container pass takes as `unlikely`."""
-    return [s.marks & (UNLIKELY | ASIDE | COMMENTS) for s in segments]
+    presets' container pass takes as `unlikely`.
+
+    A block in a `<form>` is not a reader's comment, whatever the form's fields are
+    named: WordPress names the reply form's labels `comment-form-author`,
+    `comment-notes` ("Your email address will not be published"), and a thread's
+    reply form sits inside it. Its COMMENTS mark is dropped (it stays furniture).
+    A form that holds most of the page's blocks is not one a reader fills in but a
+    framework's wrapper (ASP.NET WebForms posts the whole page back through one
+    `<form>`), and the comments inside it stay comments."""
+    marks = [s.marks & (UNLIKELY | ASIDE | COMMENTS) for s in segments]
+    commented = [i for i, m in enumerate(marks) if m & COMMENTS]
+    if not commented:
+        return marks
+    read: dict[int, tuple[str, ...]] = {}  # the forms in a chain; chains are shared
+    small: dict[str, bool] = {}
+    wrapper = len(segments) / 2
+    for i in commented:
+        chain = segments[i].stated
+        forms = read.get(id(chain))
+        if forms is None:
+            forms = read[id(chain)] = tuple(
+                x for x, _ in chain if "/form[" in x and _FORM_STEP.search(x)
+            )
+        for form in forms:
+            if form not in small:
+                small[form] = _blocks_under(segments, form, i) <= wrapper
+            if small[form]:
+                marks[i] &= ~COMMENTS
+                break
+    return marks
+
+
+def _blocks_under(segments: Sequence[Segment], xpath: str, inside: int) -> int:
+    """How many blocks lie in the element at `xpath`, given block `inside` does: a
+    subtree's blocks follow one another in the walk's order."""
+    prefix = xpath + "/"
+
+    def within(k: int) -> bool:
+        path = segments[k].xpath
+        return path == xpath or path.startswith(prefix)
+
+    first = inside
+    while first > 0 and within(first - 1):
+        first -= 1
+    end = inside + 1
+    while end < len(segments) and within(end):
+        end += 1
+    return end - first
+
+
+#: The last step of a `<form>`'s xpath. A `<form>` is furniture by its tag
+#: (elementmarks.UNLIKELY), so a form above a block is in its `Segment.stated`; one
+#: whose names say content (`id="mainForm"`) is not, and is not read as a form here.
+_FORM_STEP = re.compile(r"/form\[\d+\]\Z")
 
 
 def stated_elements(segments: Sequence[Segment]) -> dict[str, int]:
