@@ -40,6 +40,7 @@ from .elementmarks import (
     links_elsewhere,
 )
 from .invisible import INVISIBLE_CLASS, SOFT_HYPHEN, shows_nothing
+from .xpaths import last_tag
 
 _fast: ModuleType | None
 try:  # the compiled walker (corpus_crawler/_segment_fast.pyx), built by pip install
@@ -403,8 +404,10 @@ def furniture(segments: Sequence[Segment]) -> list[int]:
         chain = segments[i].stated
         forms = read.get(id(chain))
         if forms is None:
+            # a form is furniture by its tag (elementmarks.UNLIKELY), so it is in the
+            # chain; one whose names say content (`id="mainForm"`) is not, nor read here
             forms = read[id(chain)] = tuple(
-                x for x, _ in chain if "/form[" in x and _FORM_STEP.search(x)
+                x for x, _ in chain if "/form[" in x and last_tag(x) == "form"
             )
         for form in forms:
             if form not in small:
@@ -431,12 +434,6 @@ def _blocks_under(segments: Sequence[Segment], xpath: str, inside: int) -> int:
     while end < len(segments) and within(end):
         end += 1
     return end - first
-
-
-#: The last step of a `<form>`'s xpath. A `<form>` is furniture by its tag
-#: (elementmarks.UNLIKELY), so a form above a block is in its `Segment.stated`; one
-#: whose names say content (`id="mainForm"`) is not, and is not read as a form here.
-_FORM_STEP = re.compile(r"/form\[\d+\]\Z")
 
 
 def stated_elements(segments: Sequence[Segment]) -> dict[str, int]:
