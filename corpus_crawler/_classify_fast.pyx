@@ -474,6 +474,9 @@ CONTAINER_FIELDS = frozenset((
     # photo credits in the container (the `corpus` preset; `article` too)
     "clean_conditionally", "clean_link_density", "drop_ad_labels", "credits_inside",
     "linked_prose_inside",
+    # a list's items move with the container when the list as a whole is within the
+    # link limit (container.whole_list_items; 2026-11-30)
+    "lists_weighed_whole",
     # issue 13, article5: the furniture retry keeps asides (comments, sidebars, footers) out
     "retry_keeps_asides_out",
     # readability.js: when no attempt reaches the threshold, the longest wins
@@ -517,6 +520,7 @@ cdef enum:
     K_CLEANED = 16      # container._CLEANED_TAGS (readability's `sanitize`)
     K_LIST = 32         # container._LIST_TAGS
     K_TRIM = 64         # container._ARTICLE_TRIM: a header, footer or aside step
+    K_ITEM = 128        # a list item (container.whole_list_items)
 
 cdef dict _KINDS = {
     "p": K_P,
@@ -525,6 +529,7 @@ cdef dict _KINDS = {
     "main": K_MAIN,
     "ul": K_LIST,
     "ol": K_LIST,
+    "li": K_ITEM,
     "aside": K_TRIM,
     "header": K_TRIM,
     "footer": K_TRIM,
@@ -1303,6 +1308,10 @@ def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores,
     cdef bint use_credits = credited is not None and options.credits_inside
     cdef bint linked_prose = options.linked_prose_inside
     cdef bint linked_paragraphs = options.linked_paragraphs_inside
+    cdef bint whole_lists = options.lists_weighed_whole
+    cdef long long* item_chars = NULL
+    cdef long long* item_links = NULL
+    cdef Py_ssize_t item_list
     cdef bint furniture_outside = options.furniture_outside
     cdef bint fallback = options.fallback_to_container
     cdef bint article_region = options.article_region
@@ -1518,6 +1527,17 @@ def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores,
         _mark_cleaned(nodes, clean, clean_limit, clean_negative)
         if clean_region and region != best:
             _mark_region_cleaned(nodes, blocks, n, region, best, clean_limit)
+        if whole_lists:
+            # container.whole_list_items: each list's items' characters and links
+            item_chars = <long long*>PyMem_Calloc(nodes.count, sizeof(long long))
+            item_links = <long long*>PyMem_Calloc(nodes.count, sizeof(long long))
+            if not (item_chars and item_links):
+                raise MemoryError()
+            for i in range(n):
+                item_list = _item_list(nodes, &blocks[i])
+                if item_list >= 0:
+                    item_chars[item_list] += blocks[i].length
+                    item_links[item_list] += blocks[i].link_chars
         for i in range(n):
             b = &blocks[i]
             is_inside = (nodes.inside[b.node] or nodes.extra[b.node]) and not nodes.cleaned[b.node]
@@ -1540,7 +1560,11 @@ def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores,
                 )
                 steps = (
                     inside_shift
-                    if b.low_links or prose or (linked_paragraphs and nodes.kinds[b.node] & K_P)
+                    if b.low_links
+                    or (whole_lists and _in_whole_list(nodes, b, item_chars, item_links,
+                                                       max_link_density))
+                    or prose
+                    or (linked_paragraphs and nodes.kinds[b.node] & K_P)
                     else 0
                 )
             elif is_region:
@@ -1624,6 +1648,31 @@ def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores,
         PyMem_Free(lengths)
         PyMem_Free(headings)
         PyMem_Free(insides)
+        PyMem_Free(item_chars)
+        PyMem_Free(item_links)
+
+
+cdef inline Py_ssize_t _item_list(_Nodes nodes, const Candidate* b) noexcept:
+    """The list (an <ol> or <ul>) whose item the block is (-1: none)."""
+    cdef Py_ssize_t parent
+    if not nodes.kinds[b.node] & K_ITEM:
+        return -1
+    parent = nodes.parent[b.node]
+    if parent < 0 or not nodes.kinds[parent] & K_LIST:
+        return -1
+    return parent
+
+
+cdef inline bint _in_whole_list(
+    _Nodes nodes, const Candidate* b, const long long* item_chars,
+    const long long* item_links, double limit,
+) noexcept:
+    """container.whole_list_items for one block: an item of a list whose items
+    together are within `limit` link density."""
+    cdef Py_ssize_t list_node = _item_list(nodes, b)
+    if list_node < 0 or item_chars[list_node] <= 0:
+        return False
+    return <double>item_links[list_node] <= limit * <double>item_chars[list_node]
 
 
 cdef bint _none_good(const int* finals, Py_ssize_t n) noexcept:

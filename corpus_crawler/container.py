@@ -188,6 +188,12 @@ class ContainerOptions:
     #: rates to particular countries under the Green Saver plan ...") reads as
     #: prose, and jusText's link test is for menus and link lists.
     linked_prose_inside: bool = False
+    #: An item of a list in the container moves with it whatever its own link
+    #: density when its list as a whole stays within `max_link_density`
+    #: (`whole_list_items`): readability's conditional cleaning weighs a list,
+    #: never its items one by one, so a list of references or of news summaries,
+    #: each item with a link or two, stays whole in its article.
+    lists_weighed_whole: bool = False
     #: readability's conditional cleaning of the container: a table, list, div,
     #: aside, header, footer or section inside it with fewer than 10 commas and a
     #: link density above `clean_link_density` (readability: 0.2 for elements
@@ -889,6 +895,36 @@ def _shifted(cls: ParagraphClass, steps: int) -> ParagraphClass:
     return _SCALE[max(0, min(3, _RANK[cls] + steps))]
 
 
+def whole_list_items(paragraphs: Sequence[Paragraph], limit: float) -> list[bool]:
+    """Per block, whether it is an item of a list (an `<li>` block right under an
+    `<ol>` or `<ul>`) whose items together have at most `limit` link density
+    (`lists_weighed_whole`): the items' link characters over their characters."""
+    lists: list[str | None] = []
+    totals: dict[str, list[int]] = {}
+    for p in paragraphs:
+        xpath = p.xpath
+        # a cheap test first: most blocks are no list item
+        if "/li" not in xpath or last_tag(xpath) != "li":
+            lists.append(None)
+            continue
+        list_path = parent_of(xpath)
+        if last_tag(list_path) not in _LIST_TAGS:
+            lists.append(None)
+            continue
+        chars = totals.get(list_path)
+        if chars is None:
+            chars = totals[list_path] = [0, 0]
+        chars[0] += p.length
+        chars[1] += p.link_chars
+        lists.append(list_path)
+    if not totals:
+        return [False] * len(lists)
+    within = {
+        path: length > 0 and links <= limit * length for path, (length, links) in totals.items()
+    }
+    return [path is not None and within[path] for path in lists]
+
+
 def _linked_prose(p: Paragraph, params: JustextParams) -> bool:
     """Does a block read as prose whatever its links (`linked_prose_inside`)?"""
     return p.length >= params.length_high and p.stopword_density >= params.stopwords_high
@@ -1266,15 +1302,20 @@ def container_pass(
     else:
         functional = [False] * len(paragraphs)
     outside = outside_steps(unlikely, options) or [options.outside_shift] * len(paragraphs)
+    if options.lists_weighed_whole:
+        listed = whole_list_items(paragraphs, options.max_link_density)
+    else:
+        listed = [False] * len(paragraphs)
     cf_classes = []
     changed = False
-    for p, is_inside, is_in_region, is_templated, is_function, outside_step in zip(
-        paragraphs, inside, in_region, templated, functional, outside, strict=True
+    for p, is_inside, is_in_region, is_templated, is_function, outside_step, is_listed in zip(
+        paragraphs, inside, in_region, templated, functional, outside, listed, strict=True
     ):
         if is_inside:
             steps = (
                 options.inside_shift
                 if p.link_density <= options.max_link_density
+                or is_listed
                 or (options.linked_paragraphs_inside and last_tag(p.xpath) == "p")
                 or (options.linked_prose_inside and _linked_prose(p, params))
                 else 0

@@ -103,6 +103,8 @@ VARIANTS: dict[str, dict[str, object]] = {
     },
     "select-scores-points": {"select_scores_nothing": False},
     "description-lists-score-points": {"description_lists_score_nothing": False},
+    "list-items-weighed-alone": {"lists_weighed_whole": False},
+    "every-list-weighed-whole": {"lists_weighed_whole": True, "max_link_density": 1.0},
     "always-retry-longest": {
         "retry_takes_longest": True,
         "retry_keeps_asides_out": True,
@@ -294,6 +296,9 @@ _STEPS = (
     "ol[1]",
     "table[1]",
     "section[1]",
+    # a list's items, weighed together (lists_weighed_whole)
+    "ol[1]/li[1]",
+    "ul[2]/li[3]",
 )
 #: What readability.js calls an ad or a loading label, and near misses.
 _LABELS = ("Advertisement", "  ad ", "Loading\u2026", "loading...", "Ads", "Werbung!")
@@ -376,6 +381,7 @@ _options = st.builds(
     drop_ad_labels=st.booleans(),
     credits_inside=st.booleans(),
     linked_prose_inside=st.booleans(),
+    lists_weighed_whole=st.booleans(),
 )
 _params = st.builds(
     JustextParams,
