@@ -21,7 +21,7 @@ from cpython.ref cimport Py_INCREF
 from cpython.tuple cimport PyTuple_SET_ITEM
 from libc.string cimport memcpy, strcmp, strlen
 
-from .elementmarks import ARTICLE, ASIDE, MARKED_TAGS, RECORDED, UNENDED_ASIDES
+from .elementmarks import ARTICLE, ENDED_BY_ARTICLE, MARKED_TAGS, RECORDED, UNENDED_ASIDES
 
 
 cdef extern from "Python.h":
@@ -544,9 +544,10 @@ cdef int _own_marks(xmlNode* node, object marker) except -1:
 
 #: elementmarks.HIDDEN
 cdef int _HIDDEN = 1
-#: elementmarks.ARTICLE, ASIDE and UNENDED_ASIDES (elementmarks.inherited)
+#: elementmarks.ARTICLE, ENDED_BY_ARTICLE (an aside, a sidebar) and UNENDED_ASIDES
+#: (elementmarks.inherited)
 cdef int _ARTICLE = ARTICLE
-cdef int _ASIDE_MARK = ASIDE
+cdef int _ASIDE_MARK = ENDED_BY_ARTICLE
 cdef int _UNENDED_ASIDES = UNENDED_ASIDES
 
 

@@ -46,7 +46,9 @@ the answer per attribute set):
   that contains one is another word ("commented"), and a URL used as an id is
   no name. The `corpus` and `article` presets keep asides out of the container
   even when they choose again with the furniture
-  (ContainerOptions.retry_keeps_asides_out).
+  (ContainerOptions.retry_keeps_asides_out). An aside named by "sidebar" is a
+  SIDEBAR too: a comment section inside one is a "recent comments" widget, not
+  this page's thread (wrappers.sidebar_widgets).
 - COMMENTS: an aside named by one of the comment words (comment, comments,
   commentlist, disqus, replies, and their translations: kommentare, komentarze,
   commentaires, commenti, comentarios, reacties, yorumlar... `_COMMENT_WORDS`):
@@ -115,11 +117,17 @@ ASIDE_ELEMENT = 128
 #: The element names itself the article's lead (a standfirst, summary, dek...) or
 #: states it is the page's description (itemprop): read by the standfirst pass.
 LEAD = 256
+#: An aside named as a sidebar (a subset of ASIDE): a comment section inside one is a
+#: widget of other pages' comments, not this page's thread (wrappers.page_furniture).
+#: An ARTICLE ends it as it ends the aside.
+SIDEBAR = 512
+#: The marks an ARTICLE ends above it (elementmarks.inherited).
+ENDED_BY_ARTICLE = ASIDE | SIDEBAR
 #: The marks an element states about itself (NEGATIVE, BODY: read by `article`).
 STATED = NEGATIVE | BODY
 #: The marks listed per element above each block (Segment.stated): the stated ones and
 #: the furniture (corpus_crawler.wrappers tells a layout wrapper from an aside by them).
-RECORDED = STATED | UNLIKELY | ASIDE | COMMENTS | ASIDE_ELEMENT | LEAD
+RECORDED = STATED | UNLIKELY | ASIDE | COMMENTS | ASIDE_ELEMENT | LEAD | SIDEBAR
 #: The asides an ARTICLE does not end.
 UNENDED_ASIDES = COMMENTS | ASIDE_ELEMENT
 
@@ -249,14 +257,17 @@ def _name_parts(names: str) -> Iterator[list[str]]:
 
 def _aside_marks(names: str) -> int:
     """ASIDE when these furniture names begin or end with a word of an aside, with
-    COMMENTS when one of those words names a comment section (0: neither)."""
+    COMMENTS when one of those words names a comment section, else with SIDEBAR
+    when one is "sidebar" (0: none of them)."""
     marks = 0
     for parts in _name_parts(names):
         for word in (parts[0], parts[-1]):
             if word in _COMMENT_WORDS:
                 return ASIDE | COMMENTS
-            if word in _ASIDE_WORDS:
-                marks = ASIDE
+            if word == "sidebar":
+                marks = ASIDE | SIDEBAR
+            elif word in _ASIDE_WORDS:
+                marks |= ASIDE
     return marks
 
 
@@ -336,7 +347,7 @@ def inherited(parent: int, own: int) -> int:
     """The marks of an element whose parent carries `parent` and which carries `own`
     itself: its ancestors' and its own, but for the aside an ARTICLE ends."""
     if own & ARTICLE and not parent & UNENDED_ASIDES:
-        parent &= ~ASIDE
+        parent &= ~ENDED_BY_ARTICLE
     return parent | own
 
 

@@ -29,9 +29,9 @@ an aside inside, 15 more pass, and those are real sidebars beside a short post.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
-from .elementmarks import ASIDE, ASIDE_ELEMENT, COMMENTS, UNLIKELY
+from .elementmarks import ASIDE, ASIDE_ELEMENT, COMMENTS, SIDEBAR, UNLIKELY
 from .model import Paragraph, ParagraphClass
 from .segment import Segment, furniture
 
@@ -50,6 +50,19 @@ def unwrapped(
     """`marks` (segment.furniture: per block) without the layout wrappers';
     `chains` are the blocks' Segment.stated, outermost first."""
     result = list(marks)
+    for index in layout_wrappers(paragraphs, marks, chains).values():
+        for i in index:
+            result[i] &= ~_CLEARED
+    return result
+
+
+def layout_wrappers(
+    paragraphs: Sequence[Paragraph],
+    marks: Sequence[int],
+    chains: Sequence[tuple[tuple[str, int], ...]],
+) -> dict[str, list[int]]:
+    """The layout wrappers among the asides (xpath -> the blocks that have no other
+    furniture above them, which lose its marks); the arguments as `unwrapped`'s."""
     nested: set[str] = set()  # candidates with another aside inside
     alone: dict[str, list[int]] = {}  # candidate -> the blocks it alone furnishes
     # the blocks under one element share its chain (one tuple): read each chain once
@@ -70,7 +83,7 @@ def unwrapped(
             nested.add(outer)
     wrappers = [outer for outer in nested if outer in alone]
     if not wrappers:
-        return result  # most pages: no aside holds another one and text of its own
+        return {}  # most pages: no aside holds another one and text of its own
     # the readers' comments are not the page's running text: a wrapper of the
     # post and its comment thread holds most of the page's text outside them
     weighed = [p for p, m in zip(paragraphs, marks, strict=True) if not m & COMMENTS]
@@ -81,12 +94,11 @@ def unwrapped(
         # running text is the near-good prose
         weigh = _prose
         total = sum(weigh(p) for p in weighed)
-    for outer in wrappers:
-        blocks = alone[outer]
-        if sum(weigh(paragraphs[i]) for i in blocks) >= WRAPPER_SHARE * total > 0:
-            for index in blocks:
-                result[index] &= ~_CLEARED
-    return result
+    return {
+        outer: alone[outer]
+        for outer in wrappers
+        if sum(weigh(paragraphs[i]) for i in alone[outer]) >= WRAPPER_SHARE * total > 0
+    }
 
 
 def _outer_candidate(chain: tuple[tuple[str, int], ...]) -> tuple[str | None, bool]:
@@ -127,8 +139,35 @@ def page_furniture(
     (ContainerOptions.unwrap_layouts). `paragraphs` are the segments classified,
     one for one."""
     marks = furniture(segments)
-    if not unwrap:
-        return marks
-    if len(paragraphs) != len(segments):
-        raise ValueError(f"{len(paragraphs)} paragraphs for {len(segments)} blocks")
-    return unwrapped(paragraphs, marks, [s.stated for s in segments])
+    wrappers: dict[str, list[int]] = {}
+    if unwrap:
+        if len(paragraphs) != len(segments):
+            raise ValueError(f"{len(paragraphs)} paragraphs for {len(segments)} blocks")
+        wrappers = layout_wrappers(paragraphs, marks, [s.stated for s in segments])
+        for blocks in wrappers.values():
+            for i in blocks:
+                marks[i] &= ~_CLEARED
+    return sidebar_widgets(segments, marks, wrappers)
+
+
+def sidebar_widgets(
+    segments: Sequence[Segment], marks: list[int], wrappers: Mapping[str, object]
+) -> list[int]:
+    """`marks` with no COMMENTS mark on the blocks of a comment section inside a
+    sidebar: a "recent comments" or "most commented" widget quotes other pages'
+    threads (`div#sidebar > ul#latest_comments`), and this page's thread is not
+    in its sidebar. The block's own marks say a sidebar is above it that no
+    `<article>` ends (elementmarks.SIDEBAR); a sidebar that is a layout wrapper
+    (`wrappers`: `div#center.sidebar-left` around the post and its thread) is
+    none, and so is a sidebar inside the comment section (a thread's own column).
+    The blocks stay furniture (UNLIKELY, ASIDE)."""
+    for i, block_marks in enumerate(marks):
+        if not block_marks & COMMENTS or not segments[i].marks & SIDEBAR:
+            continue
+        for xpath, bits in segments[i].stated:  # outermost first
+            if bits & COMMENTS:
+                break
+            if bits & SIDEBAR and xpath not in wrappers:
+                marks[i] = block_marks & ~COMMENTS
+                break
+    return marks

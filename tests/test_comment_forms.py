@@ -69,9 +69,7 @@ def _marks(html: bytes) -> dict[str, int]:
     """Per block text, its furniture marks; the compiled and Python walks agree."""
     found = []
     for compiled in (True, False):
-        segments = segment(
-            lxml.html.fromstring(html), marked=True, stated=False, compiled=compiled
-        )
+        segments = segment(lxml.html.fromstring(html), marked=True, stated=False, compiled=compiled)
         found.append({s.text: m for s, m in zip(segments, furniture(segments), strict=True)})
     assert found[0] == found[1]
     return found[0]

@@ -42,9 +42,7 @@ MENU = "".join(f'<li><a href="/section/{i}">Section number {i}</a></li>' for i i
 def _page() -> bytes:
     """An article of two paragraphs and a briefing list of five items, three of them
     linked past 0.5 each, and a menu of links inside the article's wrapper."""
-    items = "".join(
-        LINKED_ITEM.format(i=i) if i % 2 == 0 else PLAIN_ITEM for i in range(5)
-    )
+    items = "".join(LINKED_ITEM.format(i=i) if i % 2 == 0 else PLAIN_ITEM for i in range(5))
     return (
         '<html><body><div class="story">'
         "<h1>What happened this week</h1>"

@@ -23,6 +23,7 @@ from corpus_crawler.elementmarks import (
     ASIDE_ELEMENT,
     COMMENTS,
     HIDDEN,
+    SIDEBAR,
     STATED,
     UNLIKELY,
     element_marks,
@@ -66,7 +67,9 @@ def test_furniture_names_and_roles_mark_an_element_unlikely() -> None:
     assert _marks(id="site-footer") == UNLIKELY | ASIDE
     assert _marks(id="site-header") == UNLIKELY
     assert _marks(role="navigation") == UNLIKELY
-    assert _marks("aside", **{"class": "sidebar widget"}) == UNLIKELY | ASIDE | ASIDE_ELEMENT
+    assert _marks("aside", **{"class": "sidebar widget"}) == (
+        UNLIKELY | ASIDE | SIDEBAR | ASIDE_ELEMENT
+    )
     # a name that also says content is not furniture (readability's okMaybe)
     assert _marks(**{"class": "main-comments"}) == 0
     assert _marks(**{"class": "sidebar"}, id="content") == 0
@@ -83,13 +86,16 @@ def test_asides_are_marked_by_the_first_or_last_word_of_their_names() -> None:
     name (a layout's), nor a word that merely contains one."""
     for names in ("comments", "commentlist", "comment-list", "js_replies", "disqus_thread"):
         assert _marks(**{"class": f"x {names}"}) == UNLIKELY | ASIDE | COMMENTS, names
-    for names in ("primary-sidebar", "sidebar-right", "site-footer", "footer-widgets"):
+    for names in ("primary-sidebar", "sidebar-right"):
+        assert _marks(**{"class": f"x {names}"}) == UNLIKELY | ASIDE | SIDEBAR, names
+    for names in ("site-footer", "footer-widgets"):
         assert _marks(**{"class": f"x {names}"}) == UNLIKELY | ASIDE, names
+    assert _marks(**{"class": "sidebar-footer"}) == UNLIKELY | ASIDE | SIDEBAR
     assert _marks(id="comments") == UNLIKELY | ASIDE | COMMENTS
     # a comment word at either end of any one name makes the comment section
     assert _marks(**{"class": "site-footer comments-wrap"}) == UNLIKELY | ASIDE | COMMENTS
     assert _marks(**{"class": "comments-in-sidebar"}) == UNLIKELY | ASIDE | COMMENTS
-    assert _marks(**{"class": "sidebar-comments-x"}) == UNLIKELY | ASIDE
+    assert _marks(**{"class": "sidebar-comments-x"}) == UNLIKELY | ASIDE | SIDEBAR
     # furniture of other kinds, layout names and words that only contain the letters
     assert _marks(**{"class": "menu"}) == UNLIKELY
     assert _marks(**{"class": "panel-two-col-sidebar-right-mix"}) == UNLIKELY
@@ -114,14 +120,14 @@ def test_articles_and_main_content_are_marked_unless_named_as_furniture() -> Non
     assert _marks("article", **{"class": "post type-post hentry"}) == ARTICLE
     # named as furniture, or with an aside's word at the end of a name
     assert _marks("article", **{"class": "related-post"}) == UNLIKELY
-    assert _marks("article", **{"class": "sidebar-post"}) == UNLIKELY | ASIDE
+    assert _marks("article", **{"class": "sidebar-post"}) == UNLIKELY | ASIDE | SIDEBAR
     assert _marks("article", **{"class": "comment-body"}) == 0
     assert _marks("article", id="div-comment-2", **{"class": "comment-body"}) == 0
     # an aside by its tag and its name; not by an <aside>'s tag alone (sites write
     # their posts in <aside class="blogPost">), nor by a name alone
-    assert _marks("aside", **{"class": "sidebar"}) == UNLIKELY | ASIDE | ASIDE_ELEMENT
+    assert _marks("aside", **{"class": "sidebar"}) == UNLIKELY | ASIDE | SIDEBAR | ASIDE_ELEMENT
     assert _marks("aside") == 0
-    assert _marks("div", id="sidebar") == UNLIKELY | ASIDE
+    assert _marks("div", id="sidebar") == UNLIKELY | ASIDE | SIDEBAR
     # a <footer> is one by its tag (HTML's contentinfo), unless its names say content
     for names in ({}, {"class": "site-footer"}, {"class": "grid_24 ft"}):
         assert _marks("footer", **names) == UNLIKELY | ASIDE | ASIDE_ELEMENT, names
@@ -137,7 +143,8 @@ def test_articles_and_main_content_are_marked_unless_named_as_furniture() -> Non
 
 def test_an_article_ends_the_aside_above_it_but_not_a_comment_section_or_aside_element() -> None:
     layout = _marks(**{"class": "container penci_sidebar"})
-    assert layout == UNLIKELY | ASIDE
+    assert layout == UNLIKELY | ASIDE | SIDEBAR
+    # the sidebar mark ends with the aside (a thread in the post is not a widget)
     assert inherited(layout, ARTICLE) == UNLIKELY | ARTICLE
     # a comment section inside the article marks its own blocks again
     assert inherited(inherited(layout, ARTICLE), _marks(id="comments")) == (
