@@ -397,13 +397,27 @@ def kill_when_uncommitted_and_restart(
 ) -> str:
     """`kill -9` the second process while its files in `folder` hold output it has not
     committed (`uncommitted_bytes`), then run the same command again, logging to
-    `log_name`: it takes the killed process's slot and identity. Returns that identity."""
+    `log_name`: it takes the killed process's slot and identity. Returns that identity.
+
+    The process is stopped (SIGSTOP) and its files read again before the kill: between
+    a first reading and the kill it could commit (the reading takes the committed
+    lengths, then the files' sizes), and on a loaded machine it did, so the kill came
+    after the commit it was meant to precede."""
     victim = processes[1]
     worker = worker_of(logs[1])
     deadline = time.monotonic() + TIMEOUT
-    while not uncommitted_bytes(redis, folder / worker, worker, pattern, new_files=new_files):
+
+    def uncommitted() -> bool:
+        return uncommitted_bytes(redis, folder / worker, worker, pattern, new_files=new_files)
+
+    while True:
         assert victim.poll() is None, "the crawler ended before the fault"
         assert time.monotonic() < deadline, "no uncommitted output seen"
+        if uncommitted():
+            victim.send_signal(signal.SIGSTOP)
+            if uncommitted():
+                break  # frozen with output past its commit: the moment the test wants
+            victim.send_signal(signal.SIGCONT)
         time.sleep(0.002)
     victim.send_signal(signal.SIGKILL)
     victim.wait(timeout=30)
