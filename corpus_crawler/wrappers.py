@@ -49,9 +49,15 @@ def unwrapped(
 ) -> list[int]:
     """`marks` (segment.furniture: per block) without the layout wrappers';
     `chains` are the blocks' Segment.stated, outermost first."""
+    return _cleared(marks, layout_wrappers(paragraphs, marks, chains))
+
+
+def _cleared(marks: Sequence[int], wrappers: Mapping[str, list[int]]) -> list[int]:
+    """`marks` without the furniture marks the `wrappers` gave the blocks they alone
+    furnish."""
     result = list(marks)
-    for index in layout_wrappers(paragraphs, marks, chains).values():
-        for i in index:
+    for blocks in wrappers.values():
+        for i in blocks:
             result[i] &= ~_CLEARED
     return result
 
@@ -144,9 +150,7 @@ def page_furniture(
         if len(paragraphs) != len(segments):
             raise ValueError(f"{len(paragraphs)} paragraphs for {len(segments)} blocks")
         wrappers = layout_wrappers(paragraphs, marks, [s.stated for s in segments])
-        for blocks in wrappers.values():
-            for i in blocks:
-                marks[i] &= ~_CLEARED
+        marks = _cleared(marks, wrappers)
     return sidebar_widgets(segments, marks, wrappers)
 
 
