@@ -1,7 +1,8 @@
 """Extraction speed on the gold pages, against baselines measured in the same run.
 
-All pages are read into memory first; then, in this one process, each candidate
-runs over the same pages for several rounds and its best round is kept:
+All pages are read into memory first; then, in this one process, the candidates
+take turns page by page for several rounds (speeds are each one's best round,
+ratios the median of the ratios within a round, see `measure`):
 
 * ``lxml.html.fromstring`` alone: the parse every extractor pays (the baseline);
 * jusText 3.0.2 with the English stoplist and default settings;
@@ -31,6 +32,7 @@ import os
 import platform
 import pstats
 import resource
+import statistics
 import subprocess
 import sys
 import tarfile
@@ -51,6 +53,9 @@ ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_TARBALL = ROOT / "tests" / "data" / "gold.tar.xz"
 
 PageFn = Callable[[bytes, "str | None"], object]
+#: The two baselines' rows.
+PARSE = "lxml.html.fromstring"
+JUSTEXT = "justext 3.0.2 (English)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,8 +132,8 @@ def build_candidates(
 
     stoplist = justext.get_stoplist("English")
     candidates = [
-        Candidate("lxml.html.fromstring", lambda html, url: lxml.html.fromstring(html)),
-        Candidate("justext 3.0.2 (English)", lambda html, url: justext.justext(html, stoplist)),
+        Candidate(PARSE, lambda html, url: lxml.html.fromstring(html)),
+        Candidate(JUSTEXT, lambda html, url: justext.justext(html, stoplist)),
     ]
     configs: list[tuple[str, ExtractConfig]] = [
         (f"extract {preset.value} lang={language}", ExtractConfig(preset=preset, language=language))
@@ -164,38 +169,51 @@ def build_candidates(
 CLOCKS: dict[str, Callable[[], float]] = {"wall": time.perf_counter, "cpu": time.process_time}
 
 
-def time_once(run: PageFn, pages: Sequence[Page], clock: Callable[[], float]) -> float:
-    gc.collect()
-    start = clock()
-    for page in pages:
-        run(page.html, page.url)
-    return clock() - start
-
-
 def measure(
     candidates: Sequence[Candidate],
     pages: Sequence[Page],
     rounds: int,
     clock: Callable[[], float] = time.perf_counter,
 ) -> list[Timing]:
-    """Round-robin over the candidates, `rounds` times; keep each one's best round."""
+    """`rounds` rounds, each interleaved page by page: every page goes through each
+    candidate in turn (the order rotating from page to page), timed call by call.
+
+    Speeds (pages/s, MB/s, ms/page) are each candidate's best round. The ratios
+    (x jusText speed, x parse time, x seed time) are the median over rounds of the
+    ratio within one round: a slow spell of a shared machine falls on every
+    candidate of a round alike, where best rounds may come from different spells
+    (one pass per candidate put the same preset at 3.6x and 5.0x the parse).
+    """
     seconds: dict[str, list[float]] = {c.name: [] for c in candidates}
     for round_number in range(1, rounds + 1):
-        for candidate in candidates:
-            elapsed = time_once(candidate.run, pages, clock)
-            seconds[candidate.name].append(elapsed)
-            print(
-                f"  round {round_number}/{rounds} {candidate.name}: {elapsed:.2f} s",
-                file=sys.stderr,
-                flush=True,
-            )
+        gc.collect()
+        spent = dict.fromkeys(seconds, 0.0)
+        for index, page in enumerate(pages):
+            turn = index % len(candidates)
+            for candidate in [*candidates[turn:], *candidates[:turn]]:
+                start = clock()
+                candidate.run(page.html, page.url)
+                spent[candidate.name] += clock() - start
+        for name, elapsed in spent.items():
+            seconds[name].append(elapsed)
+        print(
+            f"  round {round_number}/{rounds}: "
+            + ", ".join(f"{name} {elapsed:.2f} s" for name, elapsed in spent.items()),
+            file=sys.stderr,
+            flush=True,
+        )
     megabytes = sum(len(p.html) for p in pages) / 1e6
-    best = {name: min(values) for name, values in seconds.items()}
-    parse = best.get("lxml.html.fromstring")
-    justext_best = best.get("justext 3.0.2 (English)")
+
+    def ratio(name: str, baseline: str | None) -> float | None:
+        if baseline is None or name not in seconds or baseline not in seconds:
+            return None
+        pairs = zip(seconds[name], seconds[baseline], strict=True)
+        return statistics.median(a / b for a, b in pairs)
+
     timings = []
     for candidate in candidates:
-        b = best[candidate.name]
+        b = min(seconds[candidate.name])
+        justext_ratio = ratio(JUSTEXT, candidate.name)
         timings.append(
             Timing(
                 name=candidate.name,
@@ -206,23 +224,22 @@ def measure(
                 pages_per_second=len(pages) / b,
                 mb_per_second=megabytes / b,
                 ms_per_page=1000 * b / len(pages),
-                vs_justext_speed=justext_best / b if justext_best else None,
-                vs_parse_time=b / parse if parse else None,
+                vs_justext_speed=justext_ratio,
+                vs_parse_time=ratio(candidate.name, PARSE),
                 note=candidate.note,
-                vs_seed_time=_vs_seed(candidate.name, b, best),
+                vs_seed_time=ratio(candidate.name, _seed_of(candidate.name)),
             )
         )
     return timings
 
 
-def _vs_seed(name: str, seconds: float, best: dict[str, float]) -> float | None:
-    """ "extract corpus lang=en" against "extract seed lang=en" of the same run."""
+def _seed_of(name: str) -> str | None:
+    """ "extract corpus lang=en" -> "extract seed lang=en", its row of the same run."""
     parts = name.split()
     presets = {preset.value for preset in Preset}
     if len(parts) != 3 or parts[0] != "extract" or parts[1] not in presets:
         return None
-    seed = best.get(f"extract seed {parts[2]}")
-    return seconds / seed if seed else None
+    return f"extract seed {parts[2]}"
 
 
 def reference_parity(pages: Sequence[Page]) -> tuple[int, list[str]]:

@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 from types import ModuleType
 
+import pytest
 from tool_loader import BENCHMARKS, load_tool
 
 from corpus_crawler import Preset
@@ -84,3 +85,49 @@ def test_article_comments_is_not_tuned_on_sets_of_another_kind(tmp_path: Path) -
     lines = table.tuning_tables([gold_set], "en", [Preset.ARTICLE_COMMENTS])
     assert lines[0] == "**article-comments**: not tuned here (its sets: dragnet-with-comments)"
     assert not any("chosen per fold" in line for line in lines)
+
+
+def test_speed_is_timed_in_interleaved_rounds_against_the_parse(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The speed columns come from their own rounds (page by page, the parse and
+    each row in turn), not from the scoring pass: each row has one time per round
+    and set, and x parse time is the median of the same-round ratios."""
+    table = _extractor_table()
+    gold = tmp_path / "gold"
+    _posts(gold, "readability", pages=6)
+    _posts(gold, "cleanportaleval", pages=4)
+    out = tmp_path / "table.json"
+    rows = ["justext (reference)", "justext (corpus)"]
+    argv = ["--gold", str(gold), "--lang", "en", "--no-tuning", "--rounds", "3"]
+    argv += [arg for row in rows for arg in ("--only", row)] + ["--json", str(out)]
+    assert table.main(argv) == 0
+    printed = capsys.readouterr().out
+    assert "best of 3 interleaved rounds, cpu clock" in printed
+    assert "| all sets | pages/s | x parse time | x parse in each of 3 rounds |" in printed
+    data = json.loads(out.read_text(encoding="utf-8"))
+    for row in rows:
+        # the all-sets table: name, pages/s, x parse time, the ratio of each round
+        speed_table = printed.split("x parse in each of 3 rounds")[1].splitlines()
+        line = next(line for line in speed_table if line.startswith(f"| {row} | "))
+        cells = [cell.strip() for cell in line.strip("|").split("|")]
+        each = [float(r) for r in cells[3].split()]
+        assert len(each) == 3 and all(r > 0 for r in each), line
+        assert float(cells[2]) == pytest.approx(sorted(each)[1], abs=0.051), line
+        for set_name in ("readability", "cleanportaleval"):
+            cell = data[row][set_name]
+            assert len(cell["speed_seconds"]) == 3 and min(cell["speed_seconds"]) > 0
+            assert cell["x_parse"] > 0
+
+
+def test_speed_with_several_workers_reports_the_scoring_pass_without_a_ratio(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    table = _extractor_table()
+    gold = tmp_path / "gold"
+    _posts(gold, "readability", pages=4)
+    argv = ["--gold", str(gold), "--lang", "en", "--no-tuning", "-j", "2"]
+    assert table.main([*argv, "--only", "justext (corpus)"]) == 0
+    printed = capsys.readouterr().out
+    assert "speed: the scoring pass (several workers)" in printed
+    assert "x parse time" not in printed

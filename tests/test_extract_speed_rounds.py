@@ -1,0 +1,93 @@
+"""benchmarks/extract_speed.py's timing: candidates take turns page by page, and
+the ratios are medians of ratios within a round (issue 13's x-parse-time bound is
+read from them). A fake clock that each candidate advances by a known cost makes
+the arithmetic exact; the real clocks are only passed through."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from types import ModuleType
+
+import pytest
+from tool_loader import BENCHMARKS, load_tool
+
+
+def _bench() -> ModuleType:
+    return load_tool("extract_speed", BENCHMARKS)
+
+
+class FakeClock:
+    """Time that moves only when a candidate works; `slow` adds a spell to a round."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.factor = 1.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def work(self, cost: float) -> None:
+        self.now += cost * self.factor
+
+
+def test_each_page_goes_through_every_candidate_in_a_rotating_order() -> None:
+    bench = _bench()
+    clock = FakeClock()
+    calls: list[tuple[str, str]] = []
+
+    def candidate(name: str, cost: float) -> object:
+        def run(html: bytes, url: str | None) -> None:
+            calls.append((name, url or ""))
+            clock.work(cost)
+
+        return bench.Candidate(name, run)
+
+    names = [bench.PARSE, bench.JUSTEXT, "extract seed lang=en", "extract corpus lang=en"]
+    costs = [1.0, 12.0, 3.0, 3.6]
+    candidates = [candidate(n, c) for n, c in zip(names, costs, strict=True)]
+    pages = [bench.Page("set", str(i), f"page-{i}", b"<p>x</p>") for i in range(8)]
+
+    timings = {t.name: t for t in bench.measure(candidates, pages, 2, clock)}
+
+    # every page met every candidate once a round, the first of them rotating
+    assert len(calls) == 2 * len(pages) * len(names)
+    firsts = [calls[i * len(names)][0] for i in range(len(pages))]
+    assert firsts == [names[i % len(names)] for i in range(len(pages))]
+    for page in pages:
+        assert sorted(n for n, url in calls if url == page.url) == sorted(names * 2)
+    parse, corpus = timings[bench.PARSE], timings["extract corpus lang=en"]
+    assert parse.rounds == (8.0, 8.0) and parse.pages_per_second == 1.0
+    assert corpus.vs_parse_time == pytest.approx(3.6)
+    assert corpus.vs_seed_time == pytest.approx(1.2)
+    assert timings["extract seed lang=en"].vs_justext_speed == pytest.approx(4.0)
+    assert timings[bench.JUSTEXT].vs_seed_time is None
+
+
+def test_a_slow_spell_in_one_round_does_not_move_the_ratios() -> None:
+    """The machine runs 3x slower through round 2 (another job): that round's
+    times triple, the ratio to the parse does not move."""
+    bench = _bench()
+    clock = FakeClock()
+    ran = {"pages": 0}
+
+    def run_with(cost: float) -> Callable[[bytes, str | None], None]:
+        def run(html: bytes, url: str | None) -> None:
+            clock.work(cost)
+
+        return run
+
+    def parse(html: bytes, url: str | None) -> None:
+        ran["pages"] += 1
+        # the second round (pages 11-20) runs on a machine 3x slower
+        clock.factor = 3.0 if 10 < ran["pages"] <= 20 else 1.0
+        clock.work(1.0)
+
+    candidates = [
+        bench.Candidate(bench.PARSE, parse),
+        bench.Candidate("extract article lang=auto", run_with(3.2)),
+    ]
+    pages = [bench.Page("set", str(i), None, b"") for i in range(10)]
+    timings = {t.name: t for t in bench.measure(candidates, pages, 3, clock)}
+    article = timings["extract article lang=auto"]
+    assert article.rounds[1] > 2.5 * article.rounds[0]
+    assert article.vs_parse_time == pytest.approx(3.2)
