@@ -297,6 +297,8 @@ def test_a_process_killed_after_fetching_robots_txt_before_its_commit_leaves_no_
             assert fetcher.poll() is None, first_log.read_text()[-3000:]
             assert time.monotonic() < deadline, "the first process never archived robots.txt"
             time.sleep(0.005)
+        # frozen before the check, so no commit can come between it and the kill
+        fetcher.send_signal(signal.SIGSTOP)
         assert not client.hgetall(f"cc:robots:files:{worker}"), "committed before the kill"
         fetcher.send_signal(signal.SIGKILL)
         fetcher.wait(timeout=30)
