@@ -483,13 +483,24 @@ SMALL = b"<urlset " + NS + b"><url><loc>http://a.test/1</loc></url></urlset>"
 ENTRY = b"<url><lastmod>2024-01-01</lastmod></url>"
 BIG = b"<urlset " + NS + b">" + ENTRY * 1_000_000 + b"</urlset>"
 
+def cpu_ticks(pid):
+    # utime + stime of /proc/PID/stat (after the command's closing parenthesis)
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])
+
 async def main():
     reader = SitemapReader(SitemapLimits())
     try:
         first = await reader.read(SMALL, "http://a.test/sitemap.xml")
         (pid,) = list(reader._executor._processes)
+        idle = cpu_ticks(pid)
         pending = asyncio.ensure_future(reader.read(BIG, "http://a.test/big.xml"))
-        await asyncio.sleep(0.5)
+        # killed once it has worked on the big sitemap for 5 ticks (50 ms at 100 Hz),
+        # not after a fixed sleep, which a fast machine could outlast
+        while cpu_ticks(pid) < idle + 5:
+            assert not pending.done(), "the big sitemap was read before the kill"
+            await asyncio.sleep(0.002)
+        assert not pending.done(), "the big sitemap was read before the kill"
         os.kill(pid, signal.SIGKILL)
         killed = await pending
         again = await reader.read(SMALL, "http://a.test/sitemap.xml")
