@@ -12,12 +12,13 @@ set, which is the condition issue 4 sets for offering it.
 Speed is also given as x-parse-time: the extractor's time over the time of the
 bare `lxml.html.fromstring` parse of the same pages, measured in the same run
 (one worker only). The speed columns come from their own timed rounds, not from
-the scoring pass: the bare parse and every row take turns over each set,
-`--rounds` times (3), timed by this process's CPU clock (`--clock wall` for the
-wall clock), and each keeps its best round, as benchmarks/extract_speed.py does.
-On a shared 2-core VM one pass per row drifted by up to 2x between runs (the same
-preset at 2.3x and 5.6x the parse); interleaved best-of rounds cancel that drift
-out of the ratio. Then the tuned
+the scoring pass: in each of `--rounds` rounds (3) every page goes through the
+bare parse and every row in turn, each call timed by this process's CPU clock
+(`--clock wall` for the wall clock), as benchmarks/extract_speed.py does. Pages/s
+is a row's best round; x parse is the median over rounds of its ratio to the parse
+within the round. On a shared 2-core VM one pass per row drifted by up to 2x
+between runs (the same preset at 2.3x and 5.6x the parse); ratios within an
+interleaved round agree to +-0.1. Then the tuned
 presets (`corpus`, `article`; with `--only`, those of the rows asked for) are
 cross-validated: their container shifts are chosen by k-fold selection over a
 grid (corpus_crawler.crossval), and the held-out figures are printed beside the
@@ -226,7 +227,8 @@ CLOCKS: dict[str, Callable[[], float]] = {"cpu": time.process_time, "wall": time
 
 @dataclass(frozen=True, slots=True)
 class Speed:
-    """Seconds per row and set, from interleaved rounds: `best` is the least round."""
+    """Seconds per row and set, from interleaved rounds: `best` is the least round,
+    `times_parse` the median of the same-round ratios to the parse."""
 
     rounds: int
     clock: str
@@ -244,9 +246,6 @@ class Speed:
             / sum(self.seconds[PARSE][s][r] for s in sets)
             for r in range(self.rounds)
         ]
-
-    def round_totals(self, row: str, sets: Sequence[str]) -> list[float]:
-        return [sum(self.seconds[row][s][r] for s in sets) for r in range(self.rounds)]
 
     def times_parse(self, row: str, sets: Sequence[str]) -> float:
         """x parse time: the median of the same-round ratios. A best round of the
@@ -555,7 +554,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="run only this row (repeatable)",
     )
     parser.add_argument(
-        "--rounds", type=int, default=3, help="timed rounds per row (best is kept; 3)"
+        "--rounds",
+        type=int,
+        default=3,
+        help="timed rounds (3): pages/s from the best, x parse the median of the rounds",
     )
     parser.add_argument(
         "--clock",
