@@ -413,7 +413,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--gold", type=Path, help="a gold set or folder of sets (default: tests/data/gold.tar.xz)"
     )
     parser.add_argument("--sets", nargs="*", default=[], help="only these set names")
-    parser.add_argument("--rounds", type=int, default=3, help="rounds per candidate (best is kept)")
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=3,
+        help="interleaved rounds (3): speeds from the best, ratios the median of the rounds",
+    )
     parser.add_argument("--json", type=Path, metavar="OUT", help="save the results as JSON")
     parser.add_argument(
         "--profile", type=Path, metavar="OUT", help="also dump cProfile stats of extract() here"
