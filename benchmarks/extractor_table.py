@@ -12,9 +12,10 @@ set, which is the condition issue 4 sets for offering it.
 Speed is also given as x-parse-time: the extractor's time over the time of the
 bare `lxml.html.fromstring` parse of the same pages, measured in the same run
 (one worker only). The speed columns come from their own timed rounds, not from
-the scoring pass: in each of `--rounds` rounds (3) every page goes through the
-bare parse and every row in turn, each call timed by this process's CPU clock
-(`--clock wall` for the wall clock), as benchmarks/extract_speed.py does. Pages/s
+the scoring pass: set by set, `--rounds` rounds (3) in which every page goes
+through the bare parse and every row in turn, each call timed by this process's
+CPU clock (`--clock wall` for the wall clock): benchmarks/extract_speed.py's
+`measure`. Pages/s
 is a row's best round; x parse is the median over rounds of its ratio to the parse
 within the round. On a shared 2-core VM one pass per row drifted by up to 2x
 between runs (the same preset at 2.3x and 5.6x the parse); ratios within an
@@ -36,7 +37,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import functools
-import gc
 import itertools
 import json
 import statistics
@@ -44,7 +44,7 @@ import sys
 import tarfile
 import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -57,7 +57,6 @@ from corpus_crawler.container import WALK_FIELDS, ContainerOptions, preset_passe
 from corpus_crawler.crossval import cross_validate, in_sample
 from corpus_crawler.decode import decode_html
 from corpus_crawler.evaluate import (
-    GoldPage,
     GoldSet,
     PageScore,
     SetReport,
@@ -74,6 +73,11 @@ from corpus_crawler.model import Paragraph, ParagraphClass
 from corpus_crawler.presets import container_options
 from corpus_crawler.segment import lead_elements, segment, stated_elements
 from corpus_crawler.wrappers import page_furniture
+
+# the timing of benchmarks/extract_speed.py (this folder is on the path when a script runs)
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from extract_speed import CLOCKS, PARSE, Page, measure
+from extract_speed import Candidate as Timed
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_TARBALL = ROOT / "tests" / "data" / "gold.tar.xz"
@@ -218,13 +222,6 @@ def speed_table(
     return lines
 
 
-#: The row name of the baseline in `Speed`.
-PARSE = "lxml.html.fromstring"
-#: What a round's time is (as in benchmarks/extract_speed.py): extraction is one
-#: thread, so this process's CPU time is its work, whatever else the machine runs.
-CLOCKS: dict[str, Callable[[], float]] = {"cpu": time.process_time, "wall": time.perf_counter}
-
-
 @dataclass(frozen=True, slots=True)
 class Speed:
     """Seconds per row and set, from interleaved rounds: `best` is the least round,
@@ -254,14 +251,14 @@ class Speed:
         return statistics.median(self.round_ratios(row, sets))
 
 
-def _parse(page: GoldPage) -> None:
+def _parse(html: bytes, url: str | None) -> None:
     # an empty or undecodable page: the failed parse is all it costs
     with contextlib.suppress(Exception):
-        lxml.html.fromstring(page.html)
+        lxml.html.fromstring(html)
 
 
-def _extract_page(page: GoldPage, config: ExtractConfig) -> object:
-    return extract(page.html, page.url, config)
+def _extract_page(html: bytes, url: str | None, config: ExtractConfig) -> object:
+    return extract(html, url, config)
 
 
 def measure_speed(
@@ -270,37 +267,24 @@ def measure_speed(
     rounds: int,
     clock: str = "cpu",
 ) -> Speed:
-    """Interleaved page by page: each page goes through the bare parse and every
-    row in turn (the order rotating from page to page), timed call by call.
+    """extract_speed.measure on each set: each page goes through the bare parse and
+    every row in turn (the order rotating from page to page), timed call by call.
 
     A slow spell of a shared machine then falls on every row alike, so the ratio
     to the parse within a round is steady even when the rounds' times are not.
     """
-    now = CLOCKS[clock]
-    runs: list[tuple[str, Callable[[GoldPage], object]]] = [(PARSE, _parse)]
-    for name, config in configs.items():
-        runs.append((name, functools.partial(_extract_page, config=config)))
-    seconds: dict[str, dict[str, list[float]]] = {
-        row: {g.name: [] for g in gold_sets} for row, _ in runs
-    }
-    for round_number in range(1, rounds + 1):
-        print(f"speed round {round_number}/{rounds}...", file=sys.stderr, flush=True)
-        gc.collect()
-        for gold_set in gold_sets:
-            spent = dict.fromkeys(seconds, 0.0)
-            for index, page in enumerate(gold_set.pages):
-                turn = index % len(runs)
-                for row, run in runs[turn:] + runs[:turn]:
-                    start = now()
-                    run(page)
-                    spent[row] += now() - start
-            for row, total in spent.items():
-                seconds[row][gold_set.name].append(total)
-    return Speed(
-        rounds=rounds,
-        clock=clock,
-        seconds={row: {s: tuple(t) for s, t in sets.items()} for row, sets in seconds.items()},
-    )
+    timed = [Timed(PARSE, _parse)]
+    timed += [
+        Timed(name, functools.partial(_extract_page, config=config))
+        for name, config in configs.items()
+    ]
+    seconds: dict[str, dict[str, tuple[float, ...]]] = {t.name: {} for t in timed}
+    for gold_set in gold_sets:
+        print(f"speed rounds on {gold_set.name}...", file=sys.stderr, flush=True)
+        pages = [Page(gold_set.name, p.id, p.url, p.html) for p in gold_set.pages]
+        for timing in measure(timed, pages, rounds, CLOCKS[clock]):
+            seconds[timing.name][gold_set.name] = timing.rounds
+    return Speed(rounds=rounds, clock=clock, seconds=seconds)
 
 
 # --------------------------------------------------------------------------- tuning
