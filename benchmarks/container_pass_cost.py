@@ -1,11 +1,16 @@
 """What the `corpus` preset's template evidence costs (issue 13), as a ratio to
 the bare lxml parse of the same pages, measured in the same run.
 
-Each page is segmented and classified once; then the container pass runs over
-all pages with the shipped corpus options and with template_shift 0 (best of
-`--rounds`). The machine's load cancels out of the ratios, not of the seconds.
+Each page is segmented and classified once; then, for `--rounds` rounds, each page
+goes through the bare parse and the container pass with the shipped corpus options
+and with template_shift 0, in turn (`extract_speed.interleaved_rounds`, CPU time),
+each call after an untimed pass over that page, so that every pass finds the page's
+blocks in the CPU's caches, as the pass does in `extract()` right after the classifier
+(without it, the pass that follows a parse pays for the cold caches).
+The ratios are the median over rounds of one round's ratio, so a slow spell of a
+shared machine falls on all three alike; the seconds are each one's best round.
 
-    PYTHONPATH=$PWD python benchmarks/container_pass_cost.py --gold ../shared/data/gold
+    python benchmarks/container_pass_cost.py --gold ../shared/data/gold
 """
 
 from __future__ import annotations
@@ -19,25 +24,22 @@ from pathlib import Path
 
 import lxml.html
 
-from corpus_crawler import ExtractConfig, Preset, dom
-from corpus_crawler.classify import classify_segments
-from corpus_crawler.container import container_pass
-from corpus_crawler.decode import decode_html
-from corpus_crawler.evaluate import find_gold_sets, load_gold_set
-from corpus_crawler.extractors import visible
-from corpus_crawler.language_setup import choose_language, stoplist_and_params
-from corpus_crawler.presets import container_options
-from corpus_crawler.segment import segment
-from corpus_crawler.wrappers import page_furniture
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from extract_speed import interleaved_rounds, median_ratio  # noqa: E402
 
-def best_of(rounds: int, work: Callable[[], object]) -> float:
-    best = float("inf")
-    for _ in range(rounds):
-        start = time.perf_counter()
-        work()
-        best = min(best, time.perf_counter() - start)
-    return best
+from corpus_crawler import ExtractConfig, Preset, dom  # noqa: E402
+from corpus_crawler.classify import classify_segments  # noqa: E402
+from corpus_crawler.container import ContainerOptions, container_pass  # noqa: E402
+from corpus_crawler.decode import decode_html  # noqa: E402
+from corpus_crawler.evaluate import find_gold_sets, load_gold_set  # noqa: E402
+from corpus_crawler.extractors import visible  # noqa: E402
+from corpus_crawler.language_setup import choose_language, stoplist_and_params  # noqa: E402
+from corpus_crawler.presets import container_options  # noqa: E402
+from corpus_crawler.segment import segment  # noqa: E402
+from corpus_crawler.wrappers import page_furniture  # noqa: E402
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -60,30 +62,48 @@ def main(argv: Sequence[str] | None = None) -> int:
         language, _ = choose_language([s.text for s in segments], config)
         stoplist, params = stoplist_and_params(language, config)
         seeded = classify_segments(segments, stoplist, params)
-        classified.append(
-            (seeded, params, page_furniture(segments, seeded, shipped.unwrap_layouts))
-        )
+        furniture = page_furniture(segments, seeded, shipped.unwrap_layouts)
+        classified.append((html, seeded, params, furniture))
+    without_templates = replace(shipped, template_shift=0)
 
-    def parse_all() -> None:
-        for html in pages:
-            try:
-                lxml.html.fromstring(html)
-            except Exception:  # an unparsable page costs what it costs
-                continue
+    def parse(index: int) -> object:
+        try:
+            return lxml.html.fromstring(classified[index][0])
+        except Exception:  # an unparsable page costs what it costs
+            return None
 
-    def passes(options: object) -> Callable[[], object]:
-        return lambda: [container_pass(s, p, options, u) for s, p, u in classified]  # type: ignore[arg-type]
+    def container(options: ContainerOptions) -> Callable[[int], object]:
+        def run(index: int) -> object:
+            _, seeded, params, furniture = classified[index]
+            return container_pass(seeded, params, options, furniture)
 
-    parse = best_of(args.rounds, parse_all)
-    without = best_of(args.rounds, passes(replace(shipped, template_shift=0)))
-    with_templates = best_of(args.rounds, passes(shipped))
-    print(f"{len(pages)} pages; bare parse {parse:.3f} s (1.0x)")
-    print(f"container pass, template_shift 0: {without / parse:.3f}x parse")
+        return run
+
+    seconds = interleaved_rounds(
+        {
+            "parse": parse,
+            "template_shift 0": container(without_templates),
+            "shipped": container(shipped),
+        },
+        len(classified),
+        args.rounds,
+        time.process_time,
+        warm=container(shipped),
+    )
+    parse_s, without, with_templates = (
+        seconds[name] for name in ("parse", "template_shift 0", "shipped")
+    )
+    print(
+        f"{len(classified)} pages; bare parse {min(parse_s):.3f} s CPU (1.0x);"
+        f" medians of {args.rounds} interleaved rounds"
+    )
+    print(f"container pass, template_shift 0: {median_ratio(without, parse_s):.3f}x parse")
     print(
         f"container pass, shipped (template_shift {shipped.template_shift}):"
-        f" {with_templates / parse:.3f}x parse"
+        f" {median_ratio(with_templates, parse_s):.3f}x parse"
     )
-    print(f"template evidence adds {(with_templates - without) / parse:.3f}x parse")
+    added = [w - o for w, o in zip(with_templates, without, strict=True)]
+    print(f"template evidence adds {median_ratio(added, parse_s):.3f}x parse")
     return 0
 
 

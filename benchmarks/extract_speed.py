@@ -38,7 +38,7 @@ import sys
 import tarfile
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -169,31 +169,36 @@ def build_candidates(
 CLOCKS: dict[str, Callable[[], float]] = {"wall": time.perf_counter, "cpu": time.process_time}
 
 
-def measure(
-    candidates: Sequence[Candidate],
-    pages: Sequence[Page],
+def interleaved_rounds(
+    calls: Mapping[str, Callable[[int], object]],
+    items: int,
     rounds: int,
     clock: Callable[[], float] = time.perf_counter,
-) -> list[Timing]:
-    """`rounds` rounds, each interleaved page by page: every page goes through each
-    candidate in turn (the order rotating from page to page), timed call by call.
+    warm: Callable[[int], object] | None = None,
+) -> dict[str, list[float]]:
+    """Each round, item 0..items-1 goes through every call in turn, the first call
+    rotating from item to item, each call timed on its own; the seconds each call
+    spent in each round, by name. The benchmarks that compare costs (this one,
+    extractor_table, container_pass_cost, pagedate_cost) share it, so a slow spell
+    of a shared machine falls on every candidate of a round alike.
 
-    Speeds (pages/s, MB/s, ms/page) are each candidate's best round. The ratios
-    (x jusText speed, x parse time, x seed time) are the median over rounds of the
-    ratio within one round: a slow spell of a shared machine falls on every
-    candidate of a round alike, where best rounds may come from different spells
-    (one pass per candidate put the same preset at 3.6x and 5.0x the parse).
-    """
-    seconds: dict[str, list[float]] = {c.name: [] for c in candidates}
+    `warm(index)`, when given, runs untimed before each call: calls that read data
+    built beforehand (a classified page) then all find it in the CPU's caches, as in
+    a real extraction, whatever call ran before them (a parse before a pass on
+    classified blocks leaves the caches cold and made that pass look 20% dearer)."""
+    names = list(calls)
+    seconds: dict[str, list[float]] = {name: [] for name in names}
     for round_number in range(1, rounds + 1):
         gc.collect()
-        spent = dict.fromkeys(seconds, 0.0)
-        for index, page in enumerate(pages):
-            turn = index % len(candidates)
-            for candidate in [*candidates[turn:], *candidates[:turn]]:
+        spent = dict.fromkeys(names, 0.0)
+        for index in range(items):
+            turn = index % len(names)
+            for name in [*names[turn:], *names[:turn]]:
+                if warm is not None:
+                    warm(index)
                 start = clock()
-                candidate.run(page.html, page.url)
-                spent[candidate.name] += clock() - start
+                calls[name](index)
+                spent[name] += clock() - start
         for name, elapsed in spent.items():
             seconds[name].append(elapsed)
         print(
@@ -202,13 +207,41 @@ def measure(
             file=sys.stderr,
             flush=True,
         )
+    return seconds
+
+
+def median_ratio(numerator: Sequence[float], denominator: Sequence[float]) -> float:
+    """The median over rounds of one round's ratio (the rounds of `interleaved_rounds`)."""
+    return statistics.median(a / b for a, b in zip(numerator, denominator, strict=True))
+
+
+def measure(
+    candidates: Sequence[Candidate],
+    pages: Sequence[Page],
+    rounds: int,
+    clock: Callable[[], float] = time.perf_counter,
+) -> list[Timing]:
+    """`rounds` rounds, each interleaved page by page: every page goes through each
+    candidate in turn (the order rotating from page to page), timed call by call
+    (`interleaved_rounds`).
+
+    Speeds (pages/s, MB/s, ms/page) are each candidate's best round. The ratios
+    (x jusText speed, x parse time, x seed time) are the median over rounds of the
+    ratio within one round: a slow spell of a shared machine falls on every
+    candidate of a round alike, where best rounds may come from different spells
+    (one pass per candidate put the same preset at 3.6x and 5.0x the parse).
+    """
+
+    def call(candidate: Candidate) -> Callable[[int], object]:
+        return lambda index: candidate.run(pages[index].html, pages[index].url)
+
+    seconds = interleaved_rounds({c.name: call(c) for c in candidates}, len(pages), rounds, clock)
     megabytes = sum(len(p.html) for p in pages) / 1e6
 
     def ratio(name: str, baseline: str | None) -> float | None:
         if baseline is None or name not in seconds or baseline not in seconds:
             return None
-        pairs = zip(seconds[name], seconds[baseline], strict=True)
-        return statistics.median(a / b for a, b in pairs)
+        return median_ratio(seconds[name], seconds[baseline])
 
     timings = []
     for candidate in candidates:

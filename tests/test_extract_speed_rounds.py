@@ -91,3 +91,67 @@ def test_a_slow_spell_in_one_round_does_not_move_the_ratios() -> None:
     article = timings["extract article lang=auto"]
     assert article.rounds[1] > 2.5 * article.rounds[0]
     assert article.vs_parse_time == pytest.approx(3.2)
+
+
+class CacheClock(FakeClock):
+    """A fake clock with a CPU cache: a parse leaves it cold, and the next pass over
+    classified blocks pays `miss` to fetch them before it finds them warm."""
+
+    def __init__(self, miss: float) -> None:
+        super().__init__()
+        self.cold = True
+        self.miss = miss
+
+    def parse(self, index: int) -> None:
+        self.work(1.0)
+        self.cold = True
+
+    def block_pass(self, cost: float) -> Callable[[int], None]:
+        def run(index: int) -> None:
+            self.work(cost + (self.miss if self.cold else 0.0))
+            self.cold = False
+
+        return run
+
+    def touch(self, index: int) -> None:  # the untimed pass of `warm`
+        self.cold = False
+
+
+def test_warm_runs_untimed_before_every_call() -> None:
+    bench = _bench()
+    clock = FakeClock()
+    log: list[tuple[str, int]] = []
+
+    def call(name: str, cost: float) -> Callable[[int], None]:
+        def run(index: int) -> None:
+            log.append((name, index))
+            clock.work(cost)
+
+        return run
+
+    seconds = bench.interleaved_rounds(
+        {"a": call("a", 1.0), "b": call("b", 2.0)}, 3, 2, clock, warm=call("warm", 5.0)
+    )
+
+    assert seconds == {"a": [3.0, 3.0], "b": [6.0, 6.0]}  # warm's 5.0 is counted nowhere
+    assert len(log) == 2 * 3 * 2 * 2
+    for (first, first_index), (second, second_index) in zip(log[::2], log[1::2], strict=True):
+        assert first == "warm" and second != "warm" and first_index == second_index
+
+
+def test_without_warm_the_pass_after_a_parse_pays_for_the_cold_cache() -> None:
+    """container_pass_cost's case: two passes over the same classified blocks that cost
+    the same, beside a parse. Rotating three candidates puts one of the passes after
+    the parse twice as often as the other, so it looks dearer; warming before each
+    call makes them equal again."""
+    bench = _bench()
+    for warm, expected in ((False, False), (True, True)):
+        clock = CacheClock(miss=0.5)
+        calls = {
+            "parse": clock.parse,
+            "template_shift 0": clock.block_pass(0.3),
+            "shipped": clock.block_pass(0.3),
+        }
+        seconds = bench.interleaved_rounds(calls, 30, 3, clock, warm=clock.touch if warm else None)
+        ratio = bench.median_ratio(seconds["template_shift 0"], seconds["shipped"])
+        assert (ratio == pytest.approx(1.0)) is expected, (warm, ratio)
