@@ -24,6 +24,7 @@ from corpus_crawler.dedup import (
     SqliteNearIndex,
     document_digest,
     false_positive_rate,
+    lsh_bands,
     minhash,
     ngram_hashes,
     words,
@@ -131,6 +132,40 @@ def test_near_index_finds_edited_copies_only(backend: str) -> None:
         halved = tokens[:200]  # Jaccard 0.5: not a near-duplicate
         assert index.find(minhash(halved, 128, 5)) is None
     assert index.find(minhash(words(text(rng, 400)), 128, 5)) is None
+
+
+def _lsh_bands_by_loop(threshold: float, num_perm: int) -> tuple[int, int]:
+    """lsh_bands as its docstring states it, one (bands, rows) pair at a time."""
+    steps = 200
+
+    def caught(s: float, b: int, r: int) -> float:
+        return float(1.0 - (1.0 - s**r) ** b)
+
+    best: tuple[float, int, int] | None = None
+    for b in range(1, num_perm + 1):
+        for r in range(1, num_perm // b + 1):
+            positives = sum(caught(threshold * (i + 0.5) / steps, b, r) for i in range(steps))
+            negatives = sum(
+                1.0 - caught(threshold + (1 - threshold) * (i + 0.5) / steps, b, r)
+                for i in range(steps)
+            )
+            error = positives * threshold / steps + negatives * (1 - threshold) / steps
+            if best is None or error < best[0]:
+                best = (error, b, r)
+    assert best is not None
+    return best[1], best[2]
+
+
+def test_lsh_bands_are_those_of_the_integral_over_every_threshold() -> None:
+    """The band keys a campaign stores depend on (bands, rows): the vectorised search
+    must choose what the plain loop chooses, ties included, or a store written before
+    would stop matching."""
+    for num_perm in (16, 50, 128):
+        for step in range(1, 21):
+            threshold = step / 20
+            expected = _lsh_bands_by_loop(threshold, num_perm)
+            assert lsh_bands.__wrapped__(threshold, num_perm) == expected, (threshold, num_perm)
+    assert lsh_bands(0.8, 128) == (9, 13)  # the default, as the stores of every release have it
 
 
 # -- the stages ------------------------------------------------------------------------------

@@ -23,6 +23,7 @@ from array import array
 from collections.abc import Sequence
 from typing import Any, Protocol
 
+import numpy as np
 import rensa
 
 __all__ = [
@@ -61,27 +62,25 @@ def similarity(first: Sequence[int], second: Sequence[int]) -> float:
 @functools.lru_cache(maxsize=64)
 def lsh_bands(threshold: float, num_perm: int) -> tuple[int, int]:
     """(bands, rows) with bands * rows <= num_perm minimising false positives plus false
-    negatives around `threshold` (the S-curve 1 - (1 - s**r)**b integrated numerically)."""
+    negatives around `threshold`: the S-curve P(s) = 1 - (1 - s**r)**b integrated by the
+    midpoint rule (200 steps) below the threshold (false positives) and 1 - P above it
+    (false negatives); the first (b, r) in (b, then r) order wins a tie.
+
+    Every process that reads or writes band keys computes this (a crawl's main process
+    and each extraction worker), so all pairs are scored at once with numpy: ~6 ms
+    for 128 permutations, where a loop over them took ~65 ms a process (tests compare
+    the two over a grid of thresholds; a different answer would change every band key
+    a campaign has stored)."""
     steps = 200
-
-    def probability(s: float, b: int, r: int) -> float:
-        return float(1.0 - (1.0 - s**r) ** b)
-
-    best: tuple[float, int, int] | None = None
-    for b in range(1, num_perm + 1):
-        for r in range(1, num_perm // b + 1):
-            below = sum(probability(threshold * (i + 0.5) / steps, b, r) for i in range(steps)) * (
-                threshold / steps
-            )
-            above = sum(
-                1.0 - probability(threshold + (1 - threshold) * (i + 0.5) / steps, b, r)
-                for i in range(steps)
-            ) * ((1 - threshold) / steps)
-            error = below + above
-            if best is None or error < best[0]:
-                best = (error, b, r)
-    assert best is not None
-    return best[1], best[2]
+    pairs = [(b, r) for b in range(1, num_perm + 1) for r in range(1, num_perm // b + 1)]
+    bands, rows = (column[:, None] for column in np.array(pairs, dtype=np.float64).T)
+    midpoints = (np.arange(steps) + 0.5) / steps
+    below = threshold * midpoints
+    above = threshold + (1 - threshold) * midpoints
+    false_positives = (1.0 - (1.0 - below**rows) ** bands).sum(axis=1) * (threshold / steps)
+    false_negatives = ((1.0 - above**rows) ** bands).sum(axis=1) * ((1 - threshold) / steps)
+    best = int(np.argmin(false_positives + false_negatives))
+    return pairs[best]
 
 
 class NearIndex(Protocol):
