@@ -136,6 +136,15 @@ def _draw_timeline(axes: Any, stats: CrawlStats) -> None:
     axes.grid(alpha=0.3)
 
 
+def byte_size_label(size: float) -> str:
+    """A tick of the sizes plot: 1 B, 10 B, ..., 1 kB, 10 kB, 100 kB, 1 MB (decimal units,
+    as the sizes are counted by powers of ten)."""
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if size >= scale:
+            return f"{size / scale:.3g} {unit}"
+    return f"{size:.3g} B"
+
+
 def _sizes(stats: CrawlStats) -> str:
     figure = _figure()
     axes = figure.add_subplot()
@@ -160,7 +169,12 @@ def _sizes(stats: CrawlStats) -> str:
             label="kept documents",
         )
     axes.set_xscale("log")
-    axes.set_xlabel("body size in bytes (log scale)")
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    # "10 kB", not mathtext's $10^{4}$: read at a glance, and no TeX parser to load
+    axes.xaxis.set_major_formatter(FuncFormatter(lambda value, _: byte_size_label(value)))
+    axes.xaxis.set_minor_formatter(NullFormatter())
+    axes.set_xlabel("body size (log scale)")
     axes.set_ylabel("responses")
     axes.set_title("Response sizes")
     axes.legend()
