@@ -14,7 +14,11 @@ process's own CPU and the heavy packages it had imported when it exited.
 
 Rows: `python -c pass` and `import scrapy` (floors), then the crawl with the default
 profile, with the report off, with the report and dedup off, and with `language: auto`.
-Ratios are each row's CPU over the default crawl's, from the same run.
+Each round runs every row once (and every tree, with ``--tree``), so a slow spell of a
+shared machine falls on the rows of one round alike: a row's ratio is the median over
+rounds of its CPU over the default crawl's CPU in the same round (best-of-rounds CPU
+put the same row at 1.75 s and 2.68 s in two runs on one day); the CPU column is each
+row's best round.
 
     python benchmarks/crawl_startup.py [--rounds 5] [--tree DIR ...] [--json OUT]
 
@@ -28,6 +32,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -159,6 +164,7 @@ def main() -> None:
         "/b.html": html_reply(_page(3)),
     }
     best: dict[tuple[str, str], dict[str, object]] = {}
+    cpu_by_round: dict[tuple[str, str], list[float]] = {}
     with SiteServer(pages=pages) as site, tempfile.TemporaryDirectory() as temp:
         for round_number in range(args.rounds):
             for row in ROWS:
@@ -166,21 +172,31 @@ def main() -> None:
                     work = Path(temp) / f"r{round_number}-{index}-{ROWS.index(row)}"
                     result = run_row(row, tree, site.base_url, work)
                     key = (row.name, str(tree))
+                    cpu_by_round.setdefault(key, []).append(float(result["cpu"]))  # type: ignore[arg-type]
                     if key not in best or float(result["cpu"]) < float(best[key]["cpu"]):  # type: ignore[arg-type]
                         best[key] = result
-    reference = float(best[(ROWS[2].name, str(trees[0]))]["cpu"])  # type: ignore[arg-type]
-    print(f"best of {args.rounds} rounds; CPU of the whole process tree, ratio over the first")
-    print(f"tree's default crawl ({reference:.2f} s)\n")
+    reference_key = (ROWS[2].name, str(trees[0]))
+    reference = float(best[reference_key]["cpu"])  # type: ignore[arg-type]
+
+    def ratio(key: tuple[str, str]) -> float:
+        """The median over rounds of the row's CPU over the reference row's of that round."""
+        pairs = zip(cpu_by_round[key], cpu_by_round[reference_key], strict=True)
+        return statistics.median(cpu / base for cpu, base in pairs)
+
+    print(f"best of {args.rounds} rounds; CPU of the whole process tree; ratio: the median over")
+    print("rounds of the row's CPU over the first tree's default crawl in the same round")
+    print(f"(best {reference:.2f} s)\n")
     print(f"{'row':26} {'tree':28} {'CPU s':>6} {'ratio':>6} {'main s':>7}  heavy imports")
     for row in ROWS:
         for tree in trees:
-            result = best[(row.name, str(tree))]
+            key = (row.name, str(tree))
+            result = best[key]
             cpu = float(result["cpu"])  # type: ignore[arg-type]
             main_cpu = result.get("main_cpu")
             main_text = f"{main_cpu:7.2f}" if isinstance(main_cpu, float) else f"{'':7}"
             heavy = ", ".join(result.get("heavy", []))  # type: ignore[arg-type]
             print(
-                f"{row.name:26} {str(tree)[-28:]:28} {cpu:6.2f} {cpu / reference:6.2f}"
+                f"{row.name:26} {str(tree)[-28:]:28} {cpu:6.2f} {ratio(key):6.2f}"
                 f" {main_text}  {heavy}"
             )
     if args.json:
