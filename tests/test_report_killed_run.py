@@ -125,6 +125,12 @@ def _committed_pages(out: Path) -> int:
         return 0  # the crawl is creating its tables
 
 
+def _uncommitted_tail(out: Path, server: SiteServer) -> bool:
+    """A commit was made, and at least UNCOMMITTED_TAIL fetched pages came after it."""
+    committed = _committed_pages(out)
+    return bool(committed) and len(server.requests) - committed >= UNCOMMITTED_TAIL
+
+
 def _lines(path: Path) -> list[str]:
     opener = gzip.open if path.name.endswith(".gz") else open
     with opener(path, "rt", encoding="utf-8") as handle:
@@ -149,9 +155,13 @@ def test_report_of_a_killed_and_resumed_crawl_equals_its_files(tmp_path: Path) -
         while True:
             assert process.poll() is None, log.read_text(errors="replace")[-3000:]
             assert time.monotonic() < deadline, "the crawl made no commit"
-            committed = _committed_pages(out)
-            if committed and len(server.requests) - committed >= UNCOMMITTED_TAIL:
-                break
+            if _uncommitted_tail(out, server):
+                # frozen, then read again: a commit between the reading and the kill
+                # would cover the pages the kill must leave uncommitted
+                process.send_signal(signal.SIGSTOP)
+                if _uncommitted_tail(out, server):
+                    break
+                process.send_signal(signal.SIGCONT)
             time.sleep(0.01)
         process.send_signal(signal.SIGKILL)
         process.wait(timeout=TIMEOUT)
