@@ -15,12 +15,11 @@ bare `lxml.html.fromstring` parse of the same pages, measured in the same run
 the scoring pass: set by set, `--rounds` rounds (3) in which every page goes
 through the bare parse and every row in turn, each call timed by this process's
 CPU clock (`--clock wall` for the wall clock): benchmarks/extract_speed.py's
-`measure`. Pages/s
-is a row's best round; x parse is the median over rounds of its ratio to the parse
-within the round. On a shared 2-core VM one pass per row drifted by up to 2x
-between runs (the same preset at 2.3x and 5.6x the parse); ratios within an
-interleaved round agree to +-0.1. Then the tuned
-presets (`corpus`, `article`; with `--only`, those of the rows asked for) are
+`measure`. Pages/s is a row's best round; x parse is the median over rounds of its
+ratio to the parse within the round. On a shared 2-core VM one pass per row
+drifted by up to 2x between runs (the same preset at 2.3x and 5.6x the parse);
+ratios within an interleaved round agree to +-0.1. Then the tuned presets
+(`corpus`, `article`; with `--only`, those of the rows asked for) are
 cross-validated: their container shifts are chosen by k-fold selection over a
 grid (corpus_crawler.crossval), and the held-out figures are printed beside the
 in-sample ones of the shipped values. `article-comments` is tuned only on a
