@@ -32,4 +32,5 @@ def container_pass(
     furniture: bool = False,
     outside: Sequence[int] | None = None,
     teasers: tuple[Sequence[bool], frozenset[str]] | None = None,
+    threads: Callable[[list[str], str, str], bool] | None = None,
 ) -> tuple[Paragraph, ...]: ...

@@ -486,6 +486,8 @@ CONTAINER_FIELDS = frozenset((
     # the region stops below a portal's lists of teasers (repeated templates too:
     # the teasers are teasers.teaser_blocks', passed in)
     "region_stops_at_teasers", "repeated_teasers", "described_teasers",
+    # and below a reader thread that nothing names (threads.adds_a_thread, passed in)
+    "region_stops_at_threads",
     # readability's conditional cleaning in the region too (article, 2026-11-29)
     "clean_region",
     # a <select>'s options score no container points, nor a <dl>'s terms and descriptions
@@ -1177,10 +1179,13 @@ cdef object _reclassified(object paragraph, int cf, int final, bint direct):
 
 cdef Py_ssize_t _main_region(
     _Nodes nodes, Py_ssize_t best, double region_share, const Candidate* blocks,
-    Py_ssize_t n, object teasers,
+    Py_ssize_t n, object teasers, object threads,
 ) except -2:
     """container.main_region: the region's node. `teasers`: teasers.teaser_blocks'
-    (flags, linked items) when the region stops at teasers, else None."""
+    (flags, linked items) when the region stops at teasers, else None; `threads`:
+    threads.adds_a_thread bound to the page, called with (containers, region,
+    parent) at each step of the climb (a few a page), when the region stops at
+    reader threads, else None."""
     cdef Py_ssize_t top = best, region = best, node, i, parent
     cdef double needed, held = nodes.held
     cdef long long* teaser_chars = NULL
@@ -1188,6 +1193,12 @@ cdef Py_ssize_t _main_region(
     cdef long long added_teaser, added_other
     cdef list flags
     cdef object linked
+    cdef list containers = None
+    if threads is not None:
+        # container.main_region's containers: the main one first, then those joined
+        containers = [nodes.paths[best]] + [
+            nodes.paths[node] for node in range(nodes.count) if nodes.chosen[node] and node != best
+        ]
     while nodes.parent[top] >= 0:
         top = nodes.parent[top]
     needed = region_share * nodes.points[top]
@@ -1227,6 +1238,10 @@ cdef Py_ssize_t _main_region(
                 added_other = other_chars[parent] - other_chars[region]
                 if 2 * added_teaser > added_teaser + added_other:
                     break
+            if threads is not None and threads(
+                containers, nodes.paths[region], nodes.paths[parent]
+            ):
+                break
             region = parent
             held = nodes.points[region]
     finally:
@@ -1255,7 +1270,7 @@ cdef Py_ssize_t _choose(
 def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores,
                    templated=None, relaxed=None, functional=None, ad_labels=None,
                    credited=None, stated=None, bint furniture=False, outside=None,
-                   teasers=None):
+                   teasers=None, threads=None):
     """container.container_pass for a non-empty tuple of Paragraphs and options
     with at least one shift; `unlikely` is the furniture flags only when they are
     used for scoring (skip_unlikely and some block is furniture), else None;
@@ -1272,7 +1287,9 @@ def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores,
     container.outside_steps' list (per block, its steps outside the container and
     region) or None (every block moves options.outside_shift); `teasers` is
     teasers.teaser_blocks' (flags, linked items) when options.region_stops_at_teasers
-    is on, else None."""
+    is on, else None; `threads` is threads.adds_a_thread with the paragraphs and
+    max_link_density bound, called with (containers, region, parent) paths, when
+    options.region_stops_at_threads is on, else None."""
     cdef Py_ssize_t n = len(paragraphs)
     # whole-number options past any real length are clamped to what a C long holds
     cdef long long min_length = min(options.min_block_length, _LIMIT)
@@ -1512,7 +1529,7 @@ def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores,
             if fallback and not furniture:
                 return _kept_without_container(paragraphs, old_finals, max_link_density, direct)
             return paragraphs
-        region = _main_region(nodes, best, region_share, blocks, n, teasers)
+        region = _main_region(nodes, best, region_share, blocks, n, teasers, threads)
 
         _mark_region(nodes, region)
         if article_region:

@@ -38,6 +38,7 @@ from .option_checks import (
 from .program_code import code_pass
 from .standfirst import standfirst_pass
 from .teasers import mostly_teasers, teaser_blocks
+from .threads import adds_a_thread
 from .xpaths import last_tag, parent_of, shared_steps, within_any
 
 _fast: ModuleType | None
@@ -100,6 +101,12 @@ class ContainerOptions:
     #: Teasers in description lists too: a `<dd>` right after a linked `<dt>`
     #: describes that term, as a summary does its headline (`described_teasers`).
     described_teasers: bool = False
+    #: The region does not climb to an ancestor whose added prose is mostly a reader
+    #: thread that nothing names as comments: posts' bodies and headers at paths
+    #: repeated under >= 3 wrappers, none of them the container's
+    #: (`threads.adds_a_thread`), unless the container is one item of a section front
+    #: or holds less than `min_container_chars` of prose (then the thread is the page).
+    region_stops_at_threads: bool = False
     #: Class steps (on BAD < SHORT < NEAR_GOOD < GOOD) for blocks inside the
     #: container, inside the region but not the container, and outside both.
     inside_shift: int = 0
@@ -866,6 +873,15 @@ def main_region(
             paragraphs, teasers, options.max_link_density, parent_of(region), region
         ):
             break
+        if options.region_stops_at_threads and adds_a_thread(
+            paragraphs,
+            options.max_link_density,
+            options.min_container_chars,
+            containers,
+            region,
+            parent_of(region),
+        ):
+            break
         region = parent_of(region)
         held = points.get(region, 0.0)
     return region
@@ -1235,6 +1251,11 @@ def container_pass(
                 options.described_teasers,
             )
             if options.region_stops_at_teasers
+            else None,
+            functools.partial(
+                adds_a_thread, paragraphs, options.max_link_density, options.min_container_chars
+            )
+            if options.region_stops_at_threads
             else None,
         )
     choice = _chosen_container(paragraphs, options, skipped, stated)

@@ -28,6 +28,14 @@ def page_leads(html: bytes) -> list[tuple[str, ...]]:
     return lead_elements(segment(dom.preprocess_seed(dom.parse(html.decode())), marked=True))
 
 
+def kept_on_and_off(html: bytes, flag: str, *, compiled: bool) -> tuple[str, str]:
+    """`container_kept` with the option `flag` on, then off."""
+    return (
+        container_kept(html, compiled=compiled, **{flag: True}),
+        container_kept(html, compiled=compiled, **{flag: False}),
+    )
+
+
 def container_kept(html: bytes, *, compiled: bool, **changes: object) -> str:
     """The text the container pass keeps of `html` (English, seed classes) with the
     shipped `corpus` options changed by `changes`, and every block outside the

@@ -96,6 +96,9 @@ VARIANTS: dict[str, dict[str, object]] = {
     "clean-whole-page-region": {"clean_region": True, "region_share": 1.0},
     "clean-region-every-link": {"clean_region": True, "clean_link_density": 0.0},
     "region-stops-at-teasers-all-the-way": {"region_stops_at_teasers": True, "region_share": 1.0},
+    # and below a reader thread that nothing names (as `article` ships it), all the way up
+    "region-stops-at-threads": {"region_stops_at_threads": True},
+    "region-stops-at-threads-all-the-way": {"region_stops_at_threads": True, "region_share": 1.0},
     "always-retry-prose-longest": {
         "retry_weighs_prose": True,
         "retry_takes_longest": True,
@@ -444,6 +447,7 @@ _article_rules = st.fixed_dictionaries(
         "retry_takes_longest": st.booleans(),
         "retry_weighs_prose": st.booleans(),
         "region_stops_at_teasers": st.booleans(),
+        "region_stops_at_threads": st.booleans(),
         "repeated_teasers": st.booleans(),
         "described_teasers": st.booleans(),
         "clean_region": st.booleans(),

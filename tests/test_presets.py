@@ -139,10 +139,19 @@ def test_shipped_preset_options_load_and_bad_ones_name_the_fix() -> None:
     with pytest.raises(ConfigError, match="comment_shift must be a whole number"):
         ContainerOptions(comment_shift=True)  # type: ignore[arg-type]
     assert ContainerOptions(comment_shift=None).comment_shift is None
-    # article-comments is article with its comment sections lifted, nothing else
+    # article-comments is article with its comment sections lifted and unnamed
+    # threads kept in the region, nothing else
     comments = container_options(Preset.ARTICLE_COMMENTS)
     assert comments is not None and comments.comment_shift == 1
-    assert dataclasses.replace(comments, comment_shift=article.comment_shift) == article
+    assert not comments.region_stops_at_threads and article.region_stops_at_threads
+    assert (
+        dataclasses.replace(
+            comments,
+            comment_shift=article.comment_shift,
+            region_stops_at_threads=article.region_stops_at_threads,
+        )
+        == article
+    )
     with pytest.raises(ConfigError, match="region_share must be between 0 and 1"):
         ContainerOptions(region_share=1.5)
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from container_kept import container_kept
+from container_kept import container_kept, kept_on_and_off
 
 from corpus_crawler.config import ExtractConfig, Preset
 from corpus_crawler.extract import extract
@@ -59,8 +59,7 @@ def test_the_region_does_not_climb_over_teasers(compiled: bool) -> None:
     """Without the rule the region climbs to the page's wrapper to reach half the
     page's points, and every summary beside the story is lifted with it."""
     html = article_beside_teasers()
-    stopped = container_kept(html, compiled=compiled, region_stops_at_teasers=True)
-    climbed = container_kept(html, compiled=compiled, region_stops_at_teasers=False)
+    stopped, climbed = kept_on_and_off(html, "region_stops_at_teasers", compiled=compiled)
     assert "The schools will open an hour later" in stopped
     assert "summary of story" not in stopped
     assert "summary of story 5" in climbed
