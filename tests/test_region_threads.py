@@ -140,6 +140,10 @@ def test_sibling_paragraphs_of_one_wrapper_are_one_post() -> None:
         for tag, length in (("span", 20), ("p", 400))
     ]
     assert adds_a_thread([*lead, *posts], 0.5, 500, [story], story, page)
+    # unless the container is one item of a list of them (a section front)
+    item = f"{page}/ul[1]/li[2]/div[1]"
+    lead_item = [_block(f"{item}/p[{k}]", 300) for k in (1, 2)]
+    assert not adds_a_thread([*lead_item, *posts], 0.5, 500, [item], item, page)
 
 
 @pytest.mark.parametrize(
