@@ -4,6 +4,8 @@ container passes."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pytest
 from container_kept import container_kept, kept_on_and_off
 
@@ -11,7 +13,7 @@ from corpus_crawler.config import ExtractConfig, Preset
 from corpus_crawler.extract import extract
 from corpus_crawler.model import Paragraph, ParagraphClass
 from corpus_crawler.presets import container_options
-from corpus_crawler.threads import adds_a_thread, section_front_item
+from corpus_crawler.threads import DATED, adds_a_thread, section_front_item
 
 STORY = (
     "The hospital will open a new ward for children in the spring.",
@@ -29,7 +31,7 @@ def _story(paragraphs: int = len(STORY)) -> str:
     )
 
 
-def _post(n: int) -> str:
+def _post(n: int, header: str | None = None) -> str:
     """One reader's post: a short header (who, when) and a long body, each at the
     same place in every post."""
     body = (
@@ -38,15 +40,16 @@ def _post(n: int) -> str:
         " spent on the building, which the reader finds far too much for what it is."
     )
     return (
-        f"<div class='op'><div class='who'>reader{n}, 12:{n:02d}</div>"
+        f"<div class='op'><div class='who'>{header or f'reader{n}, 12:{n:02d}'}</div>"
         f"<div class='what'><p>{body}</p></div></div>"
     )
 
 
-def article_beside_a_thread(paragraphs: int = len(STORY)) -> bytes:
+def article_beside_a_thread(paragraphs: int = len(STORY), titled: bool = False) -> bytes:
     """A short story and a long thread of opinions under it, in a section that no
-    comment word names (wp.pl calls it "opinie")."""
-    posts = "".join(_post(n) for n in range(12))
+    comment word names (wp.pl calls it "opinie"); `titled`: the same sections with a
+    title for a header and no time (an accordion of sections)."""
+    posts = "".join(_post(n, f"Part {n} of the plan" if titled else None) for n in range(12))
     return (
         "<html><body><div class='page'>"
         f"<div class='story'><h1>A new ward</h1>{_story(paragraphs)}</div>"
@@ -80,6 +83,16 @@ def test_the_region_does_not_climb_into_a_thread(compiled: bool) -> None:
     assert "The hospital will open a new ward" in stopped
     assert "what reader" not in stopped
     assert "what reader 7 thinks" in climbed
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "python"])
+def test_sections_under_titles_are_no_thread(compiled: bool) -> None:
+    """The same page with section titles where the posts state who and when: an
+    accordion of sections, whose region climbs over them as before."""
+    html = article_beside_a_thread(titled=True)
+    kept = container_kept(html, compiled=compiled, region_stops_at_threads=True)
+    assert kept == container_kept(html, compiled=compiled, region_stops_at_threads=False)
+    assert "what reader 7 thinks" in kept
 
 
 @pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "python"])
@@ -117,11 +130,29 @@ def test_a_thread_is_posts_with_a_header_and_a_body() -> None:
     assert not adds_a_thread(paragraphs, 0.5, 200, [post], story, page)
 
 
-def _block(xpath: str, length: int) -> Paragraph:
+def _block(xpath: str, length: int, text: str | None = None) -> Paragraph:
     tags = ".".join(step.partition("[")[0] for step in xpath.strip("/").split("/"))
     return Paragraph(
-        "x" * length, ParagraphClass.GOOD, ParagraphClass.GOOD, length, dom_path=tags, xpath=xpath
+        text if text is not None else "x" * length,
+        ParagraphClass.GOOD,
+        ParagraphClass.GOOD,
+        length,
+        dom_path=tags,
+        xpath=xpath,
     )
+
+
+def _posts(page: str, headers: Sequence[str]) -> list[Paragraph]:
+    """Posts under `page`/div[2], each its own wrapper: a short header with the given
+    text and a long body."""
+    return [
+        block
+        for k, header in enumerate(headers, 1)
+        for block in (
+            _block(f"{page}/div[2]/div[{k}]/span[1]", 20, header),
+            _block(f"{page}/div[2]/div[{k}]/p[1]", 400),
+        )
+    ]
 
 
 def test_sibling_paragraphs_of_one_wrapper_are_one_post() -> None:
@@ -134,16 +165,56 @@ def test_sibling_paragraphs_of_one_wrapper_are_one_post() -> None:
     byline = [_block(f"{page}/div[2]/div[1]/span[{k}]", 20) for k in range(1, 4)]
     assert not adds_a_thread([*lead, *rest, *byline], 0.5, 500, [story], story, page)
     # the same blocks as posts, each under its own wrapper, are a thread
-    posts = [
-        _block(f"{page}/div[2]/div[{k}]/{tag}[1]", length)
-        for k in range(1, 9)
-        for tag, length in (("span", 20), ("p", 400))
-    ]
+    posts = _posts(page, [f"Anna, 1{k}:31" for k in range(1, 9)])
     assert adds_a_thread([*lead, *posts], 0.5, 500, [story], story, page)
     # unless the container is one item of a list of them (a section front)
     item = f"{page}/ul[1]/li[2]/div[1]"
     lead_item = [_block(f"{item}/p[{k}]", 300) for k in (1, 2)]
     assert not adds_a_thread([*lead_item, *posts], 0.5, 500, [item], item, page)
+
+
+@pytest.mark.parametrize(
+    ("headers", "thread"),
+    [
+        ([f"Anna, 1{k}:31" for k in range(8)], True),
+        # an accordion's or a how-to's section titles state no time
+        ([f"Step {k}: water the seeds" for k in range(8)], False),
+        # dated headers in fewer than half the posts are titles that name a year
+        ([f"Report 201{k}" if k < 4 else f"Part {k}" for k in range(9)], False),
+        ([f"Report 201{k}" if k < 5 else f"Part {k}" for k in range(9)], True),
+        # two dated posts are no thread, however few the posts
+        (["12.01.12", "13.01.12", "Part 3"], False),
+    ],
+)
+def test_a_post_header_states_a_time(headers: list[str], thread: bool) -> None:
+    """The posts' headers state a time or date in more than half of the posts, and in
+    at least THREAD_POSTS of them: what a thread's header (who, when) has and an
+    accordion's section title lacks (trafilatura's dvgw.de page)."""
+    story, page = "/html[1]/body[1]/div[1]/div[1]", "/html[1]/body[1]/div[1]"
+    lead = [_block(f"{story}/p[{k}]", 300) for k in (1, 2)]
+    posts = _posts(page, headers)
+    assert adds_a_thread([*lead, *posts], 0.5, 500, [story], story, page) is thread
+
+
+@pytest.mark.parametrize(
+    ("text", "dated"),
+    [
+        ("reader7, 12:07", True),
+        ("9:49pm January 08, 2008", True),
+        ("(22 juin 2018 @11h13)", True),
+        ("~zonek [2012-01-24 19:23]", True),
+        ("Бармаглот, 12.01.12", True),
+        ("24/1/2012", True),
+        ("Stufe 1", False),
+        ("1 : 5", False),
+        ("5.00/ 1", False),
+        ("tak 725 88.31%", False),
+        ("id: 1705162", False),
+        ("Chapter 12", False),
+    ],
+)
+def test_dated(text: str, dated: bool) -> None:
+    assert bool(DATED.search(text)) is dated
 
 
 @pytest.mark.parametrize(
