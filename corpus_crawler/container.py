@@ -25,6 +25,7 @@ from .classify import (
 )
 from .config import ConfigError, JustextParams
 from .elementmarks import ASIDE, BODY, CLASS_WEIGHT, COMMENTS, NEGATIVE, UNLIKELY, WEIGHED_TAGS
+from .figures import figure_pass
 from .model import Paragraph, ParagraphClass, reclassified
 from .option_checks import (
     built,
@@ -269,6 +270,9 @@ class ContainerOptions:
     #: <pre> is prose and stays. Off in `seed` and `reference` (exact to jusText) and in `article`,
     #: whose gold keeps an article's listings.
     drop_program_code: bool = False
+    #: A block inside a <figure> or <figcaption> (a caption, a photo credit) is kept
+    #: by its own class only, never by the good paragraphs around it (`figure_pass`).
+    figures_context_free: bool = False
     #: The article's standfirst: prose between the page's <h1> and the first
     #: kept block of the body, no more than this many levels above the <h1>
     #: (0: off; see `standfirst_pass`).
@@ -1459,7 +1463,9 @@ WALK_FIELDS = frozenset({"page_links_only", "drop_hidden_inline"})
 #: (corpus_crawler.wrappers).
 BEFORE_FIELDS = frozenset({"unwrap_layouts"})
 #: ContainerOptions read by passes run after the container pass (`code_pass`).
-AFTER_FIELDS = frozenset({"drop_program_code", "standfirst_levels", "standfirst_named"})
+AFTER_FIELDS = frozenset(
+    {"drop_program_code", "standfirst_levels", "standfirst_named", "figures_context_free"}
+)
 
 
 def preset_passes(
@@ -1471,9 +1477,9 @@ def preset_passes(
     leads: Sequence[tuple[str, ...]] | None = None,
 ) -> tuple[Paragraph, ...]:
     """What a preset with a main container (`corpus`, `article`, `article-comments`)
-    runs on jusText's classes: `container_pass`, then `code_pass` where
-    `drop_program_code` says so. The extractors, the tuning table and the error
-    tools call this one function."""
+    runs on jusText's classes: `container_pass`, then `standfirst_pass`,
+    `figure_pass` and `code_pass` where the options say so. The extractors, the
+    tuning table and the error tools call this one function."""
     passed = container_pass(paragraphs, params, options, unlikely, stated=stated)
     if options.standfirst_levels:
         passed = standfirst_pass(
@@ -1483,4 +1489,6 @@ def preset_passes(
             unlikely,
             leads if options.standfirst_named else None,
         )
+    if options.figures_context_free:
+        passed = figure_pass(passed)
     return code_pass(passed, params) if options.drop_program_code else passed
