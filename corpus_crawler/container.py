@@ -26,6 +26,7 @@ from .classify import (
 from .config import ConfigError, JustextParams
 from .elementmarks import ASIDE, BODY, CLASS_WEIGHT, COMMENTS, NEGATIVE, UNLIKELY, WEIGHED_TAGS
 from .figures import figure_pass
+from .labels import label_pass
 from .model import Paragraph, ParagraphClass, reclassified
 from .option_checks import (
     built,
@@ -273,6 +274,9 @@ class ContainerOptions:
     #: A block inside a <figure> or <figcaption> (a caption, a photo credit) is kept
     #: by its own class only, never by the good paragraphs around it (`figure_pass`).
     figures_context_free: bool = False
+    #: A kept label (a few words ending in a colon: "Mehr zum Thema:") whose next
+    #: block is not kept is dropped too: it introduces nothing (`label_pass`).
+    drop_dangling_labels: bool = False
     #: The article's standfirst: prose between the page's <h1> and the first
     #: kept block of the body, no more than this many levels above the <h1>
     #: (0: off; see `standfirst_pass`).
@@ -1464,7 +1468,13 @@ WALK_FIELDS = frozenset({"page_links_only", "drop_hidden_inline"})
 BEFORE_FIELDS = frozenset({"unwrap_layouts"})
 #: ContainerOptions read by passes run after the container pass (`code_pass`).
 AFTER_FIELDS = frozenset(
-    {"drop_program_code", "standfirst_levels", "standfirst_named", "figures_context_free"}
+    {
+        "drop_program_code",
+        "standfirst_levels",
+        "standfirst_named",
+        "figures_context_free",
+        "drop_dangling_labels",
+    }
 )
 
 
@@ -1478,8 +1488,8 @@ def preset_passes(
 ) -> tuple[Paragraph, ...]:
     """What a preset with a main container (`corpus`, `article`, `article-comments`)
     runs on jusText's classes: `container_pass`, then `standfirst_pass`,
-    `figure_pass` and `code_pass` where the options say so. The extractors, the
-    tuning table and the error tools call this one function."""
+    `figure_pass`, `code_pass` and `label_pass` where the options say so. The
+    extractors, the tuning table and the error tools call this one function."""
     passed = container_pass(paragraphs, params, options, unlikely, stated=stated)
     if options.standfirst_levels:
         passed = standfirst_pass(
@@ -1491,4 +1501,7 @@ def preset_passes(
         )
     if options.figures_context_free:
         passed = figure_pass(passed)
-    return code_pass(passed, params) if options.drop_program_code else passed
+    if options.drop_program_code:
+        passed = code_pass(passed, params)
+    # last: it reads the final classes, which code_pass revises
+    return label_pass(passed, params.length_low) if options.drop_dangling_labels else passed

@@ -1,0 +1,59 @@
+"""Labels left dangling: a few words ending in a colon whose block is not kept
+(ContainerOptions.drop_dangling_labels).
+
+A label introduces what follows it: "Mehr zum Thema:", "Teilen Sie dies mit:",
+"Related:", "责任编辑：". When the list, the share buttons or the name after it is
+dropped (links, furniture), the label is kept alone by its good neighbour before it
+or the container's lift, and reaches the corpus as a line that introduces nothing.
+A sentence that ends in a colon and introduces a video or a table the page embeds
+("To see the game in action, check out the video:") is no label: it has more words.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .classify import BAD, GOOD
+from .model import Paragraph, reclassified
+
+__all__ = ["LABEL_WORDS", "dangling_labels", "label_pass"]
+
+#: A label has at most this many words (separated by white space) ...
+LABEL_WORDS = 6
+#: ... and ends with a colon (the full-width one in Chinese and Japanese).
+_COLONS = (":", "\uff1a")
+
+
+def _label(p: Paragraph, length_low: int) -> bool:
+    text = p.text.rstrip()
+    return text.endswith(_COLONS) and len(text) < length_low and len(text.split()) <= LABEL_WORDS
+
+
+def dangling_labels(paragraphs: Sequence[Paragraph], length_low: int) -> list[bool]:
+    """Per block: whether it is a kept label (at most `LABEL_WORDS` words, under
+    `length_low` characters, jusText's line for a short block, which caps a label
+    written without spaces, and ending in a colon) and the next block that has text
+    is not kept, or there is none."""
+    out = [False] * len(paragraphs)
+    following_kept = False  # whether the next block with text is kept
+    for i in range(len(paragraphs) - 1, -1, -1):
+        p = paragraphs[i]
+        if not p.text.strip():
+            continue
+        kept = p.final_class is GOOD
+        out[i] = kept and not following_kept and _label(p, length_low)
+        following_kept = kept
+    return out
+
+
+def label_pass(paragraphs: Sequence[Paragraph], length_low: int) -> tuple[Paragraph, ...]:
+    """`paragraphs` with the dangling labels (`dangling_labels`) made BAD, their
+    context-free class kept. Run last: it reads the final classes of the blocks after
+    each label."""
+    dangling = dangling_labels(paragraphs, length_low)
+    if not any(dangling):
+        return tuple(paragraphs)
+    return tuple(
+        reclassified(p, p.cf_class, BAD) if d else p
+        for p, d in zip(paragraphs, dangling, strict=True)
+    )

@@ -1,0 +1,128 @@
+"""Dangling labels are dropped (`ContainerOptions.drop_dangling_labels`,
+`labels.label_pass`), on in `corpus`, `article` and `article-comments`.
+
+"Mehr zum Thema:" over a list of links that the presets drop was kept alone by the
+container's lift (trafilatura's evaluation pages: 22 such lines in `corpus`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from corpus_crawler import ExtractConfig, Preset, extract, extractors
+from corpus_crawler.container import ContainerOptions
+from corpus_crawler.labels import LABEL_WORDS, dangling_labels, label_pass
+from corpus_crawler.model import Paragraph, ParagraphClass
+from corpus_crawler.presets import container_options
+
+GOOD, SHORT, BAD = ParagraphClass.GOOD, ParagraphClass.SHORT, ParagraphClass.BAD
+
+PROSE = (
+    "The old harbour town sits at the mouth of a wide river, and most of the people who"
+    " live there have worked on the water for as long as anyone can remember. In the"
+    " morning the boats go out before the sun is up, and in the evening they come back"
+    " with whatever the sea was willing to give them on that particular day."
+)
+
+
+def _page(after_label: str) -> bytes:
+    paragraphs = "".join(f"<p>{PROSE} Part {i} of the story.</p>" for i in range(4))
+    return (
+        "<html lang='en'><body><div id='menu'><a href='/'>Home</a></div>"
+        f"<div class='article-body'><h1>The harbour</h1>{paragraphs}"
+        f"<p>More on this:</p>{after_label}</div>"
+        "<div id='footer'>Contact us</div></body></html>"
+    ).encode()
+
+
+#: The label over a list of linked headlines, which every preset drops.
+OVER_LINKS = _page(
+    "<ul>"
+    + "".join(
+        f"<li><a href='/s{i}'>Another story about boats number {i}</a></li>" for i in range(4)
+    )
+    + "</ul>"
+)
+#: The label over a paragraph that is kept.
+OVER_PROSE = _page(f"<p>{PROSE} The end of the story.</p>")
+
+
+def _text(html: bytes, preset: Preset, on: bool, monkeypatch: pytest.MonkeyPatch) -> str:
+    def options(p: Preset) -> ContainerOptions | None:
+        shipped = container_options(p)
+        return None if shipped is None else replace(shipped, drop_dangling_labels=on)
+
+    with monkeypatch.context() as patched:
+        patched.setattr(extractors, "container_options", options)
+        return extract(html, config=ExtractConfig(preset=preset, language="en")).text
+
+
+@pytest.mark.parametrize("preset", [Preset.CORPUS, Preset.ARTICLE])
+def test_a_label_over_dropped_links_is_dropped(
+    preset: Preset, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert "More on this:" in _text(OVER_LINKS, preset, False, monkeypatch)
+    text = _text(OVER_LINKS, preset, True, monkeypatch)
+    assert "More on this:" not in text
+    assert "Part 3 of the story" in text
+
+
+@pytest.mark.parametrize("preset", [Preset.CORPUS, Preset.ARTICLE])
+def test_a_label_over_kept_text_stays(preset: Preset, monkeypatch: pytest.MonkeyPatch) -> None:
+    text = _text(OVER_PROSE, preset, True, monkeypatch)
+    assert "More on this:" in text and "The end of the story" in text
+
+
+@pytest.mark.parametrize("preset", [Preset.CORPUS, Preset.ARTICLE, Preset.ARTICLE_COMMENTS])
+def test_the_presets_drop_dangling_labels(preset: Preset) -> None:
+    options = container_options(preset)
+    assert options is not None and options.drop_dangling_labels
+    text = extract(OVER_LINKS, config=ExtractConfig(preset=preset, language="en")).text
+    assert "More on this:" not in text and "Part 3 of the story" in text
+
+
+def _block(text: str, final: ParagraphClass = GOOD) -> Paragraph:
+    return Paragraph(text, SHORT, final, len(text))
+
+
+@pytest.mark.parametrize(
+    ("blocks", "dangling"),
+    [
+        # a label before a dropped block, and at the end of the page
+        ([("Mehr zum Thema:", GOOD), ("Links", BAD)], [True, False]),
+        ([("Read more:", GOOD)], [True]),
+        # before a kept block, or itself not kept
+        ([("Ingredients:", GOOD), ("Two eggs", GOOD)], [False, False]),
+        ([("Mehr zum Thema:", BAD), ("Links", BAD)], [False, False]),
+        # blocks without text are passed over
+        ([("Related:", GOOD), ("  ", GOOD), ("Links", BAD)], [True, False, False]),
+        ([("Related:", GOOD), ("", BAD), ("Story", GOOD)], [False, False, False]),
+        # no colon at the end, or a sentence of more words
+        ([("Mehr zum Thema", GOOD), ("Links", BAD)], [False, False]),
+        (
+            [("To see the game in action, check out the video:", GOOD), ("", BAD)],
+            [False, False],
+        ),
+        # a label written without spaces, and a sentence written without spaces
+        ([("责任编辑：", GOOD), ("张三", BAD)], [True, False]),
+        ([("近日" * 40 + "：", GOOD), ("张三", BAD)], [False, False]),
+    ],
+)
+def test_dangling_labels(blocks: list[tuple[str, ParagraphClass]], dangling: list[bool]) -> None:
+    paragraphs = [_block(text, final) for text, final in blocks]
+    assert dangling_labels(paragraphs, 70) == dangling
+
+
+def test_the_word_limit() -> None:
+    words = " ".join(["word"] * LABEL_WORDS)
+    assert dangling_labels([_block(words + ":")], 70) == [True]
+    assert dangling_labels([_block(words + " more:")], 70) == [False]
+
+
+def test_label_pass_keeps_the_context_free_class() -> None:
+    paragraphs = [_block("Mehr zum Thema:"), _block("Links", BAD), _block("Story")]
+    passed = label_pass(paragraphs, 70)
+    assert [p.final_class for p in passed] == [BAD, BAD, GOOD]
+    assert [p.cf_class for p in passed] == [SHORT, SHORT, SHORT]
