@@ -1,5 +1,5 @@
-"""Labels left dangling: a few words ending in a colon whose block is not kept
-(ContainerOptions.drop_dangling_labels).
+"""Labels left dangling: a few words ending in a colon whose block is not kept, and
+section headings over nothing kept (ContainerOptions.drop_dangling_labels).
 
 A label introduces what follows it: "Mehr zum Thema:", "Teilen Sie dies mit:",
 "Related:", "责任编辑：". When the list, the share buttons or the name after it is
@@ -7,6 +7,13 @@ dropped (links, furniture), the label is kept alone by its good neighbour before
 or the container's lift, and reaches the corpus as a line that introduces nothing.
 A sentence that ends in a colon and introduces a video or a table the page embeds
 ("To see the game in action, check out the video:") is no label: it has more words.
+
+A section heading of as few words is the same kind of label ("Related Stories",
+"Ähnliche Beiträge", "Das könnte Sie auch interessieren") when the block after it is
+dropped and nothing is kept before the next heading: the section it names is all
+dropped. The page's `<h1>` is never one (the title heads the whole page), nor is a
+heading whose section keeps text after a dropped first block (Wikipedia's "Main
+article: ..." line under a section title), nor one followed by a kept subheading.
 """
 
 from __future__ import annotations
@@ -24,25 +31,30 @@ LABEL_WORDS = 6
 _COLONS = (":", "\uff1a")
 
 
-def _label(p: Paragraph, length_low: int) -> bool:
-    text = p.text.rstrip()
-    return text.endswith(_COLONS) and len(text) < length_low and len(text.split()) <= LABEL_WORDS
+def _short(p: Paragraph, length_low: int) -> bool:
+    text = p.text.strip()
+    return len(text) < length_low and len(text.split()) <= LABEL_WORDS
 
 
 def dangling_labels(paragraphs: Sequence[Paragraph], length_low: int) -> list[bool]:
-    """Per block: whether it is a kept label (at most `LABEL_WORDS` words, under
+    """Per block: whether it is kept, short (at most `LABEL_WORDS` words and under
     `length_low` characters, jusText's line for a short block, which caps a label
-    written without spaces, and ending in a colon) and the next block that has text
-    is not kept, or there is none."""
+    written without spaces), the next block that has text is not kept (or there is
+    none), and it is either a label (it ends in a colon) or a section heading (a
+    heading other than an `<h1>`) with no kept block before the next heading."""
     out = [False] * len(paragraphs)
     following_kept = False  # whether the next block with text is kept
+    section_kept = False  # whether a block after it, up to the next heading, is kept
     for i in range(len(paragraphs) - 1, -1, -1):
         p = paragraphs[i]
         if not p.text.strip():
             continue
         kept = p.final_class is GOOD
-        out[i] = kept and not following_kept and _label(p, length_low)
+        if kept and not following_kept and _short(p, length_low):
+            section = p.heading and not p.headline and not section_kept
+            out[i] = section or p.text.rstrip().endswith(_COLONS)
         following_kept = kept
+        section_kept = False if p.heading else section_kept or kept
     return out
 
 

@@ -27,26 +27,30 @@ PROSE = (
 )
 
 
-def _page(after_label: str) -> bytes:
+def _page(after_text: str, label: str = "<p>More on this:</p>") -> bytes:
     paragraphs = "".join(f"<p>{PROSE} Part {i} of the story.</p>" for i in range(4))
     return (
         "<html lang='en'><body><div id='menu'><a href='/'>Home</a></div>"
         f"<div class='article-body'><h1>The harbour</h1>{paragraphs}"
-        f"<p>More on this:</p>{after_label}</div>"
+        f"{label}{after_text}</div>"
         "<div id='footer'>Contact us</div></body></html>"
     ).encode()
 
 
-#: The label over a list of linked headlines, which every preset drops.
-OVER_LINKS = _page(
+#: A list of linked headlines, which every preset drops.
+LINKS = (
     "<ul>"
     + "".join(
         f"<li><a href='/s{i}'>Another story about boats number {i}</a></li>" for i in range(4)
     )
     + "</ul>"
 )
+#: The label over the list.
+OVER_LINKS = _page(LINKS)
 #: The label over a paragraph that is kept.
 OVER_PROSE = _page(f"<p>{PROSE} The end of the story.</p>")
+#: A section heading over the list.
+HEADED_LINKS = _page(LINKS, label="<h2>Related stories</h2>")
 
 
 def _text(html: bytes, preset: Preset, on: bool, monkeypatch: pytest.MonkeyPatch) -> str:
@@ -60,13 +64,16 @@ def _text(html: bytes, preset: Preset, on: bool, monkeypatch: pytest.MonkeyPatch
 
 
 @pytest.mark.parametrize("preset", [Preset.CORPUS, Preset.ARTICLE])
-def test_a_label_over_dropped_links_is_dropped(
-    preset: Preset, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    ("html", "label"), [(OVER_LINKS, "More on this:"), (HEADED_LINKS, "Related stories")]
+)
+def test_a_label_or_heading_over_dropped_links_is_dropped(
+    preset: Preset, html: bytes, label: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    assert "More on this:" in _text(OVER_LINKS, preset, False, monkeypatch)
-    text = _text(OVER_LINKS, preset, True, monkeypatch)
-    assert "More on this:" not in text
-    assert "Part 3 of the story" in text
+    assert label in _text(html, preset, False, monkeypatch)
+    text = _text(html, preset, True, monkeypatch)
+    assert label not in text
+    assert "The harbour" in text and "Part 3 of the story" in text
 
 
 @pytest.mark.parametrize("preset", [Preset.CORPUS, Preset.ARTICLE])
@@ -83,8 +90,37 @@ def test_the_presets_drop_dangling_labels(preset: Preset) -> None:
     assert "More on this:" not in text and "Part 3 of the story" in text
 
 
-def _block(text: str, final: ParagraphClass = GOOD) -> Paragraph:
-    return Paragraph(text, SHORT, final, len(text))
+def _block(
+    text: str, final: ParagraphClass = GOOD, heading: bool = False, h1: bool = False
+) -> Paragraph:
+    return Paragraph(text, SHORT, final, len(text), heading=heading, headline=h1)
+
+
+def _heading(text: str, h1: bool = False) -> Paragraph:
+    return _block(text, GOOD, heading=True, h1=h1)
+
+
+@pytest.mark.parametrize(
+    ("blocks", "dangling"),
+    [
+        # a section heading over dropped links, to the end of the page or the next heading
+        ([_heading("Related stories"), _block("Links", BAD)], [True, False]),
+        (
+            [_heading("Related"), _block("Links", BAD), _heading("Comments"), _block("Text")],
+            [True, False, False, False],
+        ),
+        # the page's title never
+        ([_heading("The harbour", h1=True), _block("Links", BAD)], [False, False]),
+        # a section that keeps text after a dropped first block (a "Main article:" line)
+        ([_heading("History"), _block("Main article", BAD), _block("Text")], [False, False, False]),
+        # a heading over a kept subheading
+        ([_heading("Firefox"), _heading("Firefox Mobile"), _block("Text")], [False, False, False]),
+        # a long heading is a title, not a label
+        ([_heading("A heading of more than six words in it"), _block("x", BAD)], [False, False]),
+    ],
+)
+def test_dangling_section_headings(blocks: list[Paragraph], dangling: list[bool]) -> None:
+    assert dangling_labels(blocks, 70) == dangling
 
 
 @pytest.mark.parametrize(
