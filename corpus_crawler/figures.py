@@ -45,6 +45,8 @@ def figure_pass(paragraphs: Sequence[Paragraph]) -> tuple[Paragraph, ...]:
     in the context-free classes; the other blocks keep their classes, as if the
     figure's text had been read as context and then left out."""
     inside = figure_blocks(paragraphs)
+    if not any(inside):
+        return tuple(paragraphs)
     return tuple(
         reclassified(p, p.cf_class, BAD)
         if f and p.final_class is GOOD and p.cf_class is not GOOD
