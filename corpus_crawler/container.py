@@ -106,8 +106,9 @@ class ContainerOptions:
     #: The region does not climb to an ancestor whose added prose is mostly a reader
     #: thread that nothing names as comments: posts' bodies and headers (which state
     #: a time or date) at paths repeated under >= 3 wrappers, none of them the
-    #: container's (`threads.adds_a_thread`), unless the container is one item of a section front
-    #: or holds less than `min_container_chars` of prose (then the thread is the page).
+    #: container's (`threads.adds_a_thread`), unless the container is one item of a
+    #: section front or holds less than `min_container_chars` of prose (then the
+    #: thread is the page).
     region_stops_at_threads: bool = False
     #: Class steps (on BAD < SHORT < NEAR_GOOD < GOOD) for blocks inside the
     #: container, inside the region but not the container, and outside both.

@@ -4,12 +4,29 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from corpus_crawler import ExtractConfig, Preset, dom, extract
+import pytest
+
+from corpus_crawler import ExtractConfig, Preset, dom, extract, extractors
 from corpus_crawler.config import JustextParams
 from corpus_crawler.container import ContainerOptions, container_pass
 from corpus_crawler.model import Paragraph, ParagraphClass
 from corpus_crawler.presets import container_options
 from corpus_crawler.segment import furniture, lead_elements, segment, stated_elements
+
+
+def preset_text(
+    html: bytes, preset: Preset, monkeypatch: pytest.MonkeyPatch, **changes: object
+) -> str:
+    """The text a preset extracts from `html` (English), with its shipped container
+    options changed by `changes` (for options the passes after the container read)."""
+
+    def options(p: Preset) -> ContainerOptions | None:
+        shipped = container_options(p)
+        return None if shipped is None else replace(shipped, **changes)  # type: ignore[arg-type]
+
+    with monkeypatch.context() as patched:
+        patched.setattr(extractors, "container_options", options)
+        return extract(html, config=ExtractConfig(preset=preset, language="en")).text
 
 
 def page_marks(html: bytes) -> list[int]:

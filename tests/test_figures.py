@@ -9,12 +9,10 @@ stays.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pytest
+from container_kept import preset_text
 
-from corpus_crawler import ExtractConfig, Preset, extract, extractors
-from corpus_crawler.container import ContainerOptions
+from corpus_crawler import ExtractConfig, Preset, extract
 from corpus_crawler.figures import figure_blocks, figure_pass
 from corpus_crawler.model import Paragraph, ParagraphClass
 from corpus_crawler.presets import container_options
@@ -62,15 +60,7 @@ CAPTIONED = _page(
 
 def _kept(html: bytes, on: bool, monkeypatch: pytest.MonkeyPatch) -> str:
     """What `article` keeps of `html` with the option on or off."""
-
-    def options(preset: Preset) -> ContainerOptions | None:
-        shipped = container_options(preset)
-        assert shipped is not None
-        return replace(shipped, figures_context_free=on)
-
-    with monkeypatch.context() as patched:
-        patched.setattr(extractors, "container_options", options)
-        return extract(html, config=ExtractConfig(preset=Preset.ARTICLE, language="en")).text
+    return preset_text(html, Preset.ARTICLE, monkeypatch, figures_context_free=on)
 
 
 def test_a_credit_between_paragraphs_is_not_kept(monkeypatch: pytest.MonkeyPatch) -> None:

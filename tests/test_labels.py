@@ -7,12 +7,10 @@ container's lift (trafilatura's evaluation pages: 22 such lines in `corpus`).
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pytest
+from container_kept import preset_text
 
-from corpus_crawler import ExtractConfig, Preset, extract, extractors
-from corpus_crawler.container import ContainerOptions
+from corpus_crawler import ExtractConfig, Preset, extract
 from corpus_crawler.labels import LABEL_WORDS, dangling_labels, label_pass
 from corpus_crawler.model import Paragraph, ParagraphClass
 from corpus_crawler.presets import container_options
@@ -54,13 +52,7 @@ HEADED_LINKS = _page(LINKS, label="<h2>Related stories</h2>")
 
 
 def _text(html: bytes, preset: Preset, on: bool, monkeypatch: pytest.MonkeyPatch) -> str:
-    def options(p: Preset) -> ContainerOptions | None:
-        shipped = container_options(p)
-        return None if shipped is None else replace(shipped, drop_dangling_labels=on)
-
-    with monkeypatch.context() as patched:
-        patched.setattr(extractors, "container_options", options)
-        return extract(html, config=ExtractConfig(preset=preset, language="en")).text
+    return preset_text(html, preset, monkeypatch, drop_dangling_labels=on)
 
 
 @pytest.mark.parametrize("preset", [Preset.CORPUS, Preset.ARTICLE])
