@@ -25,9 +25,13 @@ the answer per attribute set):
   (ASIDE, ASIDE_ELEMENT). `<nav>` and `<aside>` are not furniture by their tags
   alone: sites write posts in `<aside class="blogPost">`.
   These are readability.js's `unlikelyCandidates` / `okMaybeItsACandidate`
-  patterns and its role list, not tuned here, and one word they predate:
+  patterns and its role list, not tuned here, and words they predate:
   "newsletter" (a sign-up box inside the article; trafilatura lists it too),
-  and the comment section's name in other languages than English, which
+  the names of a box about the writer under the article ("author-box",
+  "author-bio", "about-author", "author-info", "contributor-bio", and the
+  same without the hyphen: the biography every article of the author
+  repeats, docs/presets-steps.md), and the comment section's name in other
+  languages than English, which
   readability's English list misses ("komment": German, Scandinavian, Finnish;
   "koment": Polish, Czech, Slovak, the South Slavic languages; "coment": Spanish,
   Portuguese, Romanian, Catalan, and the misspelling; "reacties": Dutch; "yorum":
@@ -154,7 +158,7 @@ _FURNITURE_TAGS = {"footer": UNLIKELY | ASIDE | ASIDE_ELEMENT, "form": UNLIKELY}
 #: Elements marked by their tag alone, without a marked attribute.
 MARKED_TAGS = HIDDEN_TAGS | CONTENT_TAGS | frozenset(_FURNITURE_TAGS)
 
-# readability.js REGEXPS.unlikelyCandidates (and "newsletter") and
+# readability.js REGEXPS.unlikelyCandidates (and "newsletter", the author-box names) and
 # okMaybeItsACandidate: plain substrings, matched case-blind. Substring tests on the
 # lowered names are ~10x faster than the equivalent case-blind regex alternation
 # (which tried every word at every position), and the walk asks for every element
@@ -166,6 +170,8 @@ _UNLIKELY_WORDS = (
     "sponsor", "supplemental", "ad-break", "agegate", "pagination", "pager", "popup",
     "yom-remote", "newsletter",
     "komment", "koment", "coment", "reacties", "yorum",
+    "author-box", "authorbox", "author-bio", "authorbio", "about-author", "aboutauthor",
+    "author-info", "authorinfo", "contributor-bio",
 )  # fmt: skip
 _MAYBE_CONTENT_WORDS = ("and", "article", "body", "column", "content", "main", "shadow")
 # readability.js UNLIKELY_ROLES

@@ -108,6 +108,14 @@ def test_asides_are_marked_by_the_first_or_last_word_of_their_names() -> None:
     assert _marks(**{"class": "newsletter-signup"}) == UNLIKELY
     assert _marks(**{"class": "NewsletterModule"}) == UNLIKELY
     assert _marks(**{"class": "newsletter-content"}) == 0
+    # a box about the writer under the article (newer than readability's list too)
+    assert _marks(**{"class": "author-box"}) == UNLIKELY
+    assert _marks(**{"class": "bmg-author-bio"}) == UNLIKELY
+    assert _marks(id="aboutAuthor") == UNLIKELY
+    assert _marks(**{"class": "contributor-bio contributor-bio--align-left"}) == UNLIKELY
+    assert _marks(**{"class": "author-box--content"}) == 0
+    # a byline's author name is no box: only the names of one are furniture
+    assert _marks(**{"class": "author vcard"}) == 0
     # not furniture at all (readability's okMaybe words): no aside mark either
     assert _marks(**{"class": "comment-content"}) == 0
     assert _marks(**{"class": "sidebar-column"}) == 0
@@ -710,6 +718,35 @@ def test_a_newsletter_box_does_not_become_the_article() -> None:
     kept = _kept(Preset.ARTICLE, html)
     assert "Earlier today, we showcased" in kept
     assert "Twice a week we will send you" not in kept
+
+
+def _post_and_author_box_page() -> bytes:
+    """A post and, under it, the box about its writer that every post of the
+    writer repeats, in prose as long as the post's (backenmachtgluecklich.de,
+    wired.com, cicero.de on trafilatura's evaluation pages)."""
+    post = (
+        "The lemon cake stays moist for days when you brush it with the syrup while it is"
+        " still warm, and the glaze sets in about an hour on the kitchen table. "
+    )
+    bio = (
+        "Hello, I am a food blogger from Hamburg and I have been baking for my family and"
+        " my friends since I was a child, and here I share the recipes that worked. "
+    )
+    return (
+        "<html><body><article class='post'><h1>Lemon cake</h1>"
+        f"<p>{post * 2}</p><p>{post * 2}</p>"
+        f"<section class='site-author-box'><h3>About me</h3><p>{bio * 3}</p></section>"
+        "</article></body></html>"
+    ).encode()
+
+
+def test_a_box_about_the_writer_is_not_the_article() -> None:
+    html = _post_and_author_box_page()
+    marks = page_marks(html)
+    assert marks[1] == 0 and marks[-1] & UNLIKELY
+    kept = _kept(Preset.ARTICLE, html)
+    assert "The lemon cake stays moist" in kept
+    assert "I am a food blogger" not in kept
 
 
 def _post_and_form_page() -> bytes:
