@@ -24,6 +24,10 @@ _XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*>", re.IGNORECASE)
 _FULL_HTML = re.compile(r"^\s*<(?:html|!doctype)", re.IGNORECASE)
 _FULL_HTML_BYTES = re.compile(rb"^\s*<(?:html|!doctype)", re.IGNORECASE)
 _WHITESPACE = re.compile(r"\s+")
+# The `type` of a <script> that holds a template to render, not a program:
+# text/template, text/x-template, text/ng-template, text/x-handlebars-template,
+# text/x-tmpl.
+_TEMPLATE_TYPE = re.compile(r"templ|tmpl", re.IGNORECASE)
 
 #: Seed 000, "Pre-processing": removed with their contents.
 SEED_REMOVED_TAGS = ("head", "meta", "title", "script", "style")
@@ -78,7 +82,8 @@ def parse_page(text: str, *, scripting: bool) -> etree._Element | None:
     behind an element that HTML does not allow there and, with
     `scripting` (an extractor that leaves <noscript> out, as a browser running
     scripts does), a <noscript> with a tag left open inside it. Such pages are
-    rare; only they are parsed a second time."""
+    rare; only they are parsed a second time. With `scripting`, a template's
+    <noscript> fallback is shown (`show_template_fallbacks`)."""
     if text.lstrip()[:5].lower() == "<?xml":
         text = _XML_DECLARATION.sub("", text, count=1)  # the lines libxml2 reports are this text's
     root = parse(text)
@@ -103,7 +108,30 @@ def parse_page(text: str, *, scripting: bool) -> etree._Element | None:
         repaired = repair.open_noscript(root, text)
         if repaired is not None:
             root = parse(repaired)
+        if root is not None:
+            show_template_fallbacks(root)
     return root
+
+
+def show_template_fallbacks(root: etree._Element) -> None:
+    """Make a <noscript> that follows a template <script> a <div>, in place.
+
+    A page whose script renders its text from a template in a `<script
+    type="text/template">` (Google's blogs put every post there) gives a reader
+    without scripts the same text in the <noscript> after it. A browser running
+    scripts shows the rendered template where the <noscript> stands, so the
+    <noscript>'s text is the text it shows, the only copy a parse can read; the
+    extractors that leave <noscript> out (`scripting`) would find no post at all.
+    """
+    fallbacks = [
+        noscript
+        for noscript in root.iter("noscript")
+        if (script := noscript.getprevious()) is not None
+        and script.tag == "script"
+        and _TEMPLATE_TYPE.search(script.get("type") or "") is not None
+    ]
+    for noscript in fallbacks:
+        noscript.tag = "div"
 
 
 def title_of(root: etree._Element) -> str | None:

@@ -379,6 +379,33 @@ def test_noscript_text_is_hidden() -> None:
     assert "I think that the committee" not in _kept(Preset.ARTICLE, html)
 
 
+# Google's blogs (security.googleblog.com on trafilatura's evaluation pages): the
+# post is a template a script renders, and its <noscript> fallback is the one copy
+# of the post a parse can read.
+_TEMPLATE_POST = (
+    "<html><body><div class='blog-title'><p>News and insights on security</p></div>"
+    "<div class='post-content'><script type='text/template'>"
+    f"<p>{SENTENCE * 2}</p><p>{SENTENCE * 2}</p></script>"
+    f"<noscript><p>{SENTENCE * 2}</p><p>{SENTENCE * 2}</p></noscript></div>"
+    "<script type='application/ld+json'>{}</script>"
+    f"<noscript><p>{REPLY * 3}</p></noscript>"
+    "</body></html>"
+)
+
+
+@pytest.mark.parametrize("preset", [Preset.CORPUS, Preset.ARTICLE])
+def test_a_template_fallback_in_noscript_is_the_page_text(preset: Preset) -> None:
+    """A browser running scripts shows the rendered template where its <noscript>
+    stands: the same text. Another <noscript> stays hidden, even after a script
+    that is no template."""
+    root = dom.parse_page(_TEMPLATE_POST, scripting=True)
+    assert root is not None
+    assert [el.tag for el in root.iter("noscript")] == ["noscript"]
+    kept = _kept(preset, _TEMPLATE_POST.encode())
+    assert kept.count("The committee said") == 4
+    assert "I think that the committee" not in kept
+
+
 @pytest.mark.parametrize("preset", [Preset.CORPUS, Preset.ARTICLE])
 def test_iframe_fallback_text_is_hidden(preset: Preset) -> None:
     """An IFRAME's content is shown by no current browser (it shows the framed
