@@ -24,10 +24,6 @@ _XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*>", re.IGNORECASE)
 _FULL_HTML = re.compile(r"^\s*<(?:html|!doctype)", re.IGNORECASE)
 _FULL_HTML_BYTES = re.compile(rb"^\s*<(?:html|!doctype)", re.IGNORECASE)
 _WHITESPACE = re.compile(r"\s+")
-# The `type` of a <script> that holds a template to render, not a program:
-# text/template, text/x-template, text/ng-template, text/x-handlebars-template,
-# text/x-tmpl.
-_TEMPLATE_TYPE = re.compile(r"templ|tmpl", re.IGNORECASE)
 
 #: Seed 000, "Pre-processing": removed with their contents.
 SEED_REMOVED_TAGS = ("head", "meta", "title", "script", "style")
@@ -105,10 +101,11 @@ def parse_page(text: str, *, scripting: bool) -> etree._Element | None:
     if root is not None and (repaired := repair.body_in_head(root, text)) is not None:
         text, root = repaired, parse(repaired)
     if scripting and root is not None:
-        repaired = repair.open_noscript(root, text)
+        sources = repair.noscript_sources(text)
+        repaired = repair.open_noscript(root, text, sources)
         if repaired is not None:
             root = parse(repaired)
-        if root is not None:
+        elif repair.follows_template(text, sources):
             show_template_fallbacks(root)
     return root
 
@@ -122,13 +119,15 @@ def show_template_fallbacks(root: etree._Element) -> None:
     scripts shows the rendered template where the <noscript> stands, so the
     <noscript>'s text is the text it shows, the only copy a parse can read; the
     extractors that leave <noscript> out (`scripting`) would find no post at all.
+    `parse_page` calls it only when the page's source has such a <noscript>
+    (`repair.follows_template`), as walking the tree costs more than the scan.
     """
     fallbacks = [
         noscript
         for noscript in root.iter("noscript")
         if (script := noscript.getprevious()) is not None
         and script.tag == "script"
-        and _TEMPLATE_TYPE.search(script.get("type") or "") is not None
+        and repair.names_template(script.get("type") or "")
     ]
     for noscript in fallbacks:
         noscript.tag = "div"

@@ -22,6 +22,12 @@ from lxml import etree
 # browser running scripts reads it (raw text).
 _NOSCRIPT_SPAN = re.compile(r"(<noscript\b[^>]*>)(.*?)(</noscript\s*>)", re.IGNORECASE | re.DOTALL)
 _TAG = re.compile(r"<(/?)([A-Za-z][\w:-]*)")
+# A <script> type that names a template to render, not a program (text/template,
+# text/x-template, text/ng-template, text/x-handlebars-template, text/x-tmpl).
+_TEMPLATE_TYPE = re.compile(r"""\btype\s*=\s*["']?[^"'\s>]*(?:templ|tmpl)""", re.IGNORECASE)
+_TEMPLATE_WORD = re.compile(r"templ|tmpl", re.IGNORECASE)
+#: How far before a <noscript> the end of a <script> is looked for (white space).
+_SCRIPT_END_REACH = 64
 _MARKUP = re.compile(r"<[A-Za-z/!]")
 _TITLE_START = re.compile(r"<title\b[^>]*>", re.IGNORECASE)
 _TITLE_END = re.compile(r"</title", re.IGNORECASE)
@@ -52,7 +58,39 @@ def unclosed_title(root: etree._Element, text: str) -> str | None:
     return f"{text[: markup.start()]}</title>{text[markup.start() :]}"
 
 
-def open_noscript(root: etree._Element, text: str) -> str | None:
+def noscript_sources(text: str) -> list[re.Match[str]]:
+    """Every <noscript> element's source in `text`, its content as group 2: one scan
+    of the page that `open_noscript` and `follows_template` share."""
+    return list(_NOSCRIPT_SPAN.finditer(text))
+
+
+def follows_template(text: str, sources: Sequence[re.Match[str]]) -> bool:
+    """Whether a <noscript> of `sources` comes right after a `<script>` whose type
+    names a template (`text/template`, `text/x-handlebars-template`...): the
+    fallback of a page that renders its text from the template
+    (`dom.show_template_fallbacks`). Reads a few characters before each one."""
+    for source in sources:
+        start = source.start()
+        before = text[max(0, start - _SCRIPT_END_REACH) : start].rstrip()
+        if before[-9:].lower() != "</script>":
+            continue
+        opened = max(text.rfind("<script", 0, start), text.rfind("<SCRIPT", 0, start))
+        if opened < 0:
+            continue
+        tag = text[opened : text.find(">", opened, start) + 1]
+        if _TEMPLATE_TYPE.search(tag) is not None:
+            return True
+    return False
+
+
+def names_template(script_type: str) -> bool:
+    """Whether a <script>'s `type` value names a template (see `follows_template`)."""
+    return _TEMPLATE_WORD.search(script_type) is not None
+
+
+def open_noscript(
+    root: etree._Element, text: str, sources: Sequence[re.Match[str]] | None = None
+) -> str | None:
     """A tag left open inside a <noscript> (`<noscript><div id=x></noscript>`, a
     fallback for a `document.write` that opens the page's wrapper): libxml2
     parses the content as markup, ignores the </noscript> while the tag is
@@ -64,7 +102,9 @@ def open_noscript(root: etree._Element, text: str) -> str | None:
     A <noscript> without any </noscript> hides the rest of the page in that
     browser too, and is left alone.
     """
-    spans = [m.group(2) for m in _NOSCRIPT_SPAN.finditer(text)]
+    if sources is None:
+        sources = noscript_sources(text)
+    spans = [m.group(2) for m in sources]
     if not any(_leaves_open(span) for span in spans):
         return None  # most pages: no tree walk
     # Each character of an element's text comes from at least one character of

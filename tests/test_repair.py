@@ -136,6 +136,28 @@ def test_a_noscript_never_closed_is_left_alone() -> None:
     assert repair.open_noscript(_tree(html), html) is None
 
 
+@pytest.mark.parametrize(
+    ("script", "follows"),
+    [
+        ("<script type='text/template'><p>{t}</p></script>", True),
+        ('<SCRIPT TYPE="text/x-handlebars-template">{t}</SCRIPT>\n  ', True),
+        ("<script type=text/x-tmpl>{t}</script>", True),
+        ("<script type='application/ld+json'>{{}}</script>", False),
+        ("<script>var template = 1;</script>", False),
+        ("<script type='text/template'>{t}</script><p>between</p>", False),
+        ("", False),
+    ],
+)
+def test_a_noscript_after_a_template_script_is_found_in_the_source(
+    script: str, follows: bool
+) -> None:
+    html = f"<html><body>{script.format(t=TEXT)}<noscript><p>{TEXT}</p></noscript></body></html>"
+    assert repair.follows_template(html, repair.noscript_sources(html)) is follows
+    root = dom.parse_page(html, scripting=True)
+    assert root is not None
+    assert (root.find(".//noscript") is None) is follows
+
+
 # ------------------------------------------------- end tags ignored behind a <div>
 
 SIDEBAR_FIRST = (
