@@ -1640,7 +1640,11 @@ def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores,
             # container.container_pass: nothing kept, the container's blocks are
             count = 0
             for i in range(n):
-                if insides[i] and _fallback_keeps(paragraphs[i], max_link_density, direct):
+                # before readability's cleaning, the furniture left out
+                if (
+                    nodes.inside[blocks[i].node] and not blocks[i].skipped
+                    and _fallback_keeps(paragraphs[i], max_link_density, direct)
+                ):
                     moved[i] = C_GOOD
                     finals[i] = C_GOOD
                     count += 1

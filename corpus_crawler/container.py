@@ -261,7 +261,9 @@ class ContainerOptions:
     function_max_length: int = 0
     #: When no block of the page is kept, the container's blocks are (headings
     #: included): readability always returns its top candidate, and an article
-    #: extractor that returns nothing for a page with text loses the page.
+    #: extractor that returns nothing for a page with text loses the page. The
+    #: container's blocks before readability's conditional cleaning, as its last
+    #: attempt takes them, but for the page furniture.
     fallback_to_container: bool = False
     #: Blocks of preformatted text (<pre>) with a stop-word density under
     #: jusText's `stopwords_low` (in a language without stop words, written in
@@ -1267,8 +1269,10 @@ def container_pass(
             if options.region_stops_at_threads
             else None,
         )
+    furniture = skipped
     choice = _chosen_container(paragraphs, options, skipped, stated)
     subtrees, containers, inside = choice.subtrees, choice.containers, choice.inside
+    chosen = inside
     skipped, kept_out = choice.skipped, choice.kept_out
     if not containers:
         if options.fallback_to_container and not any(p.final_class is GOOD for p in paragraphs):
@@ -1403,7 +1407,16 @@ def container_pass(
     else:
         final = [p.final_class for p in paragraphs]
     if options.fallback_to_container and GOOD not in final:
-        kept = _fallback_kept(paragraphs, inside, options)
+        # readability's last attempt: with too short an article it chooses again
+        # without its conditional cleaning, so the fallback takes the container's
+        # blocks before the cleaning (a gallery's short captions among more images
+        # than paragraphs), the page furniture still left out
+        candidate = (
+            chosen
+            if furniture is None
+            else [c and not f for c, f in zip(chosen, furniture, strict=True)]
+        )
+        kept = _fallback_kept(paragraphs, candidate, options)
         if any(kept):
             cf_classes = [GOOD if k else cls for k, cls in zip(kept, cf_classes, strict=True)]
             final = [GOOD if k else cls for k, cls in zip(kept, final, strict=True)]

@@ -729,3 +729,40 @@ def test_the_fallback_without_a_container_in_both() -> None:
         page = (*paragraphs[:2], last)
         fast, slow = both(page, JustextParams(), options, None)
         assert fast == slow == page
+
+
+def test_the_fallback_takes_the_container_before_its_cleaning_in_both() -> None:
+    """swap-stop.org's photo swap (trafilatura's pages): a post of short lines
+    ("Shuji: Widelux.") in a wrapper that also holds a related-posts list, so
+    readability's conditional cleaning drops the wrapper for its links and nothing
+    is kept. readability then tries again without the cleaning; the fallback takes
+    the container's blocks as that attempt does (the byline and the post's lines),
+    the links and the furniture ("Share this post") still left out."""
+
+    def block(xpath: str, text: str, cls: ParagraphClass, links: int = 0) -> Paragraph:
+        return dataclasses.replace(
+            _block(f"/html[1]/body[1]/div[1]/article[1]/{xpath}", text, cls),
+            link_chars=links,
+            link_density=links / len(text),
+        )
+
+    byline = "Posted on 11 April 2018, by Walter, from Aachen, in Swaps, Japan, Germany"
+    lines = ("Shuji: Japan.", "Walter: Germany.", "Shuji: Widelux.")
+    related = [f"Collaboration of Shuji and Walter, part {i}" for i in range(1, 5)]
+    paragraphs = (
+        block("p[1]", byline, ParagraphClass.BAD),
+        *(block(f"div[1]/p[{i}]", t, ParagraphClass.SHORT) for i, t in enumerate(lines, 1)),
+        *(
+            block(f"div[1]/ul[1]/li[{i}]", t, ParagraphClass.BAD, links=len(t))
+            for i, t in enumerate(related, 1)
+        ),
+        block("div[2]/p[1]", "Share this post", ParagraphClass.SHORT),
+    )
+    options = ContainerOptions(
+        inside_shift=1, skip_unlikely=True, clean_conditionally=True, clean_link_density=0.3,
+        fallback_to_container=True,
+    )  # fmt: skip
+    furniture = [0] * 8 + [UNLIKELY]
+    fast, slow = both(paragraphs, JustextParams(), options, furniture)
+    assert fast == slow
+    assert [p.text for p in slow if p.final_class is ParagraphClass.GOOD] == [byline, *lines]
