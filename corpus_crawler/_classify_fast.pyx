@@ -500,6 +500,8 @@ CONTAINER_FIELDS = frozenset((
     "join_sibling_paragraphs", "paragraph_levels", "article_region",
     "linked_paragraphs_inside", "item_link_density", "semantic_main",
     "furniture_outside", "fallback_to_container", "article_body", "clean_negative_names",
+    # furniture the container holds keeps its class (`corpus`, 2026-11-30)
+    "furniture_unlifted",
     # comment sections and other furniture outside the container move their own steps
     # (container.outside_steps: the `article-comments` and `corpus` presets)
     "comment_shift", "furniture_shift",
@@ -1330,6 +1332,7 @@ def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores,
     cdef long long* item_links = NULL
     cdef Py_ssize_t item_list
     cdef bint furniture_outside = options.furniture_outside
+    cdef bint furniture_unlifted = options.furniture_unlifted
     cdef bint fallback = options.fallback_to_container
     cdef bint article_region = options.article_region
     cdef long long levels = min(options.paragraph_levels, _LIMIT)
@@ -1568,7 +1571,11 @@ def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores,
                 is_inside = False
                 is_region = False
             insides[i] = is_inside
-            if is_inside:
+            if is_inside and furniture_unlifted and skips_left and b.skipped:
+                # container.container_pass: furniture the container holds, chosen
+                # without it, is not lifted
+                steps = 0
+            elif is_inside:
                 # container._linked_prose
                 prose = (
                     linked_prose

@@ -248,6 +248,13 @@ class ContainerOptions:
     #: lie in it: readability removes them before choosing, so a gallery or
     #: "more stories" list nested in the article wrapper is not in its article.
     furniture_outside: bool = False
+    #: Blocks in page furniture that the container holds (a share box, a reply form,
+    #: a related-posts list inside the article's wrapper) are not lifted by it when it
+    #: was chosen without the furniture (`skip_unlikely`): they keep jusText's class.
+    #: When readability's retry chose it with the furniture (a page wrapped in one
+    #: `<form>`), its blocks are lifted as before. `corpus`; `article` puts such
+    #: blocks outside the container instead (`furniture_outside`).
+    furniture_unlifted: bool = False
     clean_link_density: float = 0.2
     #: Class steps for a block in the container or region whose template holds
     #: up as running text as a whole (0: off; see `template_groups`).
@@ -1340,12 +1347,28 @@ def container_pass(
         listed = whole_list_items(paragraphs, options.max_link_density)
     else:
         listed = [False] * len(paragraphs)
+    if options.furniture_unlifted and skipped is not None:
+        # the container was chosen without the furniture it holds
+        unlifted = [bool(s) for s in skipped]
+    else:
+        unlifted = [False] * len(paragraphs)
     cf_classes = []
     changed = False
-    for p, is_inside, is_in_region, is_templated, is_function, outside_step, is_listed in zip(
-        paragraphs, inside, in_region, templated, functional, outside, listed, strict=True
+    for (
+        p,
+        is_inside,
+        is_in_region,
+        is_templated,
+        is_function,
+        outside_step,
+        is_listed,
+        is_unlifted,
+    ) in zip(
+        paragraphs, inside, in_region, templated, functional, outside, listed, unlifted, strict=True
     ):
-        if is_inside:
+        if is_inside and is_unlifted:
+            steps = 0
+        elif is_inside:
             steps = (
                 options.inside_shift
                 if p.link_density <= options.max_link_density

@@ -440,6 +440,7 @@ _article_rules = st.fixed_dictionaries(
         "item_link_density": _shares,
         "semantic_main": st.booleans(),
         "furniture_outside": st.booleans(),
+        "furniture_unlifted": st.booleans(),
         "fallback_to_container": st.booleans(),
         "article_body": st.booleans(),
         "clean_negative_names": st.booleans(),

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 
 import pytest
-from container_kept import container_kept, page_marks, page_stated
+from container_kept import container_kept, page_marks, page_stated, preset_text
 
 from corpus_crawler import ExtractConfig, Preset, dom, extract
 from corpus_crawler import segment as segment_module
@@ -774,6 +774,43 @@ def test_a_box_about_the_writer_is_not_the_article() -> None:
     kept = _kept(Preset.ARTICLE, html)
     assert "The lemon cake stays moist" in kept
     assert "I am a food blogger" not in kept
+
+
+# A sign-up box that the post's wrapper holds: furniture by its name, short, and
+# followed by the site's links.
+_SIGN_UP = "Get the best of our stories every week in your inbox"
+
+
+def _post_with_a_box_inside(*, wrapped: bool) -> bytes:
+    """A post whose `<article>` ends with a newsletter box; `wrapped`: the whole body
+    in one `<form>`, as ASP.NET WebForms writes it (every block is then furniture,
+    and readability's retry chooses the container with it)."""
+    post = "".join(f"<p>{SENTENCE * 2}</p>" for _ in range(3))
+    box = f"<div class='newsletter-signup'><p>{_SIGN_UP}</p><input name='email'></div>"
+    links = " | ".join(f"<a href='/s{i}'>Section {i}</a>" for i in range(8))
+    body = (
+        f"<div class='menu'><a href='/'>Home</a></div>"
+        f"<article class='post'><h1>The plan</h1>{post}{box}</article><div>{links}</div>"
+    )
+    if wrapped:
+        body = f"<form id='aspnetForm' action='post.aspx'>{body}</form>"
+    return f"<html><body>{body}</body></html>".encode()
+
+
+def test_corpus_does_not_lift_the_furniture_its_container_holds(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`furniture_unlifted`: the sign-up box keeps jusText's class (SHORT, then BAD
+    beside the site's links) instead of moving up two steps with the post."""
+    assert container_options(Preset.CORPUS).furniture_unlifted  # type: ignore[union-attr]
+    html = _post_with_a_box_inside(wrapped=False)
+    kept = preset_text(html, Preset.CORPUS, monkeypatch)
+    assert "The committee said" in kept and _SIGN_UP not in kept
+    assert _SIGN_UP in preset_text(html, Preset.CORPUS, monkeypatch, furniture_unlifted=False)
+    # a page wrapped in one form: the retry chose the container with the furniture,
+    # and its blocks are lifted as before
+    wrapped = preset_text(_post_with_a_box_inside(wrapped=True), Preset.CORPUS, monkeypatch)
+    assert "The committee said" in wrapped and _SIGN_UP in wrapped
 
 
 def _post_and_form_page() -> bytes:
