@@ -11,9 +11,12 @@ A sentence that ends in a colon and introduces a video or a table the page embed
 A section heading of as few words is the same kind of label ("Related Stories",
 "Ähnliche Beiträge", "Das könnte Sie auch interessieren") when the block after it is
 dropped and nothing is kept before the next heading: the section it names is all
-dropped. The page's `<h1>` is never one (the title heads the whole page), nor is a
-heading whose section keeps text after a dropped first block (Wikipedia's "Main
-article: ..." line under a section title), nor one followed by a kept subheading.
+dropped. The page's first `<h1>` is never one (the title heads the whole page);
+a later `<h1>` is a section heading like the others (templates that head their
+sidebar boxes with it: "Am meisten gelesen", "Letzte Kommentare", "Mehr zum
+Thema"). Nor is a heading whose section keeps text after a dropped first block
+(Wikipedia's "Main article: ..." line under a section title), nor one followed by a
+kept subheading.
 """
 
 from __future__ import annotations
@@ -41,8 +44,10 @@ def dangling_labels(paragraphs: Sequence[Paragraph], length_low: int) -> list[bo
     `length_low` characters, jusText's line for a short block, which caps a label
     written without spaces), the next block that has text is not kept (or there is
     none), and it is either a label (it ends in a colon) or a section heading (a
-    heading other than an `<h1>`) with no kept block before the next heading."""
+    heading other than the page's first `<h1>`) with no kept block before the next
+    heading."""
     out = [False] * len(paragraphs)
+    title = next((i for i, p in enumerate(paragraphs) if p.headline and p.text.strip()), -1)
     following_kept = False  # whether the next block with text is kept
     section_kept = False  # whether a block after it, up to the next heading, is kept
     for i in range(len(paragraphs) - 1, -1, -1):
@@ -51,7 +56,7 @@ def dangling_labels(paragraphs: Sequence[Paragraph], length_low: int) -> list[bo
             continue
         kept = p.final_class is GOOD
         if kept and not following_kept and _short(p, length_low):
-            section = p.heading and not p.headline and not section_kept
+            section = p.heading and i != title and not section_kept
             out[i] = section or p.text.rstrip().endswith(_COLONS)
         following_kept = kept
         section_kept = False if p.heading else section_kept or kept

@@ -103,6 +103,19 @@ def _heading(text: str, h1: bool = False) -> Paragraph:
         ),
         # the page's title never
         ([_heading("The harbour", h1=True), _block("Links", BAD)], [False, False]),
+        # a later <h1> heads a section like any heading (a sidebar box's "Most read")
+        (
+            [
+                _heading("The harbour", h1=True),
+                _block("Date", BAD),
+                _block("Text"),
+                _heading("Most read", h1=True),
+                _block("Links", BAD),
+            ],
+            [False, False, False, True, False],
+        ),
+        # the title is the first <h1> with text
+        ([_heading(" ", h1=True), _heading("Most read", h1=True), _block("x", BAD)], [False] * 3),
         # a section that keeps text after a dropped first block (a "Main article:" line)
         ([_heading("History"), _block("Main article", BAD), _block("Text")], [False, False, False]),
         # a heading over a kept subheading
