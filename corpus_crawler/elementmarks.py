@@ -31,11 +31,11 @@ the answer per attribute set):
   "author-bio", "about-author", "author-info", "contributor-bio", and the
   same without the hyphen: the biography every article of the author
   repeats, docs/presets-steps.md), and the comment section's name in other
-  languages than English, which
-  readability's English list misses ("komment": German, Scandinavian, Finnish;
-  "koment": Polish, Czech, Slovak, the South Slavic languages; "coment": Spanish,
-  Portuguese, Romanian, Catalan, and the misspelling; "reacties": Dutch; "yorum":
-  Turkish; French "commentaires" and Italian "commenti" hold "comment").
+  languages than English, which readability's English list misses ("komment":
+  German, Scandinavian, Finnish; "koment": Polish, Czech, Slovak, the South
+  Slavic languages; "coment": Spanish, Portuguese, Romanian, Catalan, and the
+  misspelling; "reacties": Dutch; "yorum": Turkish; French "commentaires" and
+  Italian "commenti" hold "comment").
   readability removes such elements before it looks for the article, and the
   presets leave their blocks out of the main-container scoring
   (configs/extractors/presets.yaml). A URL used as an id names nothing (gold
