@@ -1397,10 +1397,9 @@ def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores,
     cdef int* moved = <int*>PyMem_Malloc(n * sizeof(int))
     cdef long* lengths = <long*>PyMem_Malloc(n * sizeof(long))
     cdef bint* headings = <bint*>PyMem_Malloc(n * sizeof(bint))
-    cdef bint* insides = <bint*>PyMem_Malloc(n * sizeof(bint))
     try:
         if not (blocks and classes and finals and old_finals and old_cf and moved and lengths
-                and headings and insides):
+                and headings):
             raise MemoryError()
         for i in range(n):
             if i & 4095 == 4095:
@@ -1570,7 +1569,6 @@ def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores,
                 # chose, or the container chosen again keeps them out
                 is_inside = False
                 is_region = False
-            insides[i] = is_inside
             if is_inside and furniture_unlifted and skips_left and b.skipped:
                 # container.container_pass: furniture the container holds, chosen
                 # without it, is not lifted
@@ -1675,7 +1673,6 @@ def container_pass(tuple paragraphs, params, options, unlikely, dict tag_scores,
         PyMem_Free(moved)
         PyMem_Free(lengths)
         PyMem_Free(headings)
-        PyMem_Free(insides)
         PyMem_Free(item_chars)
         PyMem_Free(item_links)
 
