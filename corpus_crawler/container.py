@@ -26,7 +26,7 @@ from .classify import (
 from .config import ConfigError, JustextParams
 from .elementmarks import ASIDE, BODY, CLASS_WEIGHT, COMMENTS, NEGATIVE, UNLIKELY, WEIGHED_TAGS
 from .figures import figure_pass
-from .labels import label_pass
+from .labels import comment_title_pass, label_pass
 from .model import Paragraph, ParagraphClass, reclassified
 from .option_checks import (
     built,
@@ -287,6 +287,10 @@ class ContainerOptions:
     #: A kept label (a few words ending in a colon: "Mehr zum Thema:") whose next
     #: block is not kept is dropped too: it introduces nothing (`label_pass`).
     drop_dangling_labels: bool = False
+    #: The kept title of a comment section ("11 Antworten zu ...", "Comments (87)"),
+    #: a heading first in the section, is dropped: it names the thread and is no
+    #: comment (`labels.comment_title_pass`).
+    drop_comment_titles: bool = False
     #: The article's standfirst: prose between the page's <h1> and the first
     #: kept block of the body, no more than this many levels above the <h1>
     #: (0: off; see `standfirst_pass`).
@@ -1511,6 +1515,7 @@ AFTER_FIELDS = frozenset(
         "standfirst_named",
         "figures_context_free",
         "drop_dangling_labels",
+        "drop_comment_titles",
     }
 )
 
@@ -1525,8 +1530,9 @@ def preset_passes(
 ) -> tuple[Paragraph, ...]:
     """What a preset with a main container (`corpus`, `article`, `article-comments`)
     runs on jusText's classes: `container_pass`, then `standfirst_pass`,
-    `figure_pass`, `code_pass` and `label_pass` where the options say so. The
-    extractors, the tuning table and the error tools call this one function."""
+    `figure_pass`, `code_pass`, `comment_title_pass` and `label_pass` where the
+    options say so. The extractors, the tuning table and the error tools call this one
+    function."""
     passed = container_pass(paragraphs, params, options, unlikely, stated=stated)
     if options.standfirst_levels:
         passed = standfirst_pass(
@@ -1540,5 +1546,7 @@ def preset_passes(
         passed = figure_pass(passed)
     if options.drop_program_code:
         passed = code_pass(passed, params)
+    if options.drop_comment_titles and unlikely is not None:
+        passed = comment_title_pass(passed, unlikely, params.length_high)
     # last: it reads the final classes, which code_pass revises
     return label_pass(passed, params.length_low) if options.drop_dangling_labels else passed

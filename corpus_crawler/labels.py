@@ -1,5 +1,6 @@
 """Labels left dangling: a few words ending in a colon whose block is not kept, and
-section headings over nothing kept (ContainerOptions.drop_dangling_labels).
+section headings over nothing kept (ContainerOptions.drop_dangling_labels); and the
+title of a comment section (ContainerOptions.drop_comment_titles).
 
 A label introduces what follows it: "Mehr zum Thema:", "Teilen Sie dies mit:",
 "Related:", "责任编辑：". When the list, the share buttons or the name after it is
@@ -24,9 +25,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .classify import BAD, GOOD
+from .elementmarks import COMMENTS
 from .model import Paragraph, reclassified
 
-__all__ = ["LABEL_WORDS", "dangling_labels", "label_pass"]
+__all__ = ["LABEL_WORDS", "comment_title_pass", "comment_titles", "dangling_labels", "label_pass"]
 
 #: A label has at most this many words (separated by white space) ...
 LABEL_WORDS = 6
@@ -73,4 +75,44 @@ def label_pass(paragraphs: Sequence[Paragraph], length_low: int) -> tuple[Paragr
     return tuple(
         reclassified(p, p.cf_class, BAD) if d else p
         for p, d in zip(paragraphs, dangling, strict=True)
+    )
+
+
+def comment_titles(
+    paragraphs: Sequence[Paragraph], marks: Sequence[int], length_high: int
+) -> list[bool]:
+    """Per block: whether it is the kept title of a comment section ("11 Antworten zu
+    ...", "Comments (87)", "Vos réactions"): the first block with text of a run of
+    blocks inside a comment section (`marks`, per block, carry elementmarks.COMMENTS),
+    when it is a kept heading shorter than `length_high` (jusText's line for a
+    paragraph: a heading that long is text). The title names the thread; it is no
+    comment, and the golds that keep comments leave it out. Only the first block: a
+    thread written inside an unclosed heading element makes every comment a heading."""
+    out = [False] * len(paragraphs)
+    first = True  # no block with text seen yet in this run of comment blocks
+    for i, (p, mark) in enumerate(zip(paragraphs, marks, strict=True)):
+        if not mark & COMMENTS:
+            first = True
+            continue
+        if not p.text or p.text.isspace():
+            continue
+        out[i] = first and p.heading and p.final_class is GOOD and len(p.text) < length_high
+        first = False
+    return out
+
+
+def comment_title_pass(
+    paragraphs: Sequence[Paragraph], marks: Sequence[int], length_high: int
+) -> tuple[Paragraph, ...]:
+    """`paragraphs` with the comment sections' titles (`comment_titles`) made BAD, their
+    context-free class kept. Run after the passes that revise final classes but before
+    `label_pass`, which reads them."""
+    if not any(mark & COMMENTS for mark in marks):  # most pages: no comment section
+        return tuple(paragraphs)
+    titles = comment_titles(paragraphs, marks, length_high)
+    if not any(titles):
+        return tuple(paragraphs)
+    return tuple(
+        reclassified(p, p.cf_class, BAD) if t else p
+        for p, t in zip(paragraphs, titles, strict=True)
     )

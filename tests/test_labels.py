@@ -1,5 +1,7 @@
 """Dangling labels are dropped (`ContainerOptions.drop_dangling_labels`,
-`labels.label_pass`), on in `corpus`, `article` and `article-comments`.
+`labels.label_pass`), on in `corpus`, `article` and `article-comments`; and the title
+of a comment section (`ContainerOptions.drop_comment_titles`,
+`labels.comment_title_pass`), on in `corpus` and `article-comments`.
 
 "Mehr zum Thema:" over a list of links that the presets drop was kept alone by the
 container's lift (trafilatura's evaluation pages: 22 such lines in `corpus`).
@@ -11,7 +13,14 @@ import pytest
 from container_kept import preset_text
 
 from corpus_crawler import ExtractConfig, Preset, extract
-from corpus_crawler.labels import LABEL_WORDS, dangling_labels, label_pass
+from corpus_crawler.elementmarks import ASIDE, COMMENTS, UNLIKELY
+from corpus_crawler.labels import (
+    LABEL_WORDS,
+    comment_title_pass,
+    comment_titles,
+    dangling_labels,
+    label_pass,
+)
 from corpus_crawler.model import Paragraph, ParagraphClass
 from corpus_crawler.presets import container_options
 
@@ -167,3 +176,71 @@ def test_label_pass_keeps_the_context_free_class() -> None:
     passed = label_pass(paragraphs, 70)
     assert [p.final_class for p in passed] == [BAD, BAD, GOOD]
     assert [p.cf_class for p in passed] == [SHORT, SHORT, SHORT]
+
+
+#: The marks of a block in a comment section (COMMENTS is a kind of aside).
+IN_THREAD = UNLIKELY | ASIDE | COMMENTS
+
+
+@pytest.mark.parametrize(
+    ("blocks", "marks", "titles"),
+    [
+        # the thread's title, first in the section; the comments and their names stay
+        (
+            [_heading("2 Comments"), _heading("Anna says:"), _block("A reply")],
+            [IN_THREAD] * 3,
+            [True, False, False],
+        ),
+        # blocks without text are passed over; a second thread has its own title
+        (
+            [_block(" "), _heading("Comments"), _block("Story"), _heading("Reactions")],
+            [IN_THREAD, IN_THREAD, 0, IN_THREAD],
+            [False, True, False, True],
+        ),
+        # a first block that is no heading, is not kept, or is as long as a paragraph
+        ([_block("2 Comments"), _heading("Anna")], [IN_THREAD] * 2, [False, False]),
+        ([_block("2 Comments", BAD, heading=True)], [IN_THREAD], [False]),
+        ([_heading("x" * 200)], [IN_THREAD], [False]),
+        # a heading outside a comment section (another aside is not one)
+        ([_heading("Related stories")], [UNLIKELY | ASIDE], [False]),
+    ],
+)
+def test_comment_section_titles(
+    blocks: list[Paragraph], marks: list[int], titles: list[bool]
+) -> None:
+    assert comment_titles(blocks, marks, 200) == titles
+
+
+def test_comment_title_pass_keeps_the_context_free_class() -> None:
+    paragraphs = [_heading("3 Kommentare zu „Der Hafen“"), _block("Eine Antwort")]
+    passed = comment_title_pass(paragraphs, [IN_THREAD] * 2, 200)
+    assert [p.final_class for p in passed] == [BAD, GOOD]
+    assert [p.cf_class for p in passed] == [SHORT, SHORT]
+
+
+REPLY = (
+    "I grew up in a town like this one, and the part about the boats going out before"
+    " the sun is up took me straight back to the mornings with my father on the water."
+)
+#: A post with a WordPress comment section: its title, then the thread.
+THREAD = (
+    "<html lang='en'><body><div class='article-body'><h1>The harbour</h1>"
+    + "".join(f"<p>{PROSE} Part {i} of the story.</p>" for i in range(4))
+    + "</div><div id='comments' class='comments-area'>"
+    "<h2 class='comments-title'>3 thoughts on the harbour</h2><ol class='comment-list'>"
+    + "".join(f"<li class='comment'><p>{REPLY} Reply number {i}.</p></li>" for i in range(3))
+    + "</ol></div></body></html>"
+).encode()
+
+
+@pytest.mark.parametrize("preset", [Preset.CORPUS, Preset.ARTICLE_COMMENTS])
+def test_the_presets_that_keep_comments_drop_the_thread_title(
+    preset: Preset, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    options = container_options(preset)
+    assert options is not None and options.drop_comment_titles
+    before = preset_text(THREAD, preset, monkeypatch, drop_comment_titles=False)
+    assert "3 thoughts on the harbour" in before
+    text = extract(THREAD, config=ExtractConfig(preset=preset, language="en")).text
+    assert "3 thoughts on the harbour" not in text
+    assert "Part 3 of the story" in text and "Reply number 2" in text

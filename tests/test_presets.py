@@ -139,16 +139,18 @@ def test_shipped_preset_options_load_and_bad_ones_name_the_fix() -> None:
     with pytest.raises(ConfigError, match="comment_shift must be a whole number"):
         ContainerOptions(comment_shift=True)  # type: ignore[arg-type]
     assert ContainerOptions(comment_shift=None).comment_shift is None
-    # article-comments is article with its comment sections lifted and unnamed
-    # threads kept in the region, nothing else
+    # article-comments is article with its comment sections lifted, unnamed
+    # threads kept in the region and the threads' titles dropped, nothing else
     comments = container_options(Preset.ARTICLE_COMMENTS)
     assert comments is not None and comments.comment_shift == 1
     assert not comments.region_stops_at_threads and article.region_stops_at_threads
+    assert comments.drop_comment_titles and not article.drop_comment_titles
     assert (
         dataclasses.replace(
             comments,
             comment_shift=article.comment_shift,
             region_stops_at_threads=article.region_stops_at_threads,
+            drop_comment_titles=article.drop_comment_titles,
         )
         == article
     )
