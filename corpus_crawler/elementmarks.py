@@ -158,7 +158,8 @@ _FURNITURE_TAGS = {"footer": UNLIKELY | ASIDE | ASIDE_ELEMENT, "form": UNLIKELY}
 #: Elements marked by their tag alone, without a marked attribute.
 MARKED_TAGS = HIDDEN_TAGS | CONTENT_TAGS | frozenset(_FURNITURE_TAGS)
 
-# readability.js REGEXPS.unlikelyCandidates (and "newsletter", the author-box names) and
+# readability.js REGEXPS.unlikelyCandidates (and "newsletter", the author-box names, the
+# cookie and consent banners' names) and
 # okMaybeItsACandidate: plain substrings, matched case-blind. Substring tests on the
 # lowered names are ~10x faster than the equivalent case-blind regex alternation
 # (which tried every word at every position), and the walk asks for every element
@@ -172,6 +173,8 @@ _UNLIKELY_WORDS = (
     "komment", "koment", "coment", "reacties", "yorum",
     "author-box", "authorbox", "author-bio", "authorbio", "about-author", "aboutauthor",
     "author-info", "authorinfo", "contributor-bio",
+    "cookie-", "cookies-", "cookie_", "cookielaw", "cookieconsent", "consent-", "-consent",
+    "consent_",
 )  # fmt: skip
 _MAYBE_CONTENT_WORDS = ("and", "article", "body", "column", "content", "main", "shadow")
 # readability.js UNLIKELY_ROLES

@@ -52,7 +52,9 @@ def _theme_page() -> bytes:
         "</article></div></div>"
         f'<aside id="sidebar" class="penci-sidebar-right"><p>{ABOUT}</p>{teasers}</aside>'
         "</div>"
-        "<div class='cookie-notice'><p>This website uses cookies to improve your experience."
+        # the theme's notice, under a name that is no furniture (a cookie plugin's
+        # name would make it furniture: elementmarks' cookie words)
+        "<div class='site-notice'><p>This website uses cookies to improve your experience."
         " We'll assume you're ok with this, but you can opt out if you wish.</p></div>"
         "</body></html>"
     ).encode()

@@ -114,6 +114,14 @@ def test_asides_are_marked_by_the_first_or_last_word_of_their_names() -> None:
     assert _marks(id="aboutAuthor") == UNLIKELY
     assert _marks(**{"class": "contributor-bio contributor-bio--align-left"}) == UNLIKELY
     assert _marks(**{"class": "author-box--content"}) == 0
+    # a cookie or consent banner, named so by the plugins that make them; a post
+    # filed under cookies is no banner
+    assert _marks(id="cookie-law-info-bar") == UNLIKELY
+    assert _marks(**{"class": "cookie-notice-container"}) == UNLIKELY
+    assert _marks(**{"class": "borlabs-cookie_youtube"}) == UNLIKELY
+    assert _marks(**{"class": "consent_manager-cookie-provider"}) == UNLIKELY
+    assert _marks(**{"class": "cc-window cookieconsent"}) == UNLIKELY
+    assert _marks(**{"class": "post category-cookies tag-baking"}) == 0
     # a byline's author name is no box: only the names of one are furniture
     assert _marks(**{"class": "author vcard"}) == 0
     # not furniture at all (readability's okMaybe words): no aside mark either
@@ -852,3 +860,34 @@ def test_a_form_is_furniture_by_its_tag(compiled: bool) -> None:
         kept = _kept(preset, html)
         assert "The mines of the region" in kept, preset
         assert "Enter the name of the company" not in kept, preset
+
+
+#: A cookie banner's text: prose, with stop words, as long as a paragraph.
+_COOKIES = (
+    "We use cookies to give you the best experience on our website and to show you"
+    " content that is relevant to you. If you continue to use this site we will assume"
+    " that you are happy with it, and you can change your settings at any time."
+)
+
+
+def test_a_cookie_banner_is_furniture_in_corpus() -> None:
+    """A consent banner at the top of the page (scrapinghub's news pages, EU sites)
+    reads as prose, so jusText keeps it, and `corpus` takes all running text; its
+    plugin's names make it page furniture, which `corpus` moves a step down (its
+    neighbours, a menu, then drop it). `article` leaves it out as outside its
+    container either way."""
+    preset = Preset.CORPUS
+    post = "".join(f"<p>{SENTENCE * 2}</p>" for _ in range(3))
+
+    def page(banner_id: str) -> bytes:
+        menu = " | ".join(f"<a href='/s{i}'>Section {i}</a>" for i in range(6))
+        return (
+            f"<html><body><div id='{banner_id}'><p>{_COOKIES}</p><a href='#'>Accept</a></div>"
+            f"<div class='nav'>{menu}</div>"
+            f"<article class='post'><h1>The harbour</h1>{post}</article></body></html>"
+        ).encode()
+
+    # the same banner under a name that says nothing is kept: the name is the evidence
+    assert "We use cookies" in _kept(preset, page("bottom-bar"))
+    kept = _kept(preset, page("cookie-law-info-bar"))
+    assert "We use cookies" not in kept and SENTENCE.strip()[:40] in kept
