@@ -69,13 +69,7 @@ def label_pass(paragraphs: Sequence[Paragraph], length_low: int) -> tuple[Paragr
     """`paragraphs` with the dangling labels (`dangling_labels`) made BAD, their
     context-free class kept. Run last: it reads the final classes of the blocks after
     each label."""
-    dangling = dangling_labels(paragraphs, length_low)
-    if not any(dangling):
-        return tuple(paragraphs)
-    return tuple(
-        reclassified(p, p.cf_class, BAD) if d else p
-        for p, d in zip(paragraphs, dangling, strict=True)
-    )
+    return _made_bad(paragraphs, dangling_labels(paragraphs, length_low))
 
 
 def comment_titles(
@@ -109,10 +103,15 @@ def comment_title_pass(
     `label_pass`, which reads them."""
     if not any(mark & COMMENTS for mark in marks):  # most pages: no comment section
         return tuple(paragraphs)
-    titles = comment_titles(paragraphs, marks, length_high)
-    if not any(titles):
+    return _made_bad(paragraphs, comment_titles(paragraphs, marks, length_high))
+
+
+def _made_bad(paragraphs: Sequence[Paragraph], flags: Sequence[bool]) -> tuple[Paragraph, ...]:
+    """`paragraphs` with the flagged blocks' final class BAD, their context-free class
+    kept (the same tuple's blocks when none is flagged)."""
+    if not any(flags):
         return tuple(paragraphs)
     return tuple(
-        reclassified(p, p.cf_class, BAD) if t else p
-        for p, t in zip(paragraphs, titles, strict=True)
+        reclassified(p, p.cf_class, BAD) if flag else p
+        for p, flag in zip(paragraphs, flags, strict=True)
     )

@@ -37,7 +37,14 @@ from typing import NamedTuple
 import numpy as np
 
 from corpus_crawler import ExtractConfig, Preset, extract
-from corpus_crawler.evaluate import GoldPage, Summary, find_gold_sets, load_gold_set, page_scores
+from corpus_crawler.evaluate import (
+    GoldPage,
+    Overlap,
+    Summary,
+    find_gold_sets,
+    load_gold_set,
+    page_scores,
+)
 from corpus_crawler.evaluate import shingles as shingles_of
 from corpus_crawler.model import Paragraph, ParagraphClass
 
@@ -107,7 +114,7 @@ def _page(job: tuple[GoldPage, Preset]) -> Page:
     for p in paragraphs:
         own = shingles_of(p.text, characters=chars)
         size = sum(own.values())
-        share = sum(min(c, gold.get(k, 0)) for k, c in own.items()) / size if size else 0.0
+        share = Overlap.of(own, gold).precision or 0.0  # its shingles' share in the gold
         counted.append((p, share, max(size, 0.5)))
     page_total = sum(size for _, _, size in counted) or 1.0
     blocks = tuple(Block(p.text, p.is_good, share, size / page_total) for p, share, size in counted)
