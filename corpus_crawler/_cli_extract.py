@@ -2,9 +2,13 @@
 
 A WARC file (plain or gzip, recognised by its bytes, whatever its name) is read
 with warcio and every HTML response record with a 2xx status is extracted with
-the record's URL and HTTP charset. Other input that is surely not a web page
-(compressed data, PDF, images, NUL bytes) is refused: counted as a
-``not-html`` drop, named on standard error, and never printed as text.
+the record's URL and HTTP charset. A gzip-compressed page (`page.html.gz`, as
+archives and mirrors store them; recognised by its bytes too) is extracted as
+`zcat` would print it, decompressed no further than the extractor reads
+(`ExtractConfig.max_bytes`), so a gzip bomb costs no more than a large page.
+Other input that is surely not a web page (PDF, images, archives, NUL bytes,
+also inside a gzip file) is refused: counted as a ``not-html`` drop, named on
+standard error, and never printed as text.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from .model import Document, DropReason
 FORMATS = ("text", "detailed", "json", "prevertical", "vertical", "html")
 _HTML_SUFFIXES = {".html", ".htm", ".xhtml", ".shtml", ".php", ".asp", ".aspx", ".jsp"}
 _WARC_SUFFIXES = {".warc", ".warc.gz"}
+_GZIP_MAGIC = b"\x1f\x8b"
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -46,8 +51,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         nargs="*",
         default=["-"],
         metavar="PATH",
-        help="HTML or WARC (.warc, .warc.gz) files, folders of them, or - for standard"
-        " input (default)",
+        help="HTML files (plain or gzip-compressed: .html.gz), WARC files (.warc,"
+        " .warc.gz), folders of them, or - for standard input (default)",
     )
     add_extractor_arguments(parser)
     parser.add_argument(
@@ -202,8 +207,56 @@ def is_warc(head: bytes) -> bool:
     return head.startswith(b"WARC/")
 
 
-def _inputs(paths: Sequence[str], stats: Counter[str]) -> Iterator[_Input]:
-    """Every input, folders expanded in sorted order, WARC files record by record."""
+#: What can be wrong in a gzip file past its first member's start: the summary's
+#: count for it, and the line that names the file on standard error.
+GZIP_PROBLEMS = {
+    "cut": ("gzip files cut short", "the gzip data is cut short: extracted as far as it goes"),
+    "damaged": (
+        "gzip files with a damaged member",
+        "a gzip member after the first does not decompress: extracted up to it",
+    ),
+    "trailing": (
+        "gzip files with trailing bytes",
+        "bytes that are no gzip member follow the data: ignored",
+    ),
+}
+
+
+def gunzipped(data: bytes, limit: int) -> tuple[bytes, str | None]:
+    """The content of gzip `data`, every member in turn as `zcat` reads them, at most
+    `limit` + 1 bytes (one more than a reader of `limit` bytes needs, so that it can
+    tell a page was cut); and what was wrong past the content (a key of
+    `GZIP_PROBLEMS`), if anything. Raises `zlib.error` when the first member does
+    not decompress at all."""
+    out: list[bytes] = []
+    size = 0
+    rest = data
+    problem = None
+    while rest and size <= limit:
+        inflater = zlib.decompressobj(zlib.MAX_WBITS | 16)
+        try:
+            chunk = inflater.decompress(rest, limit + 1 - size)
+        except zlib.error:
+            if not out:
+                raise
+            problem = "damaged"  # keep the members before it
+            break
+        out.append(chunk)
+        size += len(chunk)
+        if not inflater.eof:
+            if not inflater.unconsumed_tail and size <= limit:
+                problem = "cut"  # the data ended, not the limit
+            break
+        rest = inflater.unused_data
+        if rest and not rest.startswith(_GZIP_MAGIC):
+            problem = "trailing"
+            break
+    return b"".join(out), problem
+
+
+def _inputs(paths: Sequence[str], stats: Counter[str], limit: int) -> Iterator[_Input]:
+    """Every input, folders expanded in sorted order, WARC files record by record,
+    gzip-compressed pages decompressed up to `limit` bytes."""
     for name in paths:
         if name == "-":
             isatty = getattr(sys.stdin, "isatty", None)  # a stand-in stream may lack it
@@ -214,7 +267,7 @@ def _inputs(paths: Sequence[str], stats: Counter[str]) -> Iterator[_Input]:
                     " Ctrl-D; give files or folders as arguments instead)",
                     file=sys.stderr,
                 )
-            yield from _classify("<stdin>", sys.stdin.buffer.read(), stats)
+            yield from _classify("<stdin>", sys.stdin.buffer.read(), stats, limit)
             continue
         path = Path(name)
         problem = url_argument_problem(name, "HTML and WARC files")
@@ -225,19 +278,22 @@ def _inputs(paths: Sequence[str], stats: Counter[str]) -> Iterator[_Input]:
             files = sorted(p for p in path.rglob("*") if p.is_file() and _wanted(p))
             if not files:
                 suffixes = ", ".join(sorted(_HTML_SUFFIXES | _WARC_SUFFIXES))
-                yield _Input(name, None, f"no HTML or WARC files ({suffixes}) in folder")
+                yield _Input(
+                    name, None, f"no HTML or WARC files ({suffixes}, and .html.gz) in folder"
+                )
             for file in files:
-                yield from _read(file, stats)
+                yield from _read(file, stats, limit)
         else:
-            yield from _read(path, stats)
+            yield from _read(path, stats, limit)
 
 
 def _wanted(path: Path) -> bool:
     name = path.name.lower()
-    return path.suffix.lower() in _HTML_SUFFIXES or name.endswith(tuple(_WARC_SUFFIXES))
+    suffix = Path(name.removesuffix(".gz")).suffix
+    return suffix in _HTML_SUFFIXES or name.endswith(tuple(_WARC_SUFFIXES))
 
 
-def _read(path: Path, stats: Counter[str]) -> Iterator[_Input]:
+def _read(path: Path, stats: Counter[str], limit: int) -> Iterator[_Input]:
     try:
         with open(path, "rb") as handle:
             head = handle.read(512)
@@ -249,16 +305,31 @@ def _read(path: Path, stats: Counter[str]) -> Iterator[_Input]:
     except OSError as exc:
         yield _Input(str(path), None, exc.strerror or str(exc))
         return
-    yield from _classify(str(path), data, stats)
+    yield from _classify(str(path), data, stats, limit)
 
 
-def _classify(name: str, data: bytes, stats: Counter[str]) -> Iterator[_Input]:
+def _classify(name: str, data: bytes, stats: Counter[str], limit: int) -> Iterator[_Input]:
     if is_warc(data[:512]):
         yield from _warc_records(name, io.BytesIO(data), stats)
         return
+    packed = ""
+    if data.startswith(_GZIP_MAGIC):
+        try:
+            data, problem = gunzipped(data, limit)
+        except zlib.error as exc:
+            yield _Input(
+                name, data, refused=f"gzip-compressed data that does not decompress ({exc})"
+            )
+            return
+        stats["gzip-compressed pages"] += 1
+        if problem is not None:
+            count, line = GZIP_PROBLEMS[problem]
+            stats[count] += 1
+            print(f"corpus-crawler extract: {name}: {line}", file=sys.stderr)
+        packed = ", gzip-compressed"
     kind = sniff(data)
     if kind is not None:
-        yield _Input(name, data, refused=f"{kind}, not a web page")
+        yield _Input(name, data, refused=f"{kind}{packed}, not a web page")
         return
     yield _Input(name, data)
 
@@ -348,7 +419,7 @@ def run(args: argparse.Namespace) -> int:
     started = time.monotonic()
     last_report = started
     last_drop = ""
-    for count, item in enumerate(_inputs(args.paths, input_stats), 1):
+    for count, item in enumerate(_inputs(args.paths, input_stats, config.max_bytes), 1):
         name, data = item.name, item.data
         if data is None:
             print(f"corpus-crawler extract: {name}: {item.error}", file=sys.stderr)

@@ -151,20 +151,21 @@ def test_a_truncated_warc_keeps_the_records_before_the_damage(tmp_path: Path) ->
 
 
 def test_binary_input_is_refused_never_printed(tmp_path: Path) -> None:
+    # a gzip file is opened (tests/test_extract_gzip.py), and what is inside judged
     compressed = tmp_path / "page.html.gz"
-    compressed.write_bytes(gzip.compress(ARTICLE.format(title="x").encode() * 50))
+    compressed.write_bytes(gzip.compress(b"%PDF-1.7\n" + bytes(range(256)) * 10))
     pdf = tmp_path / "paper.html"  # a lying name
     pdf.write_bytes(b"%PDF-1.7\n" + bytes(range(256)) * 10)
     result = run_extract(str(compressed), str(pdf))
     assert result.stdout == b""
     stderr = result.stderr.decode()
-    assert f"{compressed}: refused: gzip-compressed data, not a web page" in stderr
+    assert f"{compressed}: refused: a PDF document, gzip-compressed, not a web page" in stderr
     assert f"{pdf}: refused: a PDF document, not a web page" in stderr
     assert "not-html: 2" in stderr
     as_json = run_extract("--format", "json", "-", stdin=compressed.read_bytes())
     (record,) = [json.loads(line) for line in as_json.stdout.decode().splitlines()]
     assert record["drop_reason"] == "not-html" and record["text"] == ""
-    assert record["drop_detail"] == "gzip-compressed data, not a web page"
+    assert record["drop_detail"] == "a PDF document, gzip-compressed, not a web page"
 
 
 def test_a_warc_on_standard_input(tmp_path: Path) -> None:
