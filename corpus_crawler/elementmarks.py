@@ -215,6 +215,7 @@ _LEAD_WORDS = frozenset((
     "subtitle", "subheadline", "subhead", "abstract", "description", "perex",
     "sommario", "chapo", "chapeau", "entradilla", "bajada",
 ))  # fmt: skip
+_LEAD_SUBSTRINGS = tuple(sorted(_LEAD_WORDS))
 _LEAD_PROPS = frozenset(("description", "abstract"))
 # A lead named with a picture is the lead picture or its caption ("lead-asset",
 # "media__description"): substrings, as readability matches its names.
@@ -283,7 +284,10 @@ def _aside_marks(names: str) -> int:
 def _lead_names(names: str) -> bool:
     """Do class and id name an article's lead (a standfirst, dek, excerpt...), and
     no picture?"""
-    if _contains_any(names.lower(), _PICTURE_WORDS):
+    lowered = names.lower()
+    # A name part that is a lead word is in the lowered names as a substring: most
+    # names hold none, and this test costs a tenth of splitting them into parts.
+    if not _contains_any(lowered, _LEAD_SUBSTRINGS) or _contains_any(lowered, _PICTURE_WORDS):
         return False
     return any(not _LEAD_WORDS.isdisjoint(parts) for parts in _name_parts(_CAMEL.sub("-", names)))
 

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 import pytest
 from container_kept import page_leads, page_marks, page_stated
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from corpus_crawler import ExtractConfig, Preset, extract
+from corpus_crawler import ExtractConfig, Preset, elementmarks, extract
 from corpus_crawler.config import ConfigError, JustextParams
 from corpus_crawler.container import ContainerOptions, preset_passes
 from corpus_crawler.elementmarks import LEAD, element_marks, furniture_marks
@@ -234,3 +237,30 @@ def test_lead_marks(marker: object) -> None:
     assert not marks("lead-image") & LEAD
     assert not marks(None, "articleBody") & LEAD
     assert not marks("http://example.com/lead") & LEAD  # a URL as a name names nothing
+
+
+_LEAD_ALPHABET = "aAdDeEkKlLcC-_ 0é"
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.sampled_from(sorted(elementmarks._LEAD_WORDS)),
+            st.sampled_from(["Lead", "Dek", "DEK", "storyDek", "image", "Deck2", "http://x/lead"]),
+            st.text(_LEAD_ALPHABET, max_size=6),
+        ),
+        max_size=5,
+    ).map("".join)
+)
+def test_lead_names_reads_whole_name_parts(names: str) -> None:
+    """`_lead_names` skips splitting names that hold no lead word at all; it must
+    answer as the rule reads: some class or id value, split at camelCase and at
+    characters that are not ASCII letters or digits, has a lead word as a whole part, and
+    no picture word is anywhere in the names."""
+    values = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "-", names).lower().split()
+    parts = [p for v in values if "://" not in v for p in re.split(r"[^a-z0-9]+", v)]
+    expected = any(p in elementmarks._LEAD_WORDS for p in parts) and not any(
+        w in names.lower() for w in elementmarks._PICTURE_WORDS
+    )
+    assert elementmarks._lead_names(names) is expected
