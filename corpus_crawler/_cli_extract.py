@@ -4,8 +4,9 @@ A WARC file (plain or gzip, recognised by its bytes, whatever its name) is read
 with warcio and every HTML response record with a 2xx status is extracted with
 the record's URL and HTTP charset. A gzip-compressed page (`page.html.gz`, as
 archives and mirrors store them; recognised by its bytes too) is extracted as
-`zcat` would print it, decompressed no further than the extractor reads
-(`ExtractConfig.max_bytes`), so a gzip bomb costs no more than a large page.
+`zcat` would print it. A page is read, and a gzip one decompressed, no further
+than the extractor reads (`ExtractConfig.max_bytes`), so a huge file or a gzip
+bomb costs no more than a large page.
 Other input that is surely not a web page (PDF, images, archives, NUL bytes,
 also inside a gzip file) is refused: counted as a ``not-html`` drop, named on
 standard error, and never printed as text.
@@ -207,50 +208,63 @@ def is_warc(head: bytes) -> bool:
     return head.startswith(b"WARC/")
 
 
-#: What can be wrong in a gzip file past its first member's start: the summary's
-#: count for it, and the line that names the file on standard error.
+#: What can be wrong in a gzip file once some of it has decompressed: the
+#: summary's count for it, and the line that names the file on standard error.
 GZIP_PROBLEMS = {
     "cut": ("gzip files cut short", "the gzip data is cut short: extracted as far as it goes"),
     "damaged": (
-        "gzip files with a damaged member",
-        "a gzip member after the first does not decompress: extracted up to it",
+        "gzip files damaged",
+        "the gzip data does not decompress past some point: extracted up to it",
     ),
     "trailing": (
         "gzip files with trailing bytes",
         "bytes that are no gzip member follow the data: ignored",
     ),
 }
+_CHUNK = 1 << 16
 
 
-def gunzipped(data: bytes, limit: int) -> tuple[bytes, str | None]:
-    """The content of gzip `data`, every member in turn as `zcat` reads them, at most
-    `limit` + 1 bytes (one more than a reader of `limit` bytes needs, so that it can
-    tell a page was cut); and what was wrong past the content (a key of
-    `GZIP_PROBLEMS`), if anything. Raises `zlib.error` when the first member does
-    not decompress at all."""
+def gunzipped(stream: BinaryIO, limit: int) -> tuple[bytes, str | None]:
+    """The content of the gzip data `stream` holds, every member in turn as `zcat`
+    reads them, at most `limit` + 1 bytes (one more than a reader of `limit` bytes
+    needs, so that it can tell a page was cut; the stream is read no further than
+    that takes); and what was wrong, a key of `GZIP_PROBLEMS`, if anything. Raises
+    `zlib.error` when the data does not decompress before a byte of content."""
     out: list[bytes] = []
     size = 0
-    rest = data
     problem = None
-    while rest and size <= limit:
-        inflater = zlib.decompressobj(zlib.MAX_WBITS | 16)
+    inflater = zlib.decompressobj(zlib.MAX_WBITS | 16)
+    pending = stream.read(_CHUNK)
+    while size <= limit:
+        if not pending:
+            pending = stream.read(_CHUNK)
+            if not pending:
+                problem = "cut"  # the data ended inside a member
+                break
         try:
-            chunk = inflater.decompress(rest, limit + 1 - size)
+            chunk = inflater.decompress(pending, limit + 1 - size)
         except zlib.error:
             if not out:
                 raise
-            problem = "damaged"  # keep the members before it
+            problem = "damaged"  # keep what came before it
             break
         out.append(chunk)
         size += len(chunk)
         if not inflater.eof:
-            if not inflater.unconsumed_tail and size <= limit:
-                problem = "cut"  # the data ended, not the limit
-            break
-        rest = inflater.unused_data
-        if rest and not rest.startswith(_GZIP_MAGIC):
+            pending = inflater.unconsumed_tail  # left over only when the limit is reached
+            continue
+        pending = inflater.unused_data
+        while len(pending) < len(_GZIP_MAGIC):
+            more = stream.read(_CHUNK)
+            if not more:
+                break
+            pending += more
+        if not pending:
+            break  # the end of the last member: the data is whole
+        if not pending.startswith(_GZIP_MAGIC):
             problem = "trailing"
             break
+        inflater = zlib.decompressobj(zlib.MAX_WBITS | 16)
     return b"".join(out), problem
 
 
@@ -294,6 +308,9 @@ def _wanted(path: Path) -> bool:
 
 
 def _read(path: Path, stats: Counter[str], limit: int) -> Iterator[_Input]:
+    """A file's pages: its WARC records, or the page it holds (decompressed when it
+    is gzip), read no further than `limit` + 1 bytes of page (the extractor reads
+    `limit`: a larger file is cut as a crawl cuts a large response)."""
     try:
         with open(path, "rb") as handle:
             head = handle.read(512)
@@ -301,37 +318,48 @@ def _read(path: Path, stats: Counter[str], limit: int) -> Iterator[_Input]:
                 handle.seek(0)
                 yield from _warc_records(str(path), handle, stats)
                 return
-            data = head + handle.read()
+            if head.startswith(_GZIP_MAGIC):
+                handle.seek(0)
+                yield _unpacked(str(path), handle, stats, limit)
+                return
+            data = head + handle.read(max(0, limit + 1 - len(head)))
     except OSError as exc:
         yield _Input(str(path), None, exc.strerror or str(exc))
         return
-    yield from _classify(str(path), data, stats, limit)
+    yield _judged(str(path), data)
 
 
 def _classify(name: str, data: bytes, stats: Counter[str], limit: int) -> Iterator[_Input]:
+    """The pages of `data` read whole (standard input)."""
     if is_warc(data[:512]):
         yield from _warc_records(name, io.BytesIO(data), stats)
-        return
-    packed = ""
-    if data.startswith(_GZIP_MAGIC):
-        try:
-            data, problem = gunzipped(data, limit)
-        except zlib.error as exc:
-            yield _Input(
-                name, data, refused=f"gzip-compressed data that does not decompress ({exc})"
-            )
-            return
-        stats["gzip-compressed pages"] += 1
-        if problem is not None:
-            count, line = GZIP_PROBLEMS[problem]
-            stats[count] += 1
-            print(f"corpus-crawler extract: {name}: {line}", file=sys.stderr)
-        packed = ", gzip-compressed"
+    elif data.startswith(_GZIP_MAGIC):
+        yield _unpacked(name, io.BytesIO(data), stats, limit)
+    else:
+        yield _judged(name, data)
+
+
+def _unpacked(name: str, stream: BinaryIO, stats: Counter[str], limit: int) -> _Input:
+    """The page a gzip stream holds, decompressed up to `limit` + 1 bytes, damage
+    named; refused when nothing decompresses. Raises OSError as reading does."""
+    try:
+        data, problem = gunzipped(stream, limit)
+    except zlib.error as exc:
+        return _Input(name, b"", refused=f"gzip-compressed data that does not decompress ({exc})")
+    stats["gzip-compressed pages"] += 1
+    if problem is not None:
+        count, line = GZIP_PROBLEMS[problem]
+        stats[count] += 1
+        print(f"corpus-crawler extract: {name}: {line}", file=sys.stderr)
+    return _judged(name, data, ", gzip-compressed")
+
+
+def _judged(name: str, data: bytes, packed: str = "") -> _Input:
+    """A page to extract, or refused when its bytes are surely not a web page."""
     kind = sniff(data)
     if kind is not None:
-        yield _Input(name, data, refused=f"{kind}{packed}, not a web page")
-        return
-    yield _Input(name, data)
+        return _Input(name, data, refused=f"{kind}{packed}, not a web page")
+    return _Input(name, data)
 
 
 def _warc_records(name: str, stream: BinaryIO, stats: Counter[str]) -> Iterator[_Input]:

@@ -5,6 +5,7 @@ what the extractor reads."""
 from __future__ import annotations
 
 import gzip
+import io
 import json
 import random
 import subprocess
@@ -14,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from corpus_crawler import _cli_extract
 from corpus_crawler._cli_extract import gunzipped
 from corpus_crawler.config import ExtractConfig
 
@@ -101,11 +103,11 @@ def test_trailing_bytes_and_a_damaged_later_member_are_named(tmp_path: Path) -> 
     assert records[0]["text"] == records[1]["text"]
     assert f"{trailing}: bytes that are no gzip member follow the data: ignored" in result.stderr
     assert (
-        f"{damaged}: a gzip member after the first does not decompress: extracted up to it"
+        f"{damaged}: the gzip data does not decompress past some point: extracted up to it"
         in result.stderr
     )
     assert "gzip files with trailing bytes: 1" in result.stderr
-    assert "gzip files with a damaged member: 1" in result.stderr
+    assert "gzip files damaged: 1" in result.stderr
 
 
 def test_gzip_data_that_does_not_decompress_is_refused_never_printed(tmp_path: Path) -> None:
@@ -134,14 +136,47 @@ def test_a_gzip_bomb_is_decompressed_no_further_than_the_extractor_reads(tmp_pat
     assert record["drop_reason"] == "empty"
 
 
-@pytest.mark.parametrize("limit", [0, 1, 999, 1000, 1001, 5000])
-def test_gunzipped_stops_one_byte_past_its_limit(limit: int) -> None:
+def test_a_plain_page_past_max_bytes_is_read_no_further(tmp_path: Path) -> None:
+    limit = ExtractConfig().max_bytes
+    path = tmp_path / "huge.html"
+    with open(path, "wb") as handle:
+        handle.write(_article("Huge"))
+        for _ in range(limit // (1 << 20) + 5):  # 5 MiB past the limit
+            handle.write(b" " * (1 << 20))
+    (record,) = _records(_extract("--format", "json", str(path)))
+    assert record["raw_size"] == limit + 1  # read to one byte past the extractor's cut
+    assert "Huge 3:" in str(record["text"])
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 7, 1 << 16])
+@pytest.mark.parametrize("limit", [0, 1, 499, 500, 999, 1000, 1001, 5000])
+def test_gunzipped_stops_one_byte_past_its_limit(
+    limit: int, chunk: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_cli_extract, "_CHUNK", chunk)  # members straddle the reads
     data = bytes(range(256)) * 4  # 1024 bytes
     packed = gzip.compress(data[:500]) + gzip.compress(data[500:])
-    out, problem = gunzipped(packed, limit)
+    stream = io.BytesIO(packed)
+    out, problem = gunzipped(stream, limit)
     assert out == data[: limit + 1] and problem is None
+    if limit < 500:  # the first member's output reached the limit: no more was read
+        assert stream.tell() <= len(gzip.compress(data[:500])) + chunk
 
 
-def test_gunzipped_raises_on_a_first_member_that_does_not_decompress() -> None:
+@pytest.mark.parametrize("chunk", [1, 3, 1 << 16])
+def test_gunzipped_names_what_is_wrong(chunk: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_cli_extract, "_CHUNK", chunk)
+    data = b"a page " * 100
+    whole = gzip.compress(data)
+    assert gunzipped(io.BytesIO(whole + whole), 10_000) == (data + data, None)
+    assert gunzipped(io.BytesIO(whole[:-10]), 10_000)[1] == "cut"
+    assert gunzipped(io.BytesIO(whole + b"\x1f\x8b\x08"), 10_000)[1] == "cut"  # a member begun
+    assert gunzipped(io.BytesIO(whole + b"\x1f"), 10_000)[1] == "trailing"  # as gzip -t says
+    assert gunzipped(io.BytesIO(whole + b"junk"), 10_000) == (data, "trailing")
+    damaged = whole + b"\x1f\x8b\x08\x00\0\0\0\0\0\xff\x07"
+    assert gunzipped(io.BytesIO(damaged), 10_000) == (data, "damaged")
+
+
+def test_gunzipped_raises_when_nothing_decompresses() -> None:
     with pytest.raises(zlib.error):
-        gunzipped(b"\x1f\x8b\x08\x00\0\0\0\0\0\xff" + b"\xff" * 100, 1000)
+        gunzipped(io.BytesIO(b"\x1f\x8b\x08\x00\0\0\0\0\0\xff" + b"\xff" * 100), 1000)
