@@ -193,9 +193,13 @@ def _ipv6_refusal(address: ipaddress.IPv6Address) -> AddressRefusal | None:
     if any(address in network for network in _NAT64):
         return AddressRefusal.NAT64
     if address in _SIX_TO_FOUR:
+        # judged by the IPv4 address it embeds, as the mapped form is: Python 3.13's
+        # ipaddress (and 3.12.4's) calls all of 2002::/16 private, 3.11's none of it,
+        # and a crawl must not refuse on one interpreter what it fetches on another
         embedded = address.sixtofour
-        if embedded is not None and _ipv4_refusal(embedded) is not None:
+        if embedded is None or _ipv4_refusal(embedded) is not None:
             return AddressRefusal.EMBEDDED_PRIVATE
+        return None
     if address in _TEREDO and address.teredo is not None:
         server, client = address.teredo
         if _ipv4_refusal(server) is not None or _ipv4_refusal(client) is not None:

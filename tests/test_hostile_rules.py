@@ -99,6 +99,27 @@ def test_address_policy_refuses_every_form(address: str, refusal: AddressRefusal
     assert AddressPolicy().refusal(ipaddress.ip_address(address)) is refusal
 
 
+@pytest.mark.parametrize("six_to_four_global", [True, False])
+def test_six_to_four_is_judged_by_its_ipv4_on_every_python(
+    six_to_four_global: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Python 3.13's ipaddress (and 3.12.4's) calls all of 2002::/16 private, 3.11's
+    calls it global: the policy reads the IPv4 address inside instead, so a crawl
+    fetches the same hosts on every interpreter."""
+    six_to_four = ipaddress.ip_network("2002::/16")
+    real = ipaddress.IPv6Address.is_global
+
+    def is_global(self: ipaddress.IPv6Address) -> bool:
+        if self in six_to_four:
+            return six_to_four_global
+        return bool(real.fget(self))  # type: ignore[attr-defined]
+
+    monkeypatch.setattr(ipaddress.IPv6Address, "is_global", property(is_global))
+    policy = AddressPolicy()
+    assert policy.refusal(ipaddress.ip_address("2002:5db8:d822::1")) is None
+    assert policy.refusal(ipaddress.ip_address("2002:7f00:1::")) is AddressRefusal.EMBEDDED_PRIVATE
+
+
 def test_allowed_networks_can_name_a_port() -> None:
     policy = AddressPolicy.build(False, ["127.0.0.1/32:8080", "[::1]:8443", "10.0.0.0/8"])
     loopback, v6 = ipaddress.ip_address("127.0.0.1"), ipaddress.ip_address("::1")
