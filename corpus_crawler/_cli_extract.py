@@ -244,7 +244,7 @@ def gunzipped(stream: BinaryIO, limit: int) -> tuple[bytes, str | None]:
         try:
             chunk = inflater.decompress(pending, limit + 1 - size)
         except zlib.error:
-            if not out:
+            if not size:
                 raise
             problem = "damaged"  # keep what came before it
             break

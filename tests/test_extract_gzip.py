@@ -177,6 +177,10 @@ def test_gunzipped_names_what_is_wrong(chunk: int, monkeypatch: pytest.MonkeyPat
     assert gunzipped(io.BytesIO(damaged), 10_000) == (data, "damaged")
 
 
-def test_gunzipped_raises_when_nothing_decompresses() -> None:
+@pytest.mark.parametrize("chunk", [1, 1 << 16])
+def test_gunzipped_raises_when_nothing_decompresses(
+    chunk: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_cli_extract, "_CHUNK", chunk)  # empty output from the header's reads
     with pytest.raises(zlib.error):
         gunzipped(io.BytesIO(b"\x1f\x8b\x08\x00\0\0\0\0\0\xff" + b"\xff" * 100), 1000)
