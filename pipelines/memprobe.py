@@ -125,6 +125,29 @@ def object_counts(limit: int = 300) -> dict[str, int]:
     return dict(counts.most_common(limit))
 
 
+#: Up to this many objects, `gc.get_referrers` finds their referrers; past it, one
+#: pass over gc's objects does (`_referrers`).
+FEW_REFERRED = 64
+
+
+def _referrers(objects: list[object]) -> list[object]:
+    """`gc.get_referrers(*objects)`: the gc objects that refer to one of `objects`.
+    get_referrers compares every referent of every gc object with each object asked
+    for, so its cost grows with their number: for every container over 1,000 items of
+    a test worker that had run half the suite (Python 3.12), it ran for over ten
+    minutes. Past `FEW_REFERRED` objects, one pass looks each referent up in a set."""
+    if len(objects) <= FEW_REFERRED:
+        return gc.get_referrers(*objects)
+    wanted = {id(o) for o in objects}
+    found = []
+    for candidate in gc.get_objects():
+        for referent in gc.get_referents(candidate):
+            if id(referent) in wanted:
+                found.append(candidate)
+                break
+    return found
+
+
 def _owners(containers: list[object]) -> list[str]:
     """Who holds each container: `Type.attribute`, `module.name`, or the referrers' types.
 
@@ -136,7 +159,7 @@ def _owners(containers: list[object]) -> list[str]:
     # under a key (its holder is looked up below), or a fallback type name
     events: list[list[tuple[str, Any, str]]] = [[] for _ in containers]
     frame_type = type(sys._getframe())
-    for referrer in gc.get_referrers(*containers):
+    for referrer in _referrers(containers):
         if referrer is containers:
             continue
         referred: set[int] = set()
@@ -168,7 +191,7 @@ def _owners(containers: list[object]) -> list[str]:
     holding = {id(e[1]): e[1] for found in events for e in found if e[0] == "dict"}
     holders: dict[int, list[str]] = {key: [] for key in holding}
     if holding:
-        for holder in gc.get_referrers(*holding.values()):
+        for holder in _referrers(list(holding.values())):
             namespace = getattr(holder, "__dict__", None)
             if id(namespace) in holders and namespace is holding[id(namespace)]:
                 holders[id(namespace)].append(type(holder).__qualname__)

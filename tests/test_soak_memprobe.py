@@ -137,3 +137,22 @@ def test_a_probed_crawl_dumps_what_the_comparison_reads(tmp_path: Path) -> None:
     )
     assert compared.stdout.startswith(f"from 15 to {PAGES} responses")
     assert "MiB" in compared.stdout and "longest containers now:" in compared.stdout
+
+
+def test_many_containers_are_named_as_few_are(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pipelines import memprobe
+
+    class _Many:
+        def __init__(self) -> None:
+            self.lists = [[i] * 3 for i in range(100)]
+            self.dicts = [{"k": i} for i in range(100)]
+
+    many = _Many()
+    containers: list[object] = [*many.lists, *many.dicts, many.lists, many.dicts]
+    scanned = memprobe._owners(containers)  # past FEW_REFERRED: the one-pass scan
+    monkeypatch.setattr(memprobe, "FEW_REFERRED", 10_000)
+    asked = memprobe._owners(containers)  # gc.get_referrers
+    assert scanned == asked
+    assert scanned[-2].endswith("._Many.lists") and scanned[-1].endswith("._Many.dicts")
+    assert set(scanned[:200]) == {"?"}  # held by a list only: no name, no fallback
+    del many
