@@ -9,6 +9,10 @@ ratios the median of the ratios within a round, see `measure`):
 * ``corpus_crawler.extract()`` with each preset (language "en" and "auto") and
   each other extractor (skipped with a note when it is not implemented yet).
 
+Then the parse and the ``corpus`` and ``article`` presets again, with the template
+caches (marks of attribute sets, flags of DOM paths) emptied before every page: the
+cold rows, what a page of a site nothing has seen costs (``--no-cold`` skips them).
+
 It also checks that the reference preset's paragraphs (text and final class) are
 identical to jusText's on every page. See benchmarks/README.md.
 
@@ -18,7 +22,7 @@ preset and ``--preset corpus`` / ``article``) against one Python process running
 jusText 3.0.2 over the same files, each a fresh subprocess, start-up included.
 
     python benchmarks/extract_speed.py [--gold DIR] [--rounds 3] [--json OUT] [--profile OUT]
-                                       [--cli 300]
+                                       [--cli 300] [--no-cold]
 """
 
 from __future__ import annotations
@@ -48,6 +52,7 @@ import lxml.html
 
 from corpus_crawler import DropReason, ExtractConfig, Preset, extract
 from corpus_crawler.evaluate import GoldPage, find_gold_sets, load_gold_set
+from corpus_crawler.extract import clear_template_caches
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_TARBALL = ROOT / "tests" / "data" / "gold.tar.xz"
@@ -220,6 +225,7 @@ def measure(
     pages: Sequence[Page],
     rounds: int,
     clock: Callable[[], float] = time.perf_counter,
+    before: Callable[[], object] | None = None,
 ) -> list[Timing]:
     """`rounds` rounds, each interleaved page by page: every page goes through each
     candidate in turn (the order rotating from page to page), timed call by call
@@ -230,12 +236,18 @@ def measure(
     ratio within one round: a slow spell of a shared machine falls on every
     candidate of a round alike, where best rounds may come from different spells
     (one pass per candidate put the same preset at 3.6x and 5.0x the parse).
+
+    `before()`, when given, runs untimed before every call (`cold`: the template
+    caches emptied, so that every page is a new site's).
     """
 
     def call(candidate: Candidate) -> Callable[[int], object]:
         return lambda index: candidate.run(pages[index].html, pages[index].url)
 
-    seconds = interleaved_rounds({c.name: call(c) for c in candidates}, len(pages), rounds, clock)
+    warm = None if before is None else (lambda index: before())
+    seconds = interleaved_rounds(
+        {c.name: call(c) for c in candidates}, len(pages), rounds, clock, warm
+    )
     megabytes = sum(len(p.html) for p in pages) / 1e6
 
     def ratio(name: str, baseline: str | None) -> float | None:
@@ -264,6 +276,32 @@ def measure(
             )
         )
     return timings
+
+
+#: The presets timed again with cold caches (`cold_candidates`): a crawl's default
+#: and the two a profile chooses between.
+COLD_PRESETS = (Preset.CORPUS, Preset.ARTICLE)
+
+
+def cold_candidates() -> list[Candidate]:
+    """The parse and `COLD_PRESETS` (language "en"), to be timed with the template
+    caches emptied before every page (`measure(before=clear_template_caches)`).
+
+    The warm rows find most pages' attribute sets and DOM paths cached from the
+    earlier pages of their site (the gold sets hold a few pages per site, and every
+    round after the first meets them all again). A broad crawl meets new templates
+    all the time, and a template with an id per element misses on every element;
+    the cold rows are the price of a page whose template nothing has seen."""
+    return [
+        Candidate(PARSE, lambda html, url: lxml.html.fromstring(html)),
+        *(
+            Candidate(
+                f"extract {preset.value} lang=en cold",
+                _extract_fn(ExtractConfig(preset=preset, language="en")),
+            )
+            for preset in COLD_PRESETS
+        ),
+    ]
 
 
 def _seed_of(name: str) -> str | None:
@@ -471,6 +509,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="time the jusText presets only (not declutter, kimatu, combined: the slow ones)",
     )
     parser.add_argument(
+        "--no-cold",
+        action="store_true",
+        help="skip the cold rows (the corpus and article presets with the template"
+        " caches emptied before every page)",
+    )
+    parser.add_argument(
         "--clock",
         choices=sorted(CLOCKS),
         default="wall",
@@ -502,6 +546,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     timings = measure(candidates, pages, args.rounds, CLOCKS[args.clock])
     print()
     print(format_timings(timings))
+
+    cold: list[Timing] = []
+    if not args.no_cold:
+        print("\ncold: the template caches emptied before every page (a new site's page)")
+        cold = measure(
+            cold_candidates(), pages, args.rounds, CLOCKS[args.clock], clear_template_caches
+        )
+        print(format_timings(cold))
 
     parity: dict[str, Any] | None = None
     if not args.no_parity:
@@ -540,6 +592,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "clock": args.clock,
             "python": platform.python_version(),
             "timings": [asdict(t) for t in timings],
+            "cold_timings": [asdict(t) for t in cold],
             "skipped": skipped,
             "reference_parity": parity,
             "cli": [asdict(t) for t in cli],

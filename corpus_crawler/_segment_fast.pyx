@@ -463,6 +463,11 @@ cdef dict _mark_caches = {}
 cdef Py_ssize_t _MARK_CACHE_SIZE = 65536
 
 
+def clear_mark_caches():
+    """Forget every cached mark: the next page meets its template for the first time."""
+    _mark_caches.clear()
+
+
 cdef class _KeyBuffer:
     cdef char* data
     cdef Py_ssize_t size, cap

@@ -313,6 +313,12 @@ _cached_seed_flags = functools.lru_cache(maxsize=8192)(_seed_flags)
 _CACHED_PATH_LENGTH = 400
 
 
+def clear_path_caches() -> None:
+    """Forget the flags of every DOM path met so far: for benchmarks and tests."""
+    _cached_reference_flags.cache_clear()
+    _cached_seed_flags.cache_clear()
+
+
 def _reference_path_flags(path: str) -> tuple[bool, bool, bool]:
     if len(path) > _CACHED_PATH_LENGTH:
         return _reference_flags(path)

@@ -311,6 +311,11 @@ def _hiding_style(style: str) -> bool:
     return "display:none" in compact or "visibility:hidden" in compact
 
 
+def clear_style_cache() -> None:
+    """Forget the style attributes judged so far (segment.clear_mark_caches)."""
+    _hiding_style.cache_clear()
+
+
 def furniture_marks(
     tag: str,
     class_name: str | None,

@@ -16,19 +16,35 @@ from datetime import date
 from typing import Any
 
 from . import dom
-from .classify import classify_segments
+from .classify import classify_segments, clear_path_caches
 from .config import DEFAULT_CONFIG, ExtractConfig, JustextParams, Preset, UnknownLanguage
 from .decode import Decoded, clean_text, decode_html, decode_like_justext
 from .extractors import hides_noscript, run_extractor
 from .language_setup import accepted, choose_language, stoplist_and_params
 from .model import Document, DropReason, Paragraph, ParagraphClass
 from .pagedate import published_date
-from .segment import HEADING_TAGS
+from .segment import HEADING_TAGS, clear_mark_caches
 
 # Re-exported: they lived here before classify.py and language_setup.py held them.
-__all__ = ["choose_language", "classify_segments", "extract", "stoplist_and_params"]
+__all__ = [
+    "choose_language",
+    "classify_segments",
+    "clear_template_caches",
+    "extract",
+    "stoplist_and_params",
+]
 
 log = logging.getLogger(__name__)
+
+
+def clear_template_caches() -> None:
+    """Forget what earlier pages taught about templates: the marks of attribute sets
+    and the flags of DOM paths, kept across pages because a site repeats them. The
+    next page then pays what a page of a new site pays (benchmarks/extract_speed.py's
+    cold rows); the stoplists and configs, loaded once, stay."""
+    clear_mark_caches()
+    clear_path_caches()
+
 
 _LONG_BLOCK = JustextParams().length_high
 

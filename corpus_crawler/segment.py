@@ -34,6 +34,7 @@ from .elementmarks import (
     RECORDED,
     STATED,
     UNLIKELY,
+    clear_style_cache,
     element_marks,
     furniture_marks,
     inherited,
@@ -331,6 +332,16 @@ def _walk_python(
 _cached_marks = functools.lru_cache(maxsize=4096)(element_marks)
 # The same without the marks elements state about themselves (segment(stated=False)).
 _cached_furniture_marks = functools.lru_cache(maxsize=4096)(furniture_marks)
+
+
+def clear_mark_caches() -> None:
+    """Forget the marks of every attribute set met so far (both walkers' caches), as
+    a page of a template never seen before finds them: for benchmarks and tests."""
+    _cached_marks.cache_clear()
+    _cached_furniture_marks.cache_clear()
+    clear_style_cache()
+    if _fast is not None:
+        _fast.clear_mark_caches()
 
 
 def _own_marks(el: etree._Element) -> int:

@@ -155,3 +155,33 @@ def test_without_warm_the_pass_after_a_parse_pays_for_the_cold_cache() -> None:
         seconds = bench.interleaved_rounds(calls, 30, 3, clock, warm=clock.touch if warm else None)
         ratio = bench.median_ratio(seconds["template_shift 0"], seconds["shipped"])
         assert (ratio == pytest.approx(1.0)) is expected, (warm, ratio)
+
+
+def test_measure_runs_before_untimed_before_every_call() -> None:
+    """The cold rows: `before` (the caches emptied) runs before each candidate's call
+    on each page and its cost is counted in no row."""
+    bench = _bench()
+    clock = FakeClock()
+    log: list[str] = []
+
+    def run(name: str, cost: float) -> Callable[[bytes, str | None], None]:
+        def call(html: bytes, url: str | None) -> None:
+            log.append(name)
+            clock.work(cost)
+
+        return call
+
+    def before() -> None:
+        log.append("before")
+        clock.work(7.0)
+
+    pages = [bench.Page("set", str(i), None, b"<p>x</p>") for i in range(4)]
+    candidates = [
+        bench.Candidate(bench.PARSE, run("parse", 1.0)),
+        bench.Candidate("x", run("x", 3.0)),
+    ]
+    timings = bench.measure(candidates, pages, 2, clock, before)
+
+    assert [t.best_seconds for t in timings] == [4.0, 12.0]
+    assert [t.vs_parse_time for t in timings] == [1.0, 3.0]
+    assert log[::2] == ["before"] * (2 * 4 * 2) and "before" not in log[1::2]
