@@ -129,18 +129,42 @@ def object_counts(limit: int = 300) -> dict[str, int]:
 #: pass over gc's objects does (`_referrers`).
 FEW_REFERRED = 64
 
+#: CPython 3.12.0 to 3.12.5 traverse the `_asyncio` module's free list of future
+#: iterators (CPython gh-122695, fixed in 3.12.6): `gc.get_referents` of that module
+#: returns freed iterators, and dropping them frees them again, which can close the
+#: free list into a ring. The next traversal of the module (any `get_referents` or
+#: `get_referrers`) then never ends, appending to its result until memory runs out.
+#: On 3.12.1 a probed crawl hung in `get_referrers` and a test worker grew to 23 GB.
+#: The probe never traverses that module (nothing it looks for is held only there),
+#: and on those versions never calls `gc.get_referrers`, which would.
+_ASYNCIO_FREE_LIST_TRAVERSED = (3, 12) <= sys.version_info[:3] < (3, 12, 6)
+
+
+_MODULE = type(sys)
+
+
+def _traversable(objects: list[object]) -> list[object]:
+    """`objects` but the `_asyncio` module, whose traversal may never end (above)."""
+    return [
+        o
+        for o in objects
+        if not (type(o) is _MODULE and getattr(o, "__name__", None) == "_asyncio")
+    ]
+
 
 def _referrers(objects: list[object]) -> list[object]:
     """`gc.get_referrers(*objects)`: the gc objects that refer to one of `objects`.
     get_referrers compares every referent of every gc object with each object asked
     for, so its cost grows with their number: for every container over 1,000 items of
     a test worker that had run half the suite (Python 3.12), it ran for over ten
-    minutes. Past `FEW_REFERRED` objects, one pass looks each referent up in a set."""
-    if len(objects) <= FEW_REFERRED:
+    minutes. Past `FEW_REFERRED` objects, one pass looks each referent up in a set;
+    so does every call where get_referrers would traverse the `_asyncio` module's
+    free list (`_ASYNCIO_FREE_LIST_TRAVERSED`)."""
+    if len(objects) <= FEW_REFERRED and not _ASYNCIO_FREE_LIST_TRAVERSED:
         return gc.get_referrers(*objects)
     wanted = {id(o) for o in objects}
     found = []
-    for candidate in gc.get_objects():
+    for candidate in _traversable(gc.get_objects()):
         for referent in gc.get_referents(candidate):
             if id(referent) in wanted:
                 found.append(candidate)
@@ -218,7 +242,7 @@ def largest_containers(limit: int = 15) -> list[dict[str, Any]]:
     # instance dict holding it): reached from the tracked objects through untracked ones
     untracked_seen: set[int] = set()
     walked = (*kinds, tuple)
-    todo = gc.get_objects()
+    todo = _traversable(gc.get_objects())
     while todo:
         # a level at a time, its referents in one call: a list per object made the walk
         # ~9x slower under tracemalloc (every allocation traced), ~1.5 s a dump

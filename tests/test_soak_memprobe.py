@@ -4,6 +4,7 @@ pipelines.memprobe DIR` compares."""
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import subprocess
@@ -13,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from corpus_crawler.testserver import Reply, SiteServer
+from pipelines import memprobe
 from pipelines.memprobe import largest_containers, probe_config
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -87,6 +89,63 @@ def test_the_longest_containers_are_named_by_their_holder() -> None:
         {k: c[k] for k in ("type", "len")} for c in found if "_Holder.urls" in c["owner"]
     ]
     del holder
+
+
+def test_the_walks_never_traverse_the_asyncio_module(monkeypatch: pytest.MonkeyPatch) -> None:
+    """CPython 3.12.0-3.12.5 (gh-122695): traversing `_asyncio` can close its free list
+    of future iterators into a ring, and the next traversal never ends. Neither the
+    container walk nor the referrer scan may hand that module to gc."""
+    import _asyncio
+
+    traversed: list[object] = []
+    get_referents = gc.get_referents
+
+    def recording(*objects: object) -> list[object]:
+        traversed.extend(objects)
+        return get_referents(*objects)
+
+    monkeypatch.setattr(gc, "get_referents", recording)
+    monkeypatch.setattr(memprobe, "FEW_REFERRED", 0)  # the scan, not gc.get_referrers
+    holder = _Holder()
+    found = largest_containers(limit=100)
+    assert any("_Holder.urls" in c["owner"] for c in found)
+    assert traversed and not any(o is _asyncio for o in traversed)
+    del holder
+
+
+#: Future iterators freed into `_asyncio`'s free list, then the probe, then a
+#: traversal of everything: on CPython 3.12.0-3.12.5 the probe without its guard
+#: hung here (3.12.1: in gc.get_referrers, for ever).
+_FREE_LIST_SCRIPT = """
+import asyncio, gc, sys
+from pipelines.memprobe import largest_containers
+
+async def main():
+    loop = asyncio.get_running_loop()
+    for _ in range(3):
+        futures = [loop.create_future() for _ in range(20)]
+        iterators = [iter(f) for f in futures]
+        del iterators
+        for f in futures:
+            f.set_result(None)
+        for _ in range(2):
+            largest_containers(limit=5)
+
+asyncio.run(main())
+print(len(gc.get_referrers(sys.modules["asyncio"])) > 0)
+"""
+
+
+def test_the_probe_leaves_asyncio_s_free_list_whole() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", _FREE_LIST_SCRIPT],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout == "True\n"
 
 
 def _page(i: int) -> Reply:
