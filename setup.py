@@ -37,6 +37,10 @@ def extensions() -> list[Extension]:
         )
         for name in ("_segment_fast", "_classify_fast", "_kimatu_fast")
     ]
+    # elementmarks' word lists over class and id names (pure-Python twin there)
+    exts.append(
+        Extension("corpus_crawler._names_fast", ["corpus_crawler/_names_fast.pyx"], optional=True)
+    )
     # the seen filter's probes of the campaign state (pure-Python twin in state.py)
     exts.append(
         Extension("corpus_crawler._seen_fast", ["corpus_crawler/_seen_fast.pyx"], optional=True)

@@ -105,7 +105,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 HIDDEN = 1
 UNLIKELY = 2
@@ -237,21 +237,67 @@ _NEVER_UNLIKELY = frozenset(("html", "body", "a"))
 
 def _contains_any(text: str, words: tuple[str, ...]) -> bool:
     """Is one of `words` in `text`? (A plain loop: a generator in any() costs twice
-    as much, and a walk meeting a new template asks this for each class name.)"""
+    as much.)"""
     for word in words:  # noqa: SIM110
         if word in text:
             return True
     return False
 
 
+# The word lists read in lowered class and id names, a bit each (`_name_bits`).
+_UNLIKELY_BIT = 1
+_MAYBE_CONTENT_BIT = 2
+_NEGATIVE_BIT = 4
+_POSITIVE_BIT = 8
+_LEAD_BIT = 16
+_PICTURE_BIT = 32
+_WORD_LISTS = (
+    (_UNLIKELY_WORDS, _UNLIKELY_BIT),
+    (_MAYBE_CONTENT_WORDS, _MAYBE_CONTENT_BIT),
+    (_NEGATIVE_WORDS, _NEGATIVE_BIT),
+    (_POSITIVE_WORDS, _POSITIVE_BIT),
+    (_LEAD_SUBSTRINGS, _LEAD_BIT),
+    (_PICTURE_WORDS, _PICTURE_BIT),
+)
+
+
+def _python_name_bits(lowered: str) -> int:
+    """The bits of the `_WORD_LISTS` that have a word in `lowered` (a substring)."""
+    bits = 0
+    for words, bit in _WORD_LISTS:
+        if _contains_any(lowered, words):
+            bits |= bit
+    return bits
+
+
+#: `_python_name_bits`, compiled when built (corpus_crawler/_names_fast.pyx): a walk
+#: meeting a new template asks it for every element with a class or id, ~60 substring
+#: tests each, which made such a page cost ~35% more than one of a known template.
+_name_bits: Callable[[str], int]
+try:
+    from ._names_fast import WordBits
+
+    _name_bits = WordBits(_WORD_LISTS)
+except ImportError:  # not built: the same bits in Python
+    _name_bits = _python_name_bits
+
+
+def _without_urls(lowered: str) -> str:
+    """The names but those that are URLs (a URL used as a name names nothing)."""
+    if "://" not in lowered:
+        return lowered
+    return " ".join(t for t in lowered.split() if "://" not in t)
+
+
+def _furniture_bits(bits: int) -> bool:
+    """Do names with these `_name_bits` (URLs left out) name page furniture and
+    nothing that may be content?"""
+    return bool(bits & _UNLIKELY_BIT) and not bits & _MAYBE_CONTENT_BIT
+
+
 def _furniture_names(names: str) -> bool:
     """Do class and id name page furniture and nothing that may be content?"""
-    lowered = names.lower()
-    if "://" in lowered:
-        lowered = " ".join(t for t in lowered.split() if "://" not in t)
-    return _contains_any(lowered, _UNLIKELY_WORDS) and not _contains_any(
-        lowered, _MAYBE_CONTENT_WORDS
-    )
+    return _furniture_bits(_name_bits(_without_urls(names.lower())))
 
 
 def _name_parts(names: str) -> Iterator[list[str]]:
@@ -281,15 +327,20 @@ def _aside_marks(names: str) -> int:
     return marks
 
 
+def _lead_bits(names: str, bits: int) -> bool:
+    """Do class and id (`names`, whose lowered form has these `_name_bits`) name an
+    article's lead (a standfirst, dek, excerpt...), and no picture?"""
+    # A name part that is a lead word is in the lowered names as a substring: most
+    # names hold none, and this test costs a tenth of splitting them into parts.
+    if not bits & _LEAD_BIT or bits & _PICTURE_BIT:
+        return False
+    return any(not _LEAD_WORDS.isdisjoint(parts) for parts in _name_parts(_CAMEL.sub("-", names)))
+
+
 def _lead_names(names: str) -> bool:
     """Do class and id name an article's lead (a standfirst, dek, excerpt...), and
     no picture?"""
-    lowered = names.lower()
-    # A name part that is a lead word is in the lowered names as a substring: most
-    # names hold none, and this test costs a tenth of splitting them into parts.
-    if not _contains_any(lowered, _LEAD_SUBSTRINGS) or _contains_any(lowered, _PICTURE_WORDS):
-        return False
-    return any(not _LEAD_WORDS.isdisjoint(parts) for parts in _name_parts(_CAMEL.sub("-", names)))
+    return _lead_bits(names, _name_bits(names.lower()))
 
 
 def _name_weight(name: str | None) -> int:
@@ -297,10 +348,11 @@ def _name_weight(name: str | None) -> int:
     if not name:
         return 0
     lowered = name.lower()
+    bits = _name_bits(lowered)
     weight = 0
-    if _contains_any(lowered, _NEGATIVE_WORDS) or "hid" in lowered.split(" "):
+    if bits & _NEGATIVE_BIT or "hid" in lowered.split(" "):
         weight -= CLASS_WEIGHT
-    if _contains_any(lowered, _POSITIVE_WORDS):
+    if bits & _POSITIVE_BIT:
         weight += CLASS_WEIGHT
     return weight
 
@@ -338,9 +390,19 @@ def furniture_marks(
         or (style is not None and _hiding_style(style))
     ):
         marks |= HIDDEN
-    names = f"{class_name or ''} {element_id or ''}" if class_name or element_id else ""
+    if class_name or element_id:
+        names = f"{class_name or ''} {element_id or ''}"
+        lowered = names.lower()
+        bits = _name_bits(lowered)
+        named_furniture = _furniture_bits(
+            bits if "://" not in lowered else _name_bits(_without_urls(lowered))
+        )
+    else:
+        names = ""
+        bits = 0
+        named_furniture = False
     if tag not in _NEVER_UNLIKELY:
-        if names and _furniture_names(names):
+        if named_furniture:
             marks |= UNLIKELY | _aside_marks(names)
             if marks & ASIDE and tag in ASIDE_TAGS:
                 marks |= ASIDE_ELEMENT
@@ -350,11 +412,9 @@ def furniture_marks(
             not names or not _aside_marks(names)
         ):
             marks |= ARTICLE
-        elif tag in _FURNITURE_TAGS and not (
-            names and _contains_any(names.lower(), _MAYBE_CONTENT_WORDS)
-        ):
+        elif tag in _FURNITURE_TAGS and not bits & _MAYBE_CONTENT_BIT:
             marks |= _FURNITURE_TAGS[tag]
-    if (names and _lead_names(names)) or (
+    if (names and _lead_bits(names, bits)) or (
         itemprop is not None and not _LEAD_PROPS.isdisjoint(itemprop.split())
     ):
         marks |= LEAD
