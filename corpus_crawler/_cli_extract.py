@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import io
 import json
 import sys
 import time
@@ -224,7 +223,7 @@ GZIP_PROBLEMS = {
 _CHUNK = 1 << 16
 
 
-def gunzipped(stream: BinaryIO, limit: int) -> tuple[bytes, str | None]:
+def gunzipped(stream: BinaryIO | _Rejoined, limit: int) -> tuple[bytes, str | None]:
     """The content of the gzip data `stream` holds, every member in turn as `zcat`
     reads them, at most `limit` + 1 bytes (one more than a reader of `limit` bytes
     needs, so that it can tell a page was cut; the stream is read no further than
@@ -281,7 +280,7 @@ def _inputs(paths: Sequence[str], stats: Counter[str], limit: int) -> Iterator[_
                     " Ctrl-D; give files or folders as arguments instead)",
                     file=sys.stderr,
                 )
-            yield from _classify("<stdin>", sys.stdin.buffer.read(), stats, limit)
+            yield from _from_stream("<stdin>", sys.stdin.buffer, stats, limit)
             continue
         path = Path(name)
         problem = url_argument_problem(name, "HTML and WARC files")
@@ -308,38 +307,62 @@ def _wanted(path: Path) -> bool:
 
 
 def _read(path: Path, stats: Counter[str], limit: int) -> Iterator[_Input]:
-    """A file's pages: its WARC records, or the page it holds (decompressed when it
-    is gzip), read no further than `limit` + 1 bytes of page (the extractor reads
-    `limit`: a larger file is cut as a crawl cuts a large response)."""
+    """A file's pages (`_from_stream`); a file that cannot be read is named with why."""
     try:
         with open(path, "rb") as handle:
-            head = handle.read(512)
-            if is_warc(head):
-                handle.seek(0)
-                yield from _warc_records(str(path), handle, stats)
-                return
-            if head.startswith(_GZIP_MAGIC):
-                handle.seek(0)
-                yield _unpacked(str(path), handle, stats, limit)
-                return
-            data = head + handle.read(max(0, limit + 1 - len(head)))
+            yield from _from_stream(str(path), handle, stats, limit)
     except OSError as exc:
         yield _Input(str(path), None, exc.strerror or str(exc))
-        return
-    yield _judged(str(path), data)
 
 
-def _classify(name: str, data: bytes, stats: Counter[str], limit: int) -> Iterator[_Input]:
-    """The pages of `data` read whole (standard input)."""
-    if is_warc(data[:512]):
-        yield from _warc_records(name, io.BytesIO(data), stats)
-    elif data.startswith(_GZIP_MAGIC):
-        yield _unpacked(name, io.BytesIO(data), stats, limit)
+class _Rejoined:
+    """A stream whose first bytes were read to tell what it holds, served again in
+    front of the rest: standard input cannot seek back to them. Only `read`, as
+    `gunzipped` and warcio (which counts offsets itself then) read."""
+
+    def __init__(self, head: bytes, rest: BinaryIO | None) -> None:
+        self._head = head
+        #: None: the head ended at the end of the input
+        self._rest = rest
+
+    def read(self, size: int | None = -1) -> bytes:
+        if size is None:
+            size = -1
+        if not self._head:
+            return b"" if self._rest is None else self._rest.read(size)
+        if size < 0:
+            data = self._head + (b"" if self._rest is None else self._rest.read())
+            self._head = b""
+            return data
+        data, self._head = self._head[:size], self._head[size:]
+        return data
+
+
+#: The bytes read first to tell a WARC file, gzip data and a page apart.
+_HEAD = 512
+
+
+def _from_stream(name: str, stream: BinaryIO, stats: Counter[str], limit: int) -> Iterator[_Input]:
+    """The pages of a file or of standard input, read in one pass: its WARC records
+    (each payload read no further than `limit` + 1 bytes), or the page it holds,
+    decompressed when it is gzip, read no further than `limit` + 1 bytes (the
+    extractor reads `limit`: a larger page is cut as a crawl cuts a large response).
+    A stream of gigabytes is never held whole. Raises OSError as reading does."""
+    head = stream.read(_HEAD)
+    # a short head is the end of the input; a terminal's Ctrl-D ends one read only,
+    # and reading again would wait for more typing
+    rest = stream if len(head) == _HEAD else None
+    if is_warc(head):
+        yield from _warc_records(name, _Rejoined(head, rest), stats, limit)
+    elif head.startswith(_GZIP_MAGIC):
+        yield _unpacked(name, _Rejoined(head, rest), stats, limit)
+    elif rest is None:
+        yield _judged(name, head)
     else:
-        yield _judged(name, data)
+        yield _judged(name, head + rest.read(max(0, limit + 1 - len(head))))
 
 
-def _unpacked(name: str, stream: BinaryIO, stats: Counter[str], limit: int) -> _Input:
+def _unpacked(name: str, stream: BinaryIO | _Rejoined, stats: Counter[str], limit: int) -> _Input:
     """The page a gzip stream holds, decompressed up to `limit` + 1 bytes, damage
     named; refused when nothing decompresses. Raises OSError as reading does."""
     try:
@@ -362,8 +385,11 @@ def _judged(name: str, data: bytes, packed: str = "") -> _Input:
     return _Input(name, data)
 
 
-def _warc_records(name: str, stream: BinaryIO, stats: Counter[str]) -> Iterator[_Input]:
-    """Each HTML response record of a WARC file, with its URL and HTTP charset."""
+def _warc_records(
+    name: str, stream: BinaryIO | _Rejoined, stats: Counter[str], limit: int
+) -> Iterator[_Input]:
+    """Each HTML response record of a WARC file, with its URL and HTTP charset, its
+    payload read no further than `limit` + 1 bytes."""
     from warcio.archiveiterator import ArchiveIterator
     from warcio.exceptions import ArchiveLoadFailed
 
@@ -377,7 +403,7 @@ def _warc_records(name: str, stream: BinaryIO, stats: Counter[str]) -> Iterator[
                 # mandatory in WARC: without it the headers themselves were cut
                 yield _Input(name, None, "a record without Content-Length: the file is damaged")
                 return
-            data = _html_payload(record, stats)
+            data = _html_payload(record, stats, limit)
             record_id = record.rec_headers.get_header("WARC-Record-ID") or ""
             problem = cut_short(record)
             if problem is not None:
@@ -406,8 +432,9 @@ def _warc_records(name: str, stream: BinaryIO, stats: Counter[str]) -> Iterator[
         )
 
 
-def _html_payload(record: Any, stats: Counter[str]) -> bytes | None:
-    """The decoded payload of a 2xx HTML response record, else None."""
+def _html_payload(record: Any, stats: Counter[str], limit: int) -> bytes | None:
+    """The decoded payload of a 2xx HTML response record, at most `limit` + 1 bytes
+    (the rest is read past by `cut_short`), else None."""
     if record.rec_type != "response" or record.http_headers is None:
         return None
     media_type, _ = parse_content_type(record.http_headers.get_header("Content-Type") or "")
@@ -417,7 +444,7 @@ def _html_payload(record: Any, stats: Counter[str]) -> bytes | None:
         stats["warc responses not HTML or not 2xx (skipped)"] += 1
         return None
     # content_stream() undoes chunking and Content-Encoding as a browser would
-    data: bytes = record.content_stream().read()
+    data: bytes = record.content_stream().read(limit + 1)
     # the crawl's own test: a binary signature is never HTML, whatever the label says
     if not is_html(media_type, data):
         stats["warc responses not HTML or not 2xx (skipped)"] += 1
