@@ -244,42 +244,61 @@ def _contains_any(text: str, words: tuple[str, ...]) -> bool:
     return False
 
 
-# The word lists read in lowered class and id names, a bit each (`_name_bits`).
+# The word lists read in lowered class and id names, a bit each: in the names of an
+# element (`_name_bits`) and in one class or id value for its weight (`_weight_bits`).
 _UNLIKELY_BIT = 1
 _MAYBE_CONTENT_BIT = 2
-_NEGATIVE_BIT = 4
-_POSITIVE_BIT = 8
-_LEAD_BIT = 16
-_PICTURE_BIT = 32
-_WORD_LISTS = (
+_LEAD_BIT = 4
+_PICTURE_BIT = 8
+_NEGATIVE_BIT = 16
+_POSITIVE_BIT = 32
+_NAME_LISTS = (
     (_UNLIKELY_WORDS, _UNLIKELY_BIT),
     (_MAYBE_CONTENT_WORDS, _MAYBE_CONTENT_BIT),
-    (_NEGATIVE_WORDS, _NEGATIVE_BIT),
-    (_POSITIVE_WORDS, _POSITIVE_BIT),
     (_LEAD_SUBSTRINGS, _LEAD_BIT),
     (_PICTURE_WORDS, _PICTURE_BIT),
 )
+_WEIGHT_LISTS = ((_NEGATIVE_WORDS, _NEGATIVE_BIT), (_POSITIVE_WORDS, _POSITIVE_BIT))
 
 
 def _python_name_bits(lowered: str) -> int:
-    """The bits of the `_WORD_LISTS` that have a word in `lowered` (a substring)."""
-    bits = 0
-    for words, bit in _WORD_LISTS:
-        if _contains_any(lowered, words):
-            bits |= bit
+    """The bits of the `_NAME_LISTS` that have a word in `lowered` (a substring),
+    but `_PICTURE_BIT` only with `_LEAD_BIT`: the picture words are read only in a
+    lead's names (`_lead_bits`), and a plain test of each list costs Python a
+    call and up to 50 substring tests."""
+    bits = _UNLIKELY_BIT if _contains_any(lowered, _UNLIKELY_WORDS) else 0
+    if _contains_any(lowered, _MAYBE_CONTENT_WORDS):
+        bits |= _MAYBE_CONTENT_BIT
+    if _contains_any(lowered, _LEAD_SUBSTRINGS):
+        bits |= _LEAD_BIT
+        if _contains_any(lowered, _PICTURE_WORDS):
+            bits |= _PICTURE_BIT
     return bits
 
 
-#: `_python_name_bits`, compiled when built (corpus_crawler/_names_fast.pyx): a walk
-#: meeting a new template asks it for every element with a class or id, ~60 substring
-#: tests each, which made such a page cost ~35% more than one of a known template.
+def _python_weight_bits(lowered: str) -> int:
+    """The bits of the `_WEIGHT_LISTS` that have a word in `lowered` (a substring)."""
+    bits = _NEGATIVE_BIT if _contains_any(lowered, _NEGATIVE_WORDS) else 0
+    if _contains_any(lowered, _POSITIVE_WORDS):
+        bits |= _POSITIVE_BIT
+    return bits
+
+
+#: `_python_name_bits` and `_python_weight_bits`, compiled when built
+#: (corpus_crawler/_names_fast.pyx): a walk meeting a new template asks them for
+#: every element with a class or id, ~60 substring tests in Python, which made such
+#: a page cost ~35% more than one of a known template. Two sets of lists, not one:
+#: the weight is read per value, and the Python twins scan only the lists asked for.
 _name_bits: Callable[[str], int]
+_weight_bits: Callable[[str], int]
 try:
     from ._names_fast import WordBits
 
-    _name_bits = WordBits(_WORD_LISTS)
+    _name_bits = WordBits(_NAME_LISTS)
+    _weight_bits = WordBits(_WEIGHT_LISTS)
 except ImportError:  # not built: the same bits in Python
     _name_bits = _python_name_bits
+    _weight_bits = _python_weight_bits
 
 
 def _without_urls(lowered: str) -> str:
@@ -348,7 +367,7 @@ def _name_weight(name: str | None) -> int:
     if not name:
         return 0
     lowered = name.lower()
-    bits = _name_bits(lowered)
+    bits = _weight_bits(lowered)
     weight = 0
     if bits & _NEGATIVE_BIT or "hid" in lowered.split(" "):
         weight -= CLASS_WEIGHT

@@ -1,7 +1,7 @@
 """corpus_crawler/_names_fast.pyx: the word lists read in class and id names, in one
-pass over the name's bytes. It must give the bits of its pure-Python twin
-(elementmarks._python_name_bits) for every text, and elementmarks must give the
-same marks whichever of the two it uses."""
+pass over the name's bytes. It must give the bits of its pure-Python twins
+(elementmarks._python_name_bits and _python_weight_bits) for every text, and
+elementmarks must give the same marks whichever it uses."""
 
 from __future__ import annotations
 
@@ -12,12 +12,14 @@ from hypothesis import strategies as st
 from corpus_crawler import _names_fast as fast  # built by pip install (setup.py)
 from corpus_crawler import elementmarks
 
-WORDS = sorted({word for words, _bit in elementmarks._WORD_LISTS for word in words})
+LISTS = (*elementmarks._NAME_LISTS, *elementmarks._WEIGHT_LISTS)
+WORDS = sorted({word for words, _bit in LISTS for word in words})
 
 
 def test_the_compiled_matcher_is_built_and_used() -> None:
     # pip install builds it; without it names are read ~10x slower
     assert isinstance(elementmarks._name_bits, fast.WordBits)
+    assert isinstance(elementmarks._weight_bits, fast.WordBits)
 
 
 def _names() -> st.SearchStrategy[str]:
@@ -34,13 +36,22 @@ def _names() -> st.SearchStrategy[str]:
     return st.lists(pieces, max_size=8).map("".join)
 
 
+def _read(bits: int) -> int:
+    """The bits elementmarks reads: the picture bit only with the lead bit (the
+    Python twin does not look for picture words in names without a lead word)."""
+    if bits & elementmarks._LEAD_BIT:
+        return bits
+    return bits & ~elementmarks._PICTURE_BIT
+
+
 @settings(max_examples=3000, deadline=None)
 @given(_names())
 def test_the_compiled_bits_are_the_python_bits(text: str) -> None:
-    matcher = fast.WordBits(elementmarks._WORD_LISTS)
-    assert matcher(text) == elementmarks._python_name_bits(text)
-    lowered = text.lower()
-    assert matcher(lowered) == elementmarks._python_name_bits(lowered)
+    names = fast.WordBits(elementmarks._NAME_LISTS)
+    weights = fast.WordBits(elementmarks._WEIGHT_LISTS)
+    for value in (text, text.lower()):
+        assert _read(names(value)) == elementmarks._python_name_bits(value)
+        assert weights(value) == elementmarks._python_weight_bits(value)
 
 
 @settings(max_examples=500, deadline=None)
@@ -49,12 +60,13 @@ def test_elementmarks_gives_the_same_marks_without_the_compiled_matcher(
     class_name: str, element_id: str, tag: str
 ) -> None:
     compiled = elementmarks.element_marks(tag, class_name, element_id, None, None, None, None)
-    original = elementmarks._name_bits
+    original = elementmarks._name_bits, elementmarks._weight_bits
     elementmarks._name_bits = elementmarks._python_name_bits
+    elementmarks._weight_bits = elementmarks._python_weight_bits
     try:
         python = elementmarks.element_marks(tag, class_name, element_id, None, None, None, None)
     finally:
-        elementmarks._name_bits = original
+        elementmarks._name_bits, elementmarks._weight_bits = original
     assert compiled == python
 
 
