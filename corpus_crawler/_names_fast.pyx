@@ -7,8 +7,10 @@ lead and picture words), each a plain substring test. In Python that is ~60 `in`
 tests of ~60 ns a name; a page of a template nothing has seen yet asks it for every
 element, and it was most of what such a page costs over a known one. Here each
 position of the name's UTF-8 bytes is tried against only the words that begin with
-its byte. Its pure-Python twin is elementmarks._python_name_bits; both give the same
-bits (tests/test_names_fast.py).
+its byte. elementmarks makes two: one for an element's names, one for a value's
+weight. Their pure-Python twins are elementmarks._python_name_bits and
+_python_weight_bits, which give the same bits (the first reads the picture words only
+where a lead word is, as elementmarks does: tests/test_names_fast.py).
 
 The words are ASCII, so a match in the UTF-8 bytes is a match in the text: a byte
 under 0x80 is never part of a longer character's encoding.
