@@ -25,7 +25,8 @@ from .model import Document, DropReason, Paragraph, ParagraphClass
 from .pagedate import published_date
 from .segment import HEADING_TAGS, clear_mark_caches
 
-# Re-exported: they lived here before classify.py and language_setup.py held them.
+# choose_language, classify_segments and stoplist_and_params are re-exported: they
+# lived here before classify.py and language_setup.py held them.
 __all__ = [
     "choose_language",
     "classify_segments",

@@ -140,16 +140,10 @@ FEW_REFERRED = 64
 _ASYNCIO_FREE_LIST_TRAVERSED = (3, 12) <= sys.version_info[:3] < (3, 12, 6)
 
 
-_MODULE = type(sys)
-
-
 def _traversable(objects: list[object]) -> list[object]:
     """`objects` but the `_asyncio` module, whose traversal may never end (above)."""
-    return [
-        o
-        for o in objects
-        if not (type(o) is _MODULE and getattr(o, "__name__", None) == "_asyncio")
-    ]
+    asyncio_module = sys.modules.get("_asyncio")
+    return [o for o in objects if o is not asyncio_module]
 
 
 def _referrers(objects: list[object]) -> list[object]:
