@@ -376,11 +376,26 @@ def _best_latin_code_page(data: bytes, detected: str) -> str:
     return _latin_code_page_scores(data, detected)[0]
 
 
+@functools.lru_cache(maxsize=1)
+def _latin_alphabet() -> str:
+    """Every character a Latin code page decodes a byte to, with what `str.lower`
+    makes of it (the scores look words up lowercased: "İ" lowers to "i" and U+0307)."""
+    chars: set[str] = set()
+    for codec in ("cp1252", *_LATIN_CODE_PAGES):
+        for ch in bytes(range(256)).decode(codec, "replace"):
+            chars.add(ch)
+            chars.update(ch.lower())
+    return "".join(sorted(chars))
+
+
 def _latin_code_page_scores(data: bytes, default: str) -> tuple[str, int]:
     """(best Latin code page, its score); `default` unless another scores higher."""
-    from .stoplists import stopword_index
+    from .stoplists import stop_words_within
 
-    index = stopword_index()
+    # Only words these code pages can spell can be hits: the index's other 130 k
+    # words are never asked for, and loading them was most of a fixed-language
+    # `extract`'s start-up on a Latin page.
+    index = stop_words_within(_latin_alphabet())
     # Only lines with non-ASCII bytes tell code pages apart; 20 KB of them is plenty.
     lines = data[: 8 * _LATIN_SAMPLE].split(b"\n")
     sample = b"\n".join(line for line in lines if not line.isascii())[:_LATIN_SAMPLE]

@@ -51,9 +51,12 @@ from __future__ import annotations
 import enum
 import functools
 import gc
+import marshal
 import math
 import re
+import threading
 import unicodedata
+import zlib
 from collections import Counter
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -263,11 +266,84 @@ def _identify_by_script(
 # Stop-word density
 
 
+#: Shards of the prebuilt word index (a power of two): a page's sample of at most
+#: MAX_SAMPLE_CHARS holds a few hundred distinct words, so it reads about one shard in
+#: twenty and a one-page `corpus-crawler extract --lang auto` unpacks ~8 k of the 153 k
+#: words instead of all of them.
+_WORD_SHARDS = 4096
+
+
+def _shard_of(word: str, mask: int = _WORD_SHARDS - 1) -> int:
+    return zlib.crc32(word.encode("utf-8", "surrogatepass")) & mask
+
+
+class _ShardedWords:
+    """word -> group, unpacked one shard at a time on first use.
+
+    The whole index as one dict took 57 ms of CPU to unmarshal, a fifth of a
+    one-page `corpus-crawler extract --lang auto`; its shards are marshalled one by
+    one and each is unpacked when a word falls in it (crc32 of the UTF-8 bytes, the
+    same in every process). Once every shard is unpacked (a crawl, after a few pages)
+    they are merged into one dict and `get` is a plain dict lookup again.
+    """
+
+    __slots__ = ("_lock", "_merged", "_missing", "_packed", "_shards")
+
+    def __init__(self, packed: Sequence[bytes]) -> None:
+        if len(packed) & (len(packed) - 1) or not packed:
+            raise ValueError("the shard count must be a power of two")
+        self._packed: Sequence[bytes] | None = packed
+        self._shards: list[dict[str, int] | None] = [None] * len(packed)
+        self._missing = len(packed)
+        self._merged: dict[str, int] | None = None
+        # page workers may share the index: a shard is counted once however many
+        # threads unpack it at the same time
+        self._lock = threading.Lock()
+
+    def get(self, word: str, default: int | None = None) -> int | None:
+        merged = self._merged
+        if merged is not None:
+            return merged.get(word, default)
+        key = _shard_of(word, len(self._shards) - 1)
+        shard = self._shards[key]
+        if shard is None:
+            shard = self._unpack(key)
+        return shard.get(word, default)
+
+    def _unpack(self, key: int) -> dict[str, int]:
+        with self._lock:
+            shard = self._shards[key]
+            if shard is not None:  # another thread was first
+                return shard
+            assert self._packed is not None
+            shard = marshal.loads(self._packed[key])
+            self._shards[key] = shard
+            self._missing -= 1
+            if not self._missing:
+                merged: dict[str, int] = {}
+                for part in self._shards:
+                    assert part is not None
+                    merged.update(part)
+                self._merged, self._packed = merged, None
+            return shard
+
+    def unpacked_shards(self) -> int:
+        return len(self._shards) - self._missing
+
+
+def _pack_words(words: Mapping[str, int], shards: int = _WORD_SHARDS) -> tuple[bytes, ...]:
+    parts: list[dict[str, int]] = [{} for _ in range(shards)]
+    for word, group in words.items():
+        parts[_shard_of(word, shards - 1)][word] = group
+    return tuple(marshal.dumps(part) for part in parts)
+
+
 @dataclass(frozen=True, slots=True)
 class _StopwordIndex:
     codes: tuple[str, ...]
     #: word -> its group: the index in `groups` of the set of stoplists holding it
-    words: Mapping[str, int]
+    #: (a dict when built, _ShardedWords when read prebuilt: only `get` is used)
+    words: Mapping[str, int] | _ShardedWords
     #: group -> indexes into `codes` of the stoplists holding its words
     groups: tuple[tuple[int, ...], ...]
     #: log-likelihood a stop-word token adds to each language (see _build_index)
@@ -327,10 +403,10 @@ def _stopword_index() -> _StopwordIndex:
     collecting = gc.isenabled()
     gc.disable()
     try:
-        codes, words, groups, weights = load_or_build(
-            "langid-index", "1", language_files(), _build_index_fields
+        codes, packed, groups, weights = load_or_build(
+            "langid-index", f"2-{_WORD_SHARDS}", language_files(), _build_index_fields
         )
-        return _StopwordIndex(codes, words, groups, weights)
+        return _StopwordIndex(codes, _ShardedWords(packed), groups, weights)
     finally:
         if collecting:
             gc.enable()
@@ -338,7 +414,8 @@ def _stopword_index() -> _StopwordIndex:
 
 def _build_index_fields() -> tuple[Any, ...]:
     index = _build_index(all_stoplists())
-    return (index.codes, dict(index.words), index.groups, index.weights)
+    assert isinstance(index.words, dict)
+    return (index.codes, _pack_words(index.words), index.groups, index.weights)
 
 
 def _allowed(codes: Iterable[str], candidates: Collection[str] | None) -> list[bool]:
@@ -380,8 +457,12 @@ def _score_stopwords(
     tokens = sample.lower().split()
     if not tokens:
         return _undetermined(_STOPWORDS)
-    # one dict lookup per token, counted in C; the Python loops run per group and language
-    group_counts: Counter[int | None] = Counter(map(index.words.get, tokens))
+    # tokens counted in C, one lookup per distinct word; the Python loops run per group
+    # and language
+    lookup = index.words.get
+    group_counts: Counter[int | None] = Counter()
+    for word, count in Counter(tokens).items():
+        group_counts[lookup(word)] += count
     hits = [0] * len(index.codes)
     groups = index.groups
     for group, count in group_counts.items():

@@ -27,7 +27,7 @@ from urllib.parse import urlsplit
 
 import yaml
 
-from ._configfiles import expansion_problem
+from ._configfiles import expansion_problem, safe_load
 from .addresses import parse_allowed_network, parse_dns_server
 from .config import ConfigError, ExtractConfig, JustextParams, Preset
 from .dedup import DedupConfig, MarkAction
@@ -937,7 +937,7 @@ def load_profile(path: str | Path) -> Profile:
             hint = f" (to crawl a site without a profile, give its URL: https://{path}/)"
         raise ProfileError(f"cannot read crawl profile {path}: {exc.strerror}{hint}") from None
     try:
-        data = yaml.safe_load(text)
+        data = safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f":{mark.line + 1}:{mark.column + 1}" if mark is not None else ""
