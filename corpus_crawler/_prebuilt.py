@@ -11,15 +11,22 @@ format is per version). Loading it costs one `marshal.loads`.
 The cache is an optimisation only: a missing, unreadable, corrupt or
 unwritable cache means building the data as before, never an error.
 `CORPUS_CRAWLER_CACHE` names the folder; `off` turns the cache off.
+
+Every new key (an upgrade, an edited stoplist, another checkout) writes a new file of
+up to a few MB. A file read is touched, and writing one removes the files of the same
+name not read for STALE_DAYS days, so the folder does not grow with every upgrade while
+two checkouts in use keep their own files.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import marshal
 import os
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -27,6 +34,9 @@ from typing import Any, TypeVar
 T = TypeVar("T")
 
 ENVIRONMENT_VARIABLE = "CORPUS_CRAWLER_CACHE"
+
+#: A prebuilt file of the same name not read for this long is removed by the next write.
+STALE_DAYS = 30
 
 
 def cache_folder() -> Path | None:
@@ -65,12 +75,39 @@ def load_or_build(name: str, version: str, sources: Iterable[Path], build: Calla
         return build()
     try:
         value: T = marshal.loads(path.read_bytes())
-        return value
     except (OSError, EOFError, ValueError, TypeError):
         pass
+    else:
+        _touch(path)
+        return value
     value = build()
     _write(path, value)
+    _remove_stale(folder, name, keep=path)
     return value
+
+
+def _touch(path: Path) -> None:
+    """Mark a file as read now (its mtime: access times are often not kept)."""
+    with contextlib.suppress(OSError):  # a read-only cache is still a cache
+        os.utime(path)
+
+
+def _remove_stale(folder: Path, name: str, keep: Path, days: float = STALE_DAYS) -> None:
+    """Remove `name`'s other prebuilt files not read or written for `days` days."""
+    oldest = time.time() - days * 86_400
+    try:
+        candidates = list(folder.glob(f"{name}-*.marshal"))
+    except OSError:
+        return
+    for candidate in candidates:
+        # another name that begins like this one ("x" and "x-y") has more dashes
+        if candidate == keep or candidate.name.count("-") != keep.name.count("-"):
+            continue
+        try:
+            if candidate.stat().st_mtime < oldest:
+                candidate.unlink()
+        except OSError:  # gone already, or not ours to remove
+            continue
 
 
 def _write(path: Path, value: Any) -> None:

@@ -608,6 +608,37 @@ def test_a_corrupt_or_unwritable_cache_only_costs_a_rebuild(
     assert _prebuilt.cache_folder() is None
 
 
+def test_a_new_prebuilt_file_removes_those_of_its_name_not_read_for_a_month(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+    import time
+
+    from corpus_crawler import _prebuilt
+
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    monkeypatch.setenv(_prebuilt.ENVIRONMENT_VARIABLE, str(cache))
+    source = tmp_path / "xx.yaml"
+    source.write_text("x\n", encoding="utf-8")
+    month_ago = time.time() - 31 * 86_400
+    stale = cache / "idx-0123456789abcdef01234567.marshal"  # an older version's
+    recent = cache / "idx-89abcdef0123456789abcdef.marshal"  # another checkout's, in use
+    other_name = cache / "idx-more-0123456789abcdef01234567.marshal"
+    for path in (stale, recent, other_name):
+        path.write_bytes(b"\x00")
+    for path in (stale, other_name):
+        os.utime(path, (month_ago, month_ago))
+    read_last_month = _prebuilt.load_or_build("idx", "1", [source], lambda: {"a": 1})
+    assert read_last_month == {"a": 1}
+    (written,) = set(cache.glob("idx-*.marshal")) - {recent, other_name}
+    assert not stale.exists() and recent.exists() and other_name.exists()
+    # reading a file keeps it: its mtime says when it was last used
+    os.utime(written, (month_ago, month_ago))
+    assert _prebuilt.load_or_build("idx", "1", [source], lambda: {"a": 2}) == {"a": 1}
+    assert written.stat().st_mtime > month_ago + 86_400
+
+
 def test_language_guess_is_the_same_from_the_prebuilt_index(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
