@@ -20,9 +20,16 @@ identical to jusText's on every page. See benchmarks/README.md.
 repeated) in a temporary folder, ``corpus-crawler extract FOLDER`` (the default
 preset and ``--preset corpus`` / ``article``) against one Python process running
 jusText 3.0.2 over the same files, each a fresh subprocess, start-up included.
+``--per-file N`` runs one command per file instead, as a shell loop does, so that
+start-up is paid N times: ``corpus-crawler extract FILE`` against jusText 3.0.2's own
+``python -m justext -s English FILE``, in CPU seconds a file; ``--against CHECKOUT``
+adds another checkout's commands to the same rounds (a before and after).
+``--command-line-only`` skips the in-process rows and the parity check.
 
     python benchmarks/extract_speed.py [--gold DIR] [--rounds 3] [--json OUT] [--profile OUT]
-                                       [--cli 300] [--no-cold]
+                                       [--cli 300] [--per-file 40 [--against DIR]]
+                                       [--no-cold]
+                                       [--command-line-only]
 """
 
 from __future__ import annotations
@@ -430,17 +437,94 @@ def cli_speed(pages: Sequence[Page], files: int, rounds: int, cpu: bool = False)
     ]
 
 
+def per_file_speed(
+    pages: Sequence[Page], files: int, rounds: int, against: Path | None = None
+) -> list[CliTiming]:
+    """One command per page file, as a shell loop runs them: start-up paid on every
+    file (issue 13). jusText 3.0.2's own command line (`python -m justext -s English
+    FILE`) is the baseline, run interleaved in the same rounds. Times are the CPU time
+    (user + system) of the finished commands, per file; best of `rounds`.
+
+    `against`: another checkout of corpus_crawler (an older commit, its extensions
+    built or copied in), whose commands run interleaved with this one's: a before and
+    after measured in the same rounds."""
+
+    def environment(tree: Path) -> dict[str, str]:
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(
+            [str(tree), *([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])]
+        )
+        # as on a user's machine: modules load from their cached bytecode
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        return env
+
+    extract = [sys.executable, "-m", "corpus_crawler.cli", "extract"]
+    baseline = "python -m justext -s English FILE"
+    ours = {
+        "corpus-crawler extract FILE (default)": extract,
+        "corpus-crawler extract --preset corpus FILE": [*extract, "--preset", "corpus"],
+        "corpus-crawler extract --lang en --preset corpus FILE": [
+            *extract,
+            "--lang",
+            "en",
+            "--preset",
+            "corpus",
+        ],
+    }
+    commands = {baseline: ([sys.executable, "-m", "justext", "-s", "English"], environment(ROOT))}
+    for name, command in ours.items():
+        if against is not None:
+            commands[f"{name} [{against}]"] = (command, environment(against))
+        commands[name] = (command, environment(ROOT))
+    with tempfile.TemporaryDirectory(prefix="extract-per-file-") as tmp:
+        names = []
+        for index in range(files):
+            page = pages[index * max(1, len(pages) // files) % len(pages)]
+            path = Path(tmp) / f"{index:05d}-{page.set_name}-{page.id}.html"
+            path.write_bytes(page.html)
+            names.append(str(path))
+        seconds: dict[str, list[float]] = {name: [] for name in commands}
+        for round_number in range(1, rounds + 1):
+            for name, (command, env) in commands.items():
+                used = _children_cpu()
+                for file_name in names:
+                    # a page that keeps nothing exits 1; only a crash (2 and up) is an error
+                    # (cwd: the temporary folder, so that `-m` finds no checkout there)
+                    finished = subprocess.run(
+                        [*command, file_name],
+                        env=env,
+                        cwd=tmp,
+                        stdout=subprocess.DEVNULL,
+                        stderr=subprocess.PIPE,
+                        timeout=600,
+                    )
+                    if finished.returncode not in (0, 1):
+                        sys.stderr.buffer.write(finished.stderr)
+                        raise SystemExit(f"{name} failed on {file_name}")
+                seconds[name].append((_children_cpu() - used) / files)
+                print(
+                    f"  round {round_number}/{rounds} {name}: {seconds[name][-1]:.3f} s a file",
+                    file=sys.stderr,
+                    flush=True,
+                )
+    justext_best = min(seconds[baseline])
+    return [
+        CliTiming(name, files, min(values), tuple(values), justext_best / min(values))
+        for name, values in seconds.items()
+    ]
+
+
 def _children_cpu() -> float:
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
 
 
-def format_cli_timings(timings: Sequence[CliTiming]) -> str:
+def format_cli_timings(timings: Sequence[CliTiming], digits: int = 2) -> str:
     width = max(len(t.name) for t in timings)
     lines = [f"{'command'.ljust(width)}  best s  x jusText speed  rounds (s)"]
     lines += [
-        f"{t.name.ljust(width)}  {t.best_seconds:6.2f}  {t.vs_justext_speed:14.2f}  "
-        + " ".join(f"{r:.2f}" for r in t.rounds)
+        f"{t.name.ljust(width)}  {t.best_seconds:6.{digits}f}  {t.vs_justext_speed:14.2f}  "
+        + " ".join(f"{r:.{digits}f}" for r in t.rounds)
         for t in timings
     ]
     return "\n".join(lines)
@@ -504,6 +588,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         " 3.0.2 in one process (issue 13 measured 300)",
     )
     parser.add_argument(
+        "--per-file",
+        type=int,
+        metavar="FILES",
+        default=0,
+        help="also time one `corpus-crawler extract FILE` per page file (start-up paid on"
+        " each, as in a shell loop) against `python -m justext` per file, in CPU time",
+    )
+    parser.add_argument(
+        "--against",
+        type=Path,
+        metavar="CHECKOUT",
+        help="with --per-file: also run another checkout's commands in the same rounds"
+        " (before and after a change)",
+    )
+    parser.add_argument(
+        "--command-line-only",
+        action="store_true",
+        help="only the --cli and --per-file commands (no in-process rows, no parity check)",
+    )
+    parser.add_argument(
         "--presets-only",
         action="store_true",
         help="time the jusText presets only (not declutter, kimatu, combined: the slow ones)",
@@ -526,6 +630,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--rounds must be at least 1")
     if args.cli < 0:
         parser.error("--cli must be a number of files (0: off)")
+    if args.per_file < 0:
+        parser.error("--per-file must be a number of files (0: off)")
+    if args.against is not None and not (args.against / "corpus_crawler").is_dir():
+        parser.error(f"--against {args.against}: not a checkout (no corpus_crawler/ in it)")
 
     # extract() logs each failing page with a traceback; that would be timed too
     logging.getLogger("corpus_crawler").setLevel(logging.ERROR)
@@ -540,15 +648,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         f" lxml {'.'.join(map(str, lxml.etree.LXML_VERSION))}, best of {args.rounds} rounds,"
         f" {args.clock} clock"
     )
-    candidates, skipped = build_candidates(pages, extractors=not args.presets_only)
-    for note in skipped:
-        print(f"note: {note}")
-    timings = measure(candidates, pages, args.rounds, CLOCKS[args.clock])
-    print()
-    print(format_timings(timings))
+    timings: list[Timing] = []
+    skipped: list[str] = []
+    if not args.command_line_only:
+        candidates, skipped = build_candidates(pages, extractors=not args.presets_only)
+        for note in skipped:
+            print(f"note: {note}")
+        timings = measure(candidates, pages, args.rounds, CLOCKS[args.clock])
+        print()
+        print(format_timings(timings))
 
     cold: list[Timing] = []
-    if not args.no_cold:
+    if not args.no_cold and not args.command_line_only:
         print("\ncold: the template caches emptied before every page (a new site's page)")
         cold = measure(
             cold_candidates(), pages, args.rounds, CLOCKS[args.clock], clear_template_caches
@@ -556,7 +667,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(format_timings(cold))
 
     parity: dict[str, Any] | None = None
-    if not args.no_parity:
+    if not args.no_parity and not args.command_line_only:
         try:
             count, differing = reference_parity(pages)
         except Exception as exc:
@@ -575,6 +686,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         cli = cli_speed(pages, args.cli, args.rounds, cpu=args.clock == "cpu")
         print(format_cli_timings(cli))
+
+    per_file: list[CliTiming] = []
+    if args.per_file:
+        print(
+            f"\none command per file, {args.per_file} page files, best of {args.rounds}"
+            " rounds, CPU seconds a file:"
+        )
+        per_file = per_file_speed(pages, args.per_file, args.rounds, args.against)
+        print(format_cli_timings(per_file, digits=3))
 
     print(f"\nload average at the end: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
 
@@ -596,6 +716,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "skipped": skipped,
             "reference_parity": parity,
             "cli": [asdict(t) for t in cli],
+            "per_file": [asdict(t) for t in per_file],
             "load_average": os.getloadavg(),
         }
         args.json.write_text(json.dumps(payload, indent=2) + "\n")

@@ -185,3 +185,37 @@ def test_measure_runs_before_untimed_before_every_call() -> None:
     assert [t.best_seconds for t in timings] == [4.0, 12.0]
     assert [t.vs_parse_time for t in timings] == [1.0, 3.0]
     assert log[::2] == ["before"] * (2 * 4 * 2) and "before" not in log[1::2]
+
+
+def test_per_file_runs_every_command_once_a_file_against_justext(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`--per-file`: real commands, one per file, each row a CPU time per file, the
+    ratio against jusText's own command line run in the same rounds."""
+    bench = _bench()
+    english = b"<html><body><p>" + b"This is the text that the page is about, and it is long. " * 6
+    pages = [
+        bench.Page("set", "kept", None, english + b"</p></body></html>"),
+        bench.Page("set", "empty", None, b"<html><body><p>x</p></body></html>"),
+    ]
+    rows = bench.per_file_speed(pages, files=2, rounds=1)
+    assert rows[0].name == "python -m justext -s English FILE"
+    assert any("--lang en --preset corpus" in row.name for row in rows)
+    for row in rows:
+        assert row.files == 2 and len(row.rounds) == 1
+        assert 0 < row.best_seconds < 60  # a CPU time per file: a real process ran
+    assert rows[0].vs_justext_speed == 1.0
+    out = bench.format_cli_timings(rows, digits=3)
+    assert f"{rows[1].best_seconds:.3f}" in out
+    assert "s a file" in capsys.readouterr().err
+
+
+def test_per_file_against_another_checkout_runs_its_commands_in_the_same_rounds() -> None:
+    bench = _bench()
+    page = bench.Page("set", "p", None, b"<html><body><p>Some words.</p></body></html>")
+    rows = bench.per_file_speed([page], files=1, rounds=1, against=bench.ROOT)
+    names = [row.name for row in rows]
+    assert len(names) == 7 and len(set(names)) == 7
+    twins = [name for name in names if name.endswith(f" [{bench.ROOT}]")]
+    assert len(twins) == 3
+    assert all(twin.removesuffix(f" [{bench.ROOT}]") in names for twin in twins)
