@@ -58,7 +58,7 @@ import threading
 import unicodedata
 import zlib
 from collections import Counter
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -283,8 +283,10 @@ class _ShardedWords:
     The whole index as one dict took 57 ms of CPU to unmarshal, a fifth of a
     one-page `corpus-crawler extract --lang auto`; its shards are marshalled one by
     one and each is unpacked when a word falls in it (crc32 of the UTF-8 bytes, the
-    same in every process). Once every shard is unpacked (a crawl, after a few pages)
-    they are merged into one dict and `get` is a plain dict lookup again.
+    same in every process). A lookup through the shards is a Python call, several
+    times a dict lookup in C: once a quarter of the shards are unpacked (a process
+    that reads more than a few pages) the rest are unpacked too and all are merged
+    into one dict, whose own `get` `lookup()` then hands out.
     """
 
     __slots__ = ("_lock", "_merged", "_missing", "_packed", "_shards")
@@ -299,6 +301,14 @@ class _ShardedWords:
         # page workers may share the index: a shard is counted once however many
         # threads unpack it at the same time
         self._lock = threading.Lock()
+
+    def lookup(self) -> Callable[[str], int | None]:
+        """The fastest `get` now: the merged dict's own, once there is one."""
+        merged = self._merged
+        return self.get if merged is None else merged.get
+
+    def merged(self) -> bool:
+        return self._merged is not None
 
     def get(self, word: str, default: int | None = None) -> int | None:
         merged = self._merged
@@ -319,13 +329,19 @@ class _ShardedWords:
             shard = marshal.loads(self._packed[key])
             self._shards[key] = shard
             self._missing -= 1
-            if not self._missing:
-                merged: dict[str, int] = {}
-                for part in self._shards:
-                    assert part is not None
-                    merged.update(part)
-                self._merged, self._packed = merged, None
+            if self._missing <= len(self._shards) * 3 // 4:
+                self._merge()
             return shard
+
+    def _merge(self) -> None:
+        """Unpack the shards not read yet and merge all into one dict (lock held)."""
+        assert self._packed is not None
+        merged: dict[str, int] = {}
+        for key, part in enumerate(self._shards):
+            merged.update(marshal.loads(self._packed[key]) if part is None else part)
+        self._merged, self._packed = merged, None
+        self._shards = [merged] * len(self._shards)
+        self._missing = 0
 
     def unpacked_shards(self) -> int:
         return len(self._shards) - self._missing
@@ -457,12 +473,18 @@ def _score_stopwords(
     tokens = sample.lower().split()
     if not tokens:
         return _undetermined(_STOPWORDS)
-    # tokens counted in C, one lookup per distinct word; the Python loops run per group
-    # and language
-    lookup = index.words.get
-    group_counts: Counter[int | None] = Counter()
-    for word, count in Counter(tokens).items():
-        group_counts[lookup(word)] += count
+    # one dict lookup per token, counted in C; the Python loops run per group and
+    # language. Through the index's shards (a process's first pages) a lookup is a
+    # Python call: then each distinct word is looked up once.
+    words = index.words
+    if isinstance(words, _ShardedWords) and not words.merged():
+        lookup = words.lookup()
+        group_counts: Counter[int | None] = Counter()
+        for word, count in Counter(tokens).items():
+            group_counts[lookup(word)] += count
+    else:
+        get = words.lookup() if isinstance(words, _ShardedWords) else words.get
+        group_counts = Counter(map(get, tokens))
     hits = [0] * len(index.codes)
     groups = index.groups
     for group, count in group_counts.items():

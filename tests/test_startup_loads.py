@@ -145,16 +145,34 @@ def test_sharded_words_give_every_word_its_group() -> None:
     assert isinstance(plain, dict)
     sharded = langid._ShardedWords(langid._pack_words(plain))
     rng = random.Random(7)
-    strangers = [
-        "".join(rng.sample(sorted(w), len(w))) + "q" for w in rng.sample(sorted(plain), 500)
-    ]
-    for word in rng.sample(sorted(plain), 3000) + strangers + ["", "\udcff", "İ"]:
+    words = rng.sample(sorted(plain), 150)
+    strangers = ["".join(rng.sample(sorted(w), len(w))) + "q" for w in words[:100]]
+    for word in [*words, *strangers, "", "\udcff", "İ"]:
         assert sharded.get(word) == plain.get(word), word
-    assert 0 < sharded.unpacked_shards() < langid._WORD_SHARDS
-    for word in plain:  # every shard unpacked: merged into one dict
+    # a page's worth of words leaves most shards packed, and lookups go through them
+    assert 0 < sharded.unpacked_shards() < langid._WORD_SHARDS / 4
+    assert not sharded.merged() and sharded.lookup() == sharded.get
+    for word in plain:
         assert sharded.get(word) == plain[word]
-    assert sharded.unpacked_shards() == langid._WORD_SHARDS
+    # past a quarter of the shards all are merged into one dict, whose get is handed out
+    assert sharded.merged() and sharded.unpacked_shards() == langid._WORD_SHARDS
     assert sharded._merged == plain and sharded._packed is None
+    assert sharded.lookup() == sharded._merged.get
+
+
+def test_shards_merge_once_a_quarter_is_unpacked() -> None:
+    plain = _plain_index().words
+    assert isinstance(plain, dict)
+    sharded = langid._ShardedWords(langid._pack_words(plain, shards=64))
+    by_shard: dict[int, str] = {}
+    for word in plain:
+        by_shard.setdefault(langid._shard_of(word, 63), word)
+    for count, key in enumerate(sorted(by_shard), start=1):
+        sharded.get(by_shard[key])
+        assert sharded.merged() == (count >= 16), count
+        if sharded.merged():
+            break
+    assert sharded._merged == plain
 
 
 def test_threads_unpacking_the_same_shards_count_each_once() -> None:
