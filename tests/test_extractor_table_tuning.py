@@ -131,3 +131,42 @@ def test_speed_with_several_workers_reports_the_scoring_pass_without_a_ratio(
     printed = capsys.readouterr().out
     assert "speed: the scoring pass (several workers)" in printed
     assert "x parse time" not in printed
+
+
+def test_the_template_caching_presets_are_timed_cold_too(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 13's 4x bound for a new site's pages: the `corpus` row is timed again with
+    the template caches emptied before every call; `reference` caches nothing per
+    template and has no cold row. `--no-cold` leaves the rows out."""
+    table = _extractor_table()
+    gold = tmp_path / "gold"
+    _posts(gold, "readability", pages=4)
+    out = tmp_path / "table.json"
+    argv = ["--gold", str(gold), "--lang", "en", "--no-tuning", "--rounds", "2"]
+    argv += ["--only", "justext (reference)", "--only", "justext (corpus)"]
+    assert table.main([*argv, "--json", str(out)]) == 0
+    printed = capsys.readouterr().out
+    cold = printed.split("| all sets, template caches emptied before every page |")[1]
+    rows = [line for line in cold.splitlines() if line.startswith("| justext")]
+    assert [line.split(" | ")[0] for line in rows] == ["| justext (corpus), cold"]
+    cells = [cell.strip() for cell in rows[0].strip("|").split("|")]
+    assert float(cells[1]) > 0 and float(cells[2]) > 0 and len(cells[3].split()) == 2
+    data = json.loads(out.read_text(encoding="utf-8"))
+    assert data["justext (corpus)"]["readability"]["cold_x_parse"] > 0
+    assert "cold_x_parse" not in data["justext (reference)"]["readability"]
+    assert table.main([*argv, "--no-cold"]) == 0
+    assert "template caches emptied" not in capsys.readouterr().out
+
+
+def test_cold_rounds_empty_the_caches_before_every_call(tmp_path: Path) -> None:
+    table = _extractor_table()
+    gold_set = load_gold_set(_posts(tmp_path, "readability", pages=3))
+    calls: list[str] = []
+    config = table.ExtractConfig(preset=Preset.CORPUS, language="en")
+    speed = table.measure_speed(
+        [gold_set], {"corpus": config}, 2, before=lambda: calls.append("emptied")
+    )
+    # before every timed call: 3 pages x 2 rounds x (the parse + the row)
+    assert len(calls) == 3 * 2 * 2
+    assert set(speed.seconds) == {table.PARSE, "corpus"}
