@@ -22,12 +22,13 @@ preset and ``--preset corpus`` / ``article``) against one Python process running
 jusText 3.0.2 over the same files, each a fresh subprocess, start-up included.
 ``--per-file N`` runs one command per file instead, as a shell loop does, so that
 start-up is paid N times: ``corpus-crawler extract FILE`` against jusText 3.0.2's own
-``python -m justext -s English FILE``, in CPU seconds a file; ``--against CHECKOUT``
-adds another checkout's commands to the same rounds (a before and after).
+``python -m justext -s English FILE``, in CPU seconds a file; ``--tree DIR``
+(repeatable, as in crawl_startup.py) runs the commands with that checkout's code, every
+tree in the same rounds (``--tree OLD --tree .``: a before and after).
 ``--command-line-only`` skips the in-process rows and the parity check.
 
     python benchmarks/extract_speed.py [--gold DIR] [--rounds 3] [--json OUT] [--profile OUT]
-                                       [--cli 300] [--per-file 40 [--against DIR]]
+                                       [--cli 300] [--per-file 40 [--tree DIR ...]]
                                        [--no-cold]
                                        [--command-line-only]
 """
@@ -383,11 +384,7 @@ def cli_speed(pages: Sequence[Page], files: int, rounds: int, cpu: bool = False)
     With `cpu`, a round's time is the command's CPU time (user + system, from
     getrusage of the finished child) instead of the wall clock.
     """
-    env = dict(os.environ)
-    # the package may be run from a checkout (PYTHONPATH) rather than installed
-    env["PYTHONPATH"] = os.pathsep.join(
-        [str(ROOT), *([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])]
-    )
+    env = _checkout_env(ROOT)
     with tempfile.TemporaryDirectory(prefix="extract-cli-") as tmp:
         folder = Path(tmp)
         names = []
@@ -437,26 +434,30 @@ def cli_speed(pages: Sequence[Page], files: int, rounds: int, cpu: bool = False)
     ]
 
 
+def _checkout_env(tree: Path, bytecode: bool = False) -> dict[str, str]:
+    """This environment with `tree`'s code first on the path: the package may be run
+    from a checkout rather than installed. `bytecode`: modules load from their cached
+    bytecode, as on a user's machine, whatever PYTHONDONTWRITEBYTECODE says here."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(tree), *([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])]
+    )
+    if bytecode:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
 def per_file_speed(
-    pages: Sequence[Page], files: int, rounds: int, against: Path | None = None
+    pages: Sequence[Page], files: int, rounds: int, trees: Sequence[Path] = (ROOT,)
 ) -> list[CliTiming]:
     """One command per page file, as a shell loop runs them: start-up paid on every
     file (issue 13). jusText 3.0.2's own command line (`python -m justext -s English
     FILE`) is the baseline, run interleaved in the same rounds. Times are the CPU time
     (user + system) of the finished commands, per file; best of `rounds`.
 
-    `against`: another checkout of corpus_crawler (an older commit, its extensions
-    built or copied in), whose commands run interleaved with this one's: a before and
-    after measured in the same rounds."""
-
-    def environment(tree: Path) -> dict[str, str]:
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(
-            [str(tree), *([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])]
-        )
-        # as on a user's machine: modules load from their cached bytecode
-        env.pop("PYTHONDONTWRITEBYTECODE", None)
-        return env
+    `trees`: the checkouts whose code runs our commands (an older commit, its
+    extensions built or copied in, beside this one: a before and after measured in the
+    same rounds); with more than one, each row names its tree."""
 
     extract = [sys.executable, "-m", "corpus_crawler.cli", "extract"]
     baseline = "python -m justext -s English FILE"
@@ -471,11 +472,16 @@ def per_file_speed(
             "corpus",
         ],
     }
-    commands = {baseline: ([sys.executable, "-m", "justext", "-s", "English"], environment(ROOT))}
+    commands = {
+        baseline: (
+            [sys.executable, "-m", "justext", "-s", "English"],
+            _checkout_env(ROOT, bytecode=True),
+        )
+    }
     for name, command in ours.items():
-        if against is not None:
-            commands[f"{name} [{against}]"] = (command, environment(against))
-        commands[name] = (command, environment(ROOT))
+        for tree in trees:
+            label = name if len(trees) == 1 else f"{name} [{tree}]"
+            commands[label] = (command, _checkout_env(tree, bytecode=True))
     with tempfile.TemporaryDirectory(prefix="extract-per-file-") as tmp:
         names = []
         for index in range(files):
@@ -596,11 +602,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         " each, as in a shell loop) against `python -m justext` per file, in CPU time",
     )
     parser.add_argument(
-        "--against",
+        "--tree",
+        action="append",
         type=Path,
-        metavar="CHECKOUT",
-        help="with --per-file: also run another checkout's commands in the same rounds"
-        " (before and after a change)",
+        default=[],
+        metavar="DIR",
+        help="with --per-file: run the commands with this checkout's code (repeatable:"
+        " every tree in the same rounds, e.g. --tree OLD --tree . for a before and after)",
     )
     parser.add_argument(
         "--command-line-only",
@@ -632,8 +640,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--cli must be a number of files (0: off)")
     if args.per_file < 0:
         parser.error("--per-file must be a number of files (0: off)")
-    if args.against is not None and not (args.against / "corpus_crawler").is_dir():
-        parser.error(f"--against {args.against}: not a checkout (no corpus_crawler/ in it)")
+    for tree in args.tree:
+        if not (tree / "corpus_crawler").is_dir():
+            parser.error(f"--tree {tree}: not a checkout (no corpus_crawler/ in it)")
 
     # extract() logs each failing page with a traceback; that would be timed too
     logging.getLogger("corpus_crawler").setLevel(logging.ERROR)
@@ -693,7 +702,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"\none command per file, {args.per_file} page files, best of {args.rounds}"
             " rounds, CPU seconds a file:"
         )
-        per_file = per_file_speed(pages, args.per_file, args.rounds, args.against)
+        trees = [tree.resolve() for tree in args.tree] or [ROOT]
+        per_file = per_file_speed(pages, args.per_file, args.rounds, trees)
         print(format_cli_timings(per_file, digits=3))
 
     print(f"\nload average at the end: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")

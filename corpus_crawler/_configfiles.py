@@ -19,7 +19,7 @@ MAX_YAML_VALUES = 1_000_000
 #: libyaml when PyYAML was built with it (its wheels are): the pure-Python loader took
 #: 84 ms of CPU for configs/extractors/presets.yaml, mostly scanning its comments, on
 #: every `corpus-crawler extract` (libyaml: 3 ms). Both give the same data for every
-#: file under configs/ (tests/test_configfiles_yaml.py).
+#: file under configs/ (tests/test_startup_loads.py).
 _SafeLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 

@@ -6,6 +6,7 @@ the arithmetic exact; the real clocks are only passed through."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from types import ModuleType
 
 import pytest
@@ -210,12 +211,14 @@ def test_per_file_runs_every_command_once_a_file_against_justext(
     assert "s a file" in capsys.readouterr().err
 
 
-def test_per_file_against_another_checkout_runs_its_commands_in_the_same_rounds() -> None:
+def test_per_file_with_two_trees_runs_both_in_the_same_rounds(tmp_path: Path) -> None:
     bench = _bench()
+    old = tmp_path / "old"
+    old.symlink_to(bench.ROOT)  # another checkout (here the same code)
     page = bench.Page("set", "p", None, b"<html><body><p>Some words.</p></body></html>")
-    rows = bench.per_file_speed([page], files=1, rounds=1, against=bench.ROOT)
+    rows = bench.per_file_speed([page], files=1, rounds=1, trees=(old, bench.ROOT))
     names = [row.name for row in rows]
     assert len(names) == 7 and len(set(names)) == 7
-    twins = [name for name in names if name.endswith(f" [{bench.ROOT}]")]
+    twins = [name for name in names if name.endswith(f" [{old}]")]
     assert len(twins) == 3
-    assert all(twin.removesuffix(f" [{bench.ROOT}]") in names for twin in twins)
+    assert all(twin.removesuffix(f" [{old}]") + f" [{bench.ROOT}]" in names for twin in twins)
