@@ -193,6 +193,11 @@ _COMMENT_WORDS = frozenset((
     "yorum", "yorumlar",
 ))  # fmt: skip
 _ASIDE_WORDS = _COMMENT_WORDS | {"footer", "sidebar"}
+# The aside words as substrings: `_aside_marks` splits the names into words only when
+# one of these is in them (a quarter of the names that name furniture), and the split
+# was two fifths of what marking a new template's element cost. Each holds an unlikely
+# word ("komentarz": "koment"), so only names that name furniture can hold one.
+_ASIDE_SUBSTRINGS = tuple(sorted(_ASIDE_WORDS))
 _NAME_PARTS = re.compile(r"[^a-z0-9]+")
 # readability.js REGEXPS.negative and REGEXPS.positive (the class weight): plain
 # substrings matched case-blind, as readability matches them, but for its
@@ -252,11 +257,13 @@ _LEAD_BIT = 4
 _PICTURE_BIT = 8
 _NEGATIVE_BIT = 16
 _POSITIVE_BIT = 32
+_ASIDE_BIT = 64
 _NAME_LISTS = (
     (_UNLIKELY_WORDS, _UNLIKELY_BIT),
     (_MAYBE_CONTENT_WORDS, _MAYBE_CONTENT_BIT),
     (_LEAD_SUBSTRINGS, _LEAD_BIT),
     (_PICTURE_WORDS, _PICTURE_BIT),
+    (_ASIDE_SUBSTRINGS, _ASIDE_BIT),
 )
 _WEIGHT_LISTS = ((_NEGATIVE_WORDS, _NEGATIVE_BIT), (_POSITIVE_WORDS, _POSITIVE_BIT))
 
@@ -265,8 +272,13 @@ def _python_name_bits(lowered: str) -> int:
     """The bits of the `_NAME_LISTS` that have a word in `lowered` (a substring),
     but `_PICTURE_BIT` only with `_LEAD_BIT`: the picture words are read only in a
     lead's names (`_lead_bits`), and a plain test of each list costs Python a
-    call and up to 50 substring tests."""
-    bits = _UNLIKELY_BIT if _contains_any(lowered, _UNLIKELY_WORDS) else 0
+    call and up to 50 substring tests. The aside words are read only where an
+    unlikely word is: each aside word holds one, so the bit is the same."""
+    bits = 0
+    if _contains_any(lowered, _UNLIKELY_WORDS):
+        bits = _UNLIKELY_BIT
+        if _contains_any(lowered, _ASIDE_SUBSTRINGS):
+            bits |= _ASIDE_BIT
     if _contains_any(lowered, _MAYBE_CONTENT_WORDS):
         bits |= _MAYBE_CONTENT_BIT
     if _contains_any(lowered, _LEAD_SUBSTRINGS):
@@ -330,10 +342,12 @@ def _name_parts(names: str) -> Iterator[list[str]]:
             yield parts
 
 
-def _aside_marks(names: str) -> int:
-    """ASIDE when these furniture names begin or end with a word of an aside, with
-    COMMENTS when one of those words names a comment section, else with SIDEBAR
-    when one is "sidebar" (0: none of them)."""
+def _aside_marks(names: str, bits: int) -> int:
+    """ASIDE when these furniture names (whose lowered form has these `_name_bits`)
+    begin or end with a word of an aside, with COMMENTS when one of those words names
+    a comment section, else with SIDEBAR when one is "sidebar" (0: none of them)."""
+    if not bits & _ASIDE_BIT:
+        return 0
     marks = 0
     for parts in _name_parts(names):
         for word in (parts[0], parts[-1]):
@@ -422,13 +436,13 @@ def furniture_marks(
         named_furniture = False
     if tag not in _NEVER_UNLIKELY:
         if named_furniture:
-            marks |= UNLIKELY | _aside_marks(names)
+            marks |= UNLIKELY | _aside_marks(names, bits)
             if marks & ASIDE and tag in ASIDE_TAGS:
                 marks |= ASIDE_ELEMENT
         elif role is not None and role.strip().lower() in _UNLIKELY_ROLES:
             marks |= UNLIKELY
         elif (tag in CONTENT_TAGS or (role is not None and role.strip().lower() == "main")) and (
-            not names or not _aside_marks(names)
+            not names or not _aside_marks(names, bits)
         ):
             marks |= ARTICLE
         elif tag in _FURNITURE_TAGS and not bits & _MAYBE_CONTENT_BIT:

@@ -88,3 +88,21 @@ def test_words_sharing_a_first_byte_are_all_tried() -> None:
 def test_an_empty_word_is_refused() -> None:
     with pytest.raises(ValueError, match="empty word"):
         fast.WordBits(((("menu", ""), 1),))
+
+
+def test_every_aside_word_holds_an_unlikely_word() -> None:
+    # The Python twin looks for aside words only in names holding an unlikely word,
+    # and furniture_marks splits names into words only when the aside bit is set:
+    # both shortcuts are exact only while this holds.
+    for word in elementmarks._ASIDE_SUBSTRINGS:
+        assert any(unlikely in word for unlikely in elementmarks._UNLIKELY_WORDS), word
+
+
+@settings(max_examples=1000, deadline=None)
+@given(_names())
+def test_the_aside_bit_never_hides_an_aside(names: str) -> None:
+    # _aside_marks without its shortcut: the words of every class or id value split
+    # at non-letters, read at both ends
+    bits = elementmarks._name_bits(names.lower())
+    every_word_read = elementmarks._aside_marks(names, -1)  # every bit set: no shortcut
+    assert elementmarks._aside_marks(names, bits) == every_word_read
