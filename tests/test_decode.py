@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import codecs
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
+from conftest import GoldPageTuple
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from corpus_crawler import decode
 from corpus_crawler.config import ExtractConfig, Preset
 from corpus_crawler.decode import (
     clean_text,
@@ -250,6 +254,65 @@ def test_undeclared_legacy_pages_are_detected(language: str) -> None:
     codec, text = LEGACY_SAMPLES[language]
     decoded = decode_html(html_page(text * 2).encode(codec))
     assert text * 2 in decoded.text, decoded.encoding
+
+
+def _detector_refused(sample: bytes) -> str | None:
+    raise AssertionError("the detector was asked")
+
+
+@pytest.mark.parametrize("telling", ["café", "señor's café"])
+def test_a_page_with_one_or_two_telling_bytes_is_not_given_to_the_detector(
+    telling: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An English page with a stray accented letter or two: the detector (3-13 ms)
+    # has nothing to go on, and windows-1252 is what a browser would use.
+    monkeypatch.setattr(decode, "_run_detector", _detector_refused)
+    text = f"{ENGLISH_QUOTES * 20} The {telling} opened on the corner."
+    decoded = decode_html(html_page(text).encode("cp1252"))
+    assert (decoded.encoding, decoded.source) == ("cp1252", "detected")
+    assert text in decoded.text
+
+
+def test_three_telling_bytes_go_to_the_detector(monkeypatch: pytest.MonkeyPatch) -> None:
+    asked: list[bytes] = []
+
+    def detector(sample: bytes) -> str | None:
+        asked.append(sample)
+        return "cp1251"
+
+    monkeypatch.setattr(decode, "_run_detector", detector)
+    decoded = decode_html(html_page(f"{ENGLISH_QUOTES * 20} The word мир.").encode("cp1251"))
+    assert asked
+    assert "мир" in decoded.text
+
+
+def _telling_bytes(html: bytes) -> int:
+    return len(html.translate(None, decode._ASCII_OR_SHARED))
+
+
+def test_skipping_the_detector_changes_no_bundled_page(
+    gold_dir: Path,
+    gold_pages: Callable[[str], Iterator[GoldPageTuple]],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Every gold page decodes as it does when the detector is asked whatever the
+    # page holds; and some pages with telling bytes (CleanEval's) do skip it, or
+    # this proves nothing.
+    sets = sorted(p.name for p in gold_dir.iterdir())
+    pages = [html for name in sets for _, html, _, _ in gold_pages(name)]
+    skipped = 0
+    with monkeypatch.context() as patched:
+        patched.setattr(decode, "_run_detector", _detector_refused)
+        for html in pages:
+            try:
+                decoded = decode_html(html)
+            except AssertionError:
+                continue
+            skipped += decoded.source == "detected" and _telling_bytes(html) > 0
+    assert skipped >= 3
+    shortcut = [decode_html(html) for html in pages]
+    monkeypatch.setattr(decode, "_DETECTOR_EVIDENCE", 0)
+    assert [decode_html(html) for html in pages] == shortcut
 
 
 def test_nul_and_control_characters_are_removed() -> None:
