@@ -134,6 +134,9 @@ class Decoded:
     declared: str | None
     #: Where `encoding` came from: bom, http, meta, utf-8, detected, fallback, text.
     source: str
+    #: The page's bytes when they are `text` in UTF-8 exactly (a UTF-8 or ASCII page
+    #: that decoding neither repaired nor cleaned): the parser reads them directly.
+    utf8: bytes | None = None
 
 
 def normalize_charset(label: str | None) -> str | None:
@@ -167,8 +170,9 @@ def _bom(data: bytes) -> tuple[str, int] | None:
     return None
 
 
-def _utf8_or_none(data: bytes) -> str | None:
-    """The page as UTF-8 when its bytes are UTF-8, allowing for damage.
+def _utf8_or_none(data: bytes) -> tuple[str | None, bool]:
+    """The page as UTF-8 when its bytes are UTF-8, allowing for damage (None when
+    they are not), and whether it was damaged (repaired).
 
     A character cut at the end (a size cap, a truncated download) and a few
     stray bytes in an otherwise UTF-8 page (under 1 in 50 of its non-ASCII
@@ -187,9 +191,9 @@ def _utf8_or_none(data: bytes) -> str | None:
     but for one whose em dashes each lost a byte (0.59), left to the detector.
     """
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8"), False
     except UnicodeDecodeError as failure:
-        return _repaired(data, "utf-8", failure, mostly_valid=True)
+        return _repaired(data, "utf-8", failure, mostly_valid=True), True
 
 
 def _decode_damaged(data: bytes, codec: str) -> str | None:
@@ -335,18 +339,22 @@ def decode_html(data: bytes, http_charset: str | None = None) -> Decoded:
     has_high = not data.isascii()
     if not has_high and (codec is None or not _is_unicode_family(codec)):
         # Pure ASCII: every ASCII-compatible declaration gives the same text.
-        text = _clean_decoded(data.decode("ascii"), data, "ascii")
-        return Decoded(text, codec or "ascii", declared, source)
+        ascii_text = data.decode("ascii")
+        text = _clean_decoded(ascii_text, data, "ascii")
+        exact = data if text is ascii_text else None
+        return Decoded(text, codec or "ascii", declared, source, exact)
 
     if codec is not None and _is_unicode_family(codec):
         text = _clean_decoded(data.decode(codec, "replace"), data, codec)
         return Decoded(text, codec, declared, source)
 
-    as_utf8 = _utf8_or_none(data)
+    as_utf8, repaired = _utf8_or_none(data)
     if as_utf8 is not None:
         # Valid UTF-8 with non-ASCII bytes: trust the bytes over a legacy label.
         used_source = source if codec == "utf-8" else "utf-8"
-        return Decoded(_clean_decoded(as_utf8, data, "utf-8"), "utf-8", declared, used_source)
+        text = _clean_decoded(as_utf8, data, "utf-8")
+        exact = data if text is as_utf8 and not repaired else None
+        return Decoded(text, "utf-8", declared, used_source, exact)
 
     if codec is not None and codec != "utf-8":
         # A declared page cut inside a character, or with a stray byte, keeps its
@@ -454,7 +462,7 @@ def decode_like_justext(data: bytes, http_charset: str | None = None) -> Decoded
             pass
         else:
             return Decoded(text, codec, declared, "meta")
-    as_utf8 = _utf8_or_none(data)
+    as_utf8, _ = _utf8_or_none(data)
     if as_utf8 is not None:
         return Decoded(as_utf8, "utf-8", None, "utf-8")
     return Decoded(data.decode("utf-8", "replace"), "utf-8", None, "fallback")

@@ -105,7 +105,8 @@ def _decode(
     if isinstance(html, str):
         # Lone surrogates cannot reach libxml2.
         text = clean_text(html.encode("utf-8", "replace").decode("utf-8"))
-        return Decoded(text, "utf-8", http_charset, "text"), text.encode("utf-8")
+        data = text.encode("utf-8")
+        return Decoded(text, "utf-8", http_charset, "text", data), data
     data = html[: config.max_bytes]
     if config.preset is Preset.REFERENCE:
         return decode_like_justext(data, http_charset), data
@@ -135,7 +136,7 @@ def _extract(
     if reference:
         root = dom.parse_like_reference(decoded.text, data)
     else:
-        root = dom.parse_page(decoded.text, scripting=hides_noscript(config))
+        root = dom.parse_page(decoded.text, scripting=hides_noscript(config), utf8=decoded.utf8)
     if root is None:
         return _replace(base, drop_reason=DropReason.EMPTY, drop_detail="no HTML document")
     if on_tree is not None:
