@@ -39,7 +39,6 @@ already parsed (before the head is removed): no second parse.
 from __future__ import annotations
 
 import datetime as _dt
-import email.utils
 import re
 from typing import Any
 from urllib.parse import urlsplit
@@ -112,6 +111,9 @@ def parse_date(value: str, not_after: _dt.date) -> _dt.date | None:
                 return None  # 2024315: ambiguous without separators
             date = _dt.date(int(year), int(month), int(day))
         else:
+            # an RFC 2822 date is rare; email.utils costs ~8 ms of start-up to import
+            import email.utils
+
             parts = email.utils.parsedate_tz(value.strip()[:64])
             if parts is None:
                 return None

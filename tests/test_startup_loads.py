@@ -254,3 +254,41 @@ def fresh_langid_index() -> Iterator[None]:
     yield
     langid._stopword_index.cache_clear()
     stoplists.clear_caches()
+
+
+# What a one-page run never needs is not loaded at import: the script classes of
+# language guessing (~6 ms to compile) and email.utils (~8 ms to import, for the rare
+# RFC 2822 date). Asked in a fresh interpreter, as a shell loop runs the command.
+_ONE_PAGE = """
+import sys
+from corpus_crawler import ExtractConfig, Preset, extract, langid
+page = b"<html><head><title>t</title></head><body><p>" + (
+    b"This is the text of a page, and it is written in the English language. " * 20
+) + b"</p></body></html>"
+doc = extract(page, None, ExtractConfig(preset=Preset.CORPUS))
+assert doc.language == "en", doc
+print(langid._script_patterns.cache_info().currsize, "email.utils" in sys.modules)
+"""
+
+
+def test_a_one_page_run_loads_neither_script_classes_nor_email() -> None:
+    import subprocess
+    import sys
+
+    result = subprocess.run(
+        [sys.executable, "-c", _ONE_PAGE], capture_output=True, text=True, check=True, timeout=120
+    )
+    assert result.stdout.split() == ["0", "False"]
+
+
+def test_the_script_classes_are_compiled_when_a_page_needs_them() -> None:
+    assert langid.identify("这是一个用中文写的网页，它的文字没有空格。" * 10).code == "zh"
+    assert langid._script_patterns.cache_info().currsize == 1
+
+
+def test_an_rfc_2822_date_is_still_read() -> None:
+    from datetime import date
+
+    from corpus_crawler.pagedate import parse_date
+
+    assert parse_date("Tue, 01 Dec 2026 10:00:00 +0000", date(2026, 12, 2)) == date(2026, 12, 1)
