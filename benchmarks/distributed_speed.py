@@ -184,7 +184,7 @@ class Site:
 
 
 class Redis:
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, appendfsync: str = "everysec") -> None:
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
             self.port = int(probe.getsockname()[1])
@@ -193,7 +193,7 @@ class Redis:
             sys.exit("redis-server is not installed (apt-get install redis-server)")
         self.process = subprocess.Popen(
             [binary, "--bind", "127.0.0.1", "--port", str(self.port), "--dir", str(directory),
-             "--appendonly", "yes", "--save", ""],
+             "--appendonly", "yes", "--appendfsync", appendfsync, "--save", ""],
             stdout=subprocess.DEVNULL,
         )  # fmt: skip
         import redis
@@ -461,6 +461,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--dedup", action="store_true", help="dedup and yield pruning on in every run"
     )
+    parser.add_argument(
+        "--appendfsync",
+        choices=("everysec", "always"),
+        default="everysec",
+        help="Redis's AOF fsync policy (always: no answered write lost when Redis is killed)",
+    )
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
     cores = sorted(os.sched_getaffinity(0))
@@ -473,7 +479,8 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
         (workdir / "redis").mkdir()
-        redis = Redis(workdir / "redis")
+        redis = Redis(workdir / "redis", args.appendfsync)
+        print(f"redis-server with appendfsync {args.appendfsync}", flush=True)
         try:
             for number in range(1, args.repeat + 1):
                 rounds.append(
@@ -504,6 +511,7 @@ def main(argv: list[str] | None = None) -> int:
                     "ratios": ratios,
                     "obey_robots": args.obey_robots,
                     "dedup": args.dedup,
+                    "appendfsync": args.appendfsync,
                 },
                 indent=2,
             ),

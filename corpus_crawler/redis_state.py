@@ -23,7 +23,9 @@ to the committed lengths. What changes is where the state lives and who shares i
   others now fetch. A worker restarting under the same identity bumps its
   incarnation, returns its own leases and cuts its files back.
 * **Seen set and budgets** are updated in the same script that queues a request.
-* **Redis restarts** (with its append-only file) lose nothing: every call is
+* **Redis restarts** (with its append-only file, `appendfsync always`: with `everysec`
+  a busy disk lets Redis answer writes up to 2 s before it writes them, and a kill
+  then loses them; README "Crawling on several machines") lose nothing: every call is
   retried with backoff while Redis is down (the crawl pauses), the scripts are
   idempotent or carry a token for replays, and reaping waits one lease timeout
   after an outage so that live workers can heartbeat again first.
