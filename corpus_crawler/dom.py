@@ -46,31 +46,25 @@ _KILL_MARK = "corpus-crawler-kill"
 _DROP_MARK = "corpus-crawler-drop"
 
 
-def _parser() -> etree.HTMLParser:
+def _parser(encoding: str | None = None) -> etree.HTMLParser:
     # One parser per thread: lxml parsers must not be used concurrently. The
     # default limits stay on (no huge_tree): libxml2 then caps nesting depth and
     # text-node size, which bounds the work a hostile page can cause, and it is
-    # the parser jusText 3.0.2 uses.
-    parser = getattr(_local, "parser", None)
+    # the parser jusText 3.0.2 uses. `encoding` ("utf-8": a page's own UTF-8 bytes,
+    # `parse_page`) is given to libxml2, so a meta charset in them is not obeyed:
+    # the page is already decoded.
+    parsers = getattr(_local, "parsers", None)
+    if parsers is None:
+        parsers = _local.parsers = {}
+    parser = parsers.get(encoding)
     if parser is None:
-        parser = etree.HTMLParser()
-        _local.parser = parser
+        parser = parsers[encoding] = etree.HTMLParser(encoding=encoding)
     return parser
 
 
-def _utf8_parser() -> etree.HTMLParser:
-    # `_parser`'s twin for a page's own UTF-8 bytes (the encoding given, so a meta
-    # charset in them is not obeyed: the text is already decoded)
-    parser = getattr(_local, "utf8_parser", None)
-    if parser is None:
-        parser = etree.HTMLParser(encoding="utf-8")
-        _local.utf8_parser = parser
-    return parser
-
-
-def _parse_utf8(data: bytes) -> etree._Element | None:
+def _fromstring(source: str | bytes, parser: etree.HTMLParser) -> etree._Element | None:
     try:
-        return etree.fromstring(data, _utf8_parser())
+        return etree.fromstring(source, parser)
     except (etree.ParserError, etree.XMLSyntaxError, ValueError):
         return None
 
@@ -81,10 +75,7 @@ def parse(text: str) -> etree._Element | None:
     # and lxml refuses str input that carries one.
     if text.lstrip()[:5].lower() == "<?xml":
         text = _XML_DECLARATION.sub("", text, count=1)
-    try:
-        return etree.fromstring(text, _parser())
-    except (etree.ParserError, etree.XMLSyntaxError, ValueError):
-        return None
+    return _fromstring(text, _parser())
 
 
 def parse_page(text: str, *, scripting: bool, utf8: bytes | None = None) -> etree._Element | None:
@@ -108,7 +99,8 @@ def parse_page(text: str, *, scripting: bool, utf8: bytes | None = None) -> etre
     if utf8 is None:
         root, parser = parse(text), _parser()
     else:
-        root, parser = _parse_utf8(utf8), _utf8_parser()
+        parser = _parser("utf-8")
+        root = _fromstring(utf8, parser)
     if root is None:
         return None
     repaired = repair.unclosed_title(root, text)

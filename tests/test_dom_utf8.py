@@ -133,13 +133,14 @@ def test_extract_hands_the_parser_the_bytes(
     html: bytes | str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     read: list[bytes] = []
-    parse_utf8 = dom._parse_utf8
+    fromstring = dom._fromstring
 
-    def spy(data: bytes) -> etree._Element | None:
-        read.append(data)
-        return parse_utf8(data)
+    def spy(source: str | bytes, parser: etree.HTMLParser) -> etree._Element | None:
+        if isinstance(source, bytes):
+            read.append(source)
+        return fromstring(source, parser)
 
-    monkeypatch.setattr(dom, "_parse_utf8", spy)
+    monkeypatch.setattr(dom, "_fromstring", spy)
     doc = extract(html, None, ExtractConfig(preset=Preset.CORPUS, language="en"))
     assert read and doc.drop_reason is None
     assert "Zürich" in doc.text
